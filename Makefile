@@ -1,0 +1,53 @@
+# posecards: two commands do all set-up on a fresh machine with only Python 3.11+.
+#   make cards   create .venv, install posecards, build the cards into out/
+#   make test    create .venv if missing, install the test dependencies, lint, run the suite
+# Elsewhere, pick your own torch build:  make cards TORCH='torch==2.13.0'  (see README).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+OUT    ?= out
+PIP    := $(BIN)/python -m pip
+PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
+
+.DEFAULT_GOAL := help
+.PHONY: help cards test lint bench clean lock
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit("posecards needs Python 3.11+") if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, from the exact spec: a bare 'torch' would pull a multi-GB CUDA build.
+$(VENV)/.runtime: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIPQ) '$(TORCH)'
+	$(PIPQ) -e .
+	@touch $@
+
+$(VENV)/.testdeps: $(VENV)/.runtime
+	$(PIPQ) -e '.[test]'
+	@touch $@
+
+cards: $(VENV)/.runtime ## build all cards into out/ (OUT=dir to change)
+	$(BIN)/posecards build --out $(OUT)
+
+test: $(VENV)/.testdeps lint ## lint, then run the whole test suite
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.testdeps ## ruff (check, format --check) and mypy on posecards/
+	$(BIN)/ruff check posecards tests benchmarks
+	$(BIN)/ruff format --check posecards tests benchmarks
+	$(BIN)/mypy posecards
+
+bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test)
+	$(BIN)/python benchmarks/run.py
+
+lock: $(VENV)/.testdeps ## rewrite constraints.txt from the installed versions
+	$(PIP) freeze --exclude-editable | grep -v '^torch==' > constraints.txt.new
+	echo '$(TORCH)' >> constraints.txt.new && mv constraints.txt.new constraints.txt
+
+clean: ## remove out/ and caches (keeps .venv)
+	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache

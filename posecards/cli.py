@@ -1,0 +1,246 @@
+"""The `posecards` command line: parses options into posecards.config and calls render.
+
+Heavy libraries (torch, umap, matplotlib) are imported only by the commands that need them.
+Bad input gets one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from posecards._version import __version__
+from posecards.config import (
+    CARD_IDS,
+    FORMATS,
+    LANGS,
+    MAX_D_MODEL,
+    MAX_POSITIONS,
+    SIZES,
+    THEMES,
+    BuildConfig,
+    Look,
+    PEParams,
+)
+
+app = typer.Typer(
+    name="posecards",
+    help="Computed, bilingual figure cards that explain positional encodings in Transformers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+_DEFAULT = BuildConfig()
+_FIGURE_OUT = Path("figure.png")
+_CARDS = ",".join(map(str, _DEFAULT.cards))
+_LANGS = ",".join(_DEFAULT.langs)
+_FORMATS = ",".join(_DEFAULT.formats)
+
+
+def fail(message: str) -> NoReturn:
+    """One line on stderr, exit code 2."""
+    typer.echo(f"posecards: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"posecards {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Computed, bilingual figure cards that explain positional encodings in Transformers."""
+
+
+def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in raw.split(",") if x.strip())
+    if not items:
+        fail(f"{option} is empty; choose from: {','.join(valid)}")
+    for x in items:
+        if x not in valid:
+            fail(f"{option}: unknown value {x!r}; choose from: {','.join(valid)}")
+    return tuple(dict.fromkeys(items))
+
+
+def _params(d_model: int, base: float, positions: int) -> PEParams:
+    if d_model <= 0 or d_model % 2 or d_model > MAX_D_MODEL:
+        fail(f"--d-model must be an even integer from 2 to {MAX_D_MODEL}, got {d_model}")
+    if not math.isfinite(base) or base <= 1:
+        fail(f"--base must be a finite number greater than 1, got {base}")
+    if positions < 2 or positions > MAX_POSITIONS:
+        fail(f"--positions must be from 2 to {MAX_POSITIONS}, got {positions}")
+    return PEParams(d_model=d_model, base=base, positions=positions)
+
+
+D = PEParams()
+OptDModel = Annotated[int, typer.Option("--d-model", help="Model width d_model (even).")]
+OptBase = Annotated[float, typer.Option("--base", help="Frequency base of sinusoids and RoPE.")]
+OptPositions = Annotated[int, typer.Option("--positions", help="Number of positions shown.")]
+OptTheme = Annotated[str, typer.Option("--theme", help=f"One of: {', '.join(THEMES)}.")]
+OptLang = Annotated[str, typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)}.")]
+
+
+@app.command()
+def build(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
+    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = _CARDS,
+    lang: OptLang = _LANGS,
+    format: Annotated[
+        str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")
+    ] = _FORMATS,
+    theme: OptTheme = _DEFAULT.look.theme,
+    size: Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")] = (
+        _DEFAULT.look.size
+    ),
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+    jobs: Annotated[int, typer.Option("--jobs", help="Parallel processes (0: one per core).")] = 0,
+    check: Annotated[
+        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+) -> None:
+    """Build the cards into DIR: PNG/SVG/PDF cards and figures, HTML pages, index, manifest."""
+    card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+    cfg = BuildConfig(
+        out=out,
+        cards=tuple(sorted(int(c) for c in card_ids)),
+        langs=_choices("--lang", lang, LANGS),
+        formats=_choices("--format", format, FORMATS),
+        look=Look(
+            theme=_choices("--theme", theme, THEMES)[0],
+            size=_choices("--size", size, tuple(SIZES))[0],
+        ),
+        params=_params(d_model, base, positions),
+        jobs=jobs,
+        check=check,
+        quiet=quiet,
+    )
+    if jobs < 0 or jobs > 64:
+        fail(f"--jobs must be from 1 to 64 (or 0 for one per core), got {jobs}")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    _run_build(cfg)
+
+
+def _run_build(cfg: BuildConfig) -> None:
+    import time
+
+    from posecards.render.build import build_outputs, check_outputs, write_outputs
+
+    t0 = time.perf_counter()
+
+    def progress(msg: str) -> None:
+        if not cfg.quiet:
+            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+    progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
+    try:
+        files = build_outputs(cfg, progress)
+    except (ValueError, RuntimeError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    if cfg.check:
+        stale = check_outputs(cfg.out, files)
+        if stale:
+            typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
+            for line in stale:
+                typer.echo(f"  {line}")
+            raise typer.Exit(1)
+        typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
+        return
+    try:
+        written = write_outputs(cfg.out, files)
+    except OSError as exc:
+        fail(f"cannot write to {cfg.out}: {exc.strerror or exc}")
+    if written:
+        progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
+    else:
+        progress(f"{cfg.out} is up to date ({len(files)} files)")
+
+
+@app.command("list")
+def list_cards() -> None:
+    """List the cards and their figure ids."""
+    from posecards.render.text import load_card_text
+
+    for c in CARD_IDS:
+        text = load_card_text(c)
+        typer.echo(f"card {c}  {text.slug}: {text.title.en} / {text.title.zh}")
+        for p in text.panels:
+            typer.echo(f"    {p.id:<22} {p.title.en}")
+
+
+@app.command()
+def figure(
+    figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
+    ] = _FIGURE_OUT,
+    lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
+    theme: OptTheme = "light",
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+) -> None:
+    """Render one figure on its own."""
+    from posecards.render.figure import render_figure
+
+    fmt = out.suffix.lstrip(".").lower()
+    if fmt not in ("png", "svg", "pdf"):
+        fail(f"--out must end in .png, .svg or .pdf, got {out.name!r}")
+    lang_ = _choices("--lang", lang, LANGS)[0]
+    theme_ = _choices("--theme", theme, THEMES)[0]
+    params = _params(d_model, base, positions)
+    try:
+        data = render_figure(figure_id, params, lang_, theme_, fmt)
+    except (ValueError, RuntimeError) as exc:
+        fail(str(exc).splitlines()[0])
+    from posecards.render.files import write_bytes_atomic
+
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder")
+    write_bytes_atomic(out, data)
+    typer.echo(f"wrote {out}", err=True)
+
+
+@app.command()
+def data(
+    figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
+    format: Annotated[str, typer.Option("--format", help="csv or json.")] = "json",
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+) -> None:
+    """Print the numbers behind a figure (CSV or JSON) on stdout."""
+    from posecards.content import compute_card
+    from posecards.render.data import to_csv, to_json
+    from posecards.render.figure import figure_card
+
+    fmt = _choices("--format", format, ("csv", "json"))[0]
+    params = _params(d_model, base, positions)
+    try:
+        content = compute_card(figure_card(figure_id), params)
+    except ValueError as exc:
+        fail(str(exc).splitlines()[0])
+    if figure_id not in content.figures:
+        fail(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
+    values = content.figures[figure_id]
+    sys.stdout.write(to_csv(values) if fmt == "csv" else to_json(values))
+
+
+def main() -> None:
+    app()

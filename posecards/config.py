@@ -1,0 +1,52 @@
+"""Defaults, in small frozen dataclasses. CLI options map onto these fields one to one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CARD_IDS: tuple[int, ...] = (1, 2, 3, 4)
+LANGS: tuple[str, ...] = ("en", "zh")
+FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
+THEMES: tuple[str, ...] = ("light", "dark")
+# size name -> (width, height) in inches at 100 dpi for PNG: slide = 1920 x 1080 px
+SIZES: dict[str, tuple[float, float]] = {
+    "slide": (19.2, 10.8),
+    "4x3": (16.0, 12.0),
+    "a4": (11.69, 16.54),
+    "square": (14.0, 14.0),
+}
+MAX_D_MODEL = 65536
+MAX_POSITIONS = 131072
+
+
+@dataclass(frozen=True)
+class PEParams:
+    """The parameters every computed number on a card depends on."""
+
+    d_model: int = 512
+    base: float = 10000.0
+    positions: int = 128
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a card looks: theme and page size."""
+
+    theme: str = "light"
+    size: str = "slide"
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """One `posecards build` run."""
+
+    out: Path = Path("out")
+    cards: tuple[int, ...] = CARD_IDS
+    langs: tuple[str, ...] = LANGS
+    formats: tuple[str, ...] = ("png", "svg", "html")
+    look: Look = field(default_factory=Look)
+    params: PEParams = field(default_factory=PEParams)
+    jobs: int = 0  # 0: one per core
+    check: bool = False
+    quiet: bool = False

@@ -1,0 +1,33 @@
+"""What each card shows, as numbers: calls the math layer, returns data for figures and text.
+
+``compute_card(n, params)`` returns a CardContent: for each figure id the numbers behind the
+figure (float64 arrays and scalars: what ``posecards data ID`` exports), and the values of the
+placeholders used in ``cards/cardN.toml``. No plotting, no templating here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from posecards.config import PEParams
+
+Scalar = float | int | str | bool
+
+
+@dataclass(frozen=True)
+class CardContent:
+    card: int
+    # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str)
+    figures: Mapping[str, Mapping[str, Any]]
+    # placeholder name -> value, used by the card text ({{ name | num(3) }})
+    numbers: Mapping[str, Scalar]
+
+
+def compute_card(card: int, params: PEParams) -> CardContent:
+    """Compute everything card ``card`` shows, for the given parameters."""
+    module = importlib.import_module(f"posecards.content.card{int(card)}")
+    content: CardContent = module.compute(params)
+    return content

@@ -1,0 +1,68 @@
+"""ALiBi: attention with linear biases (Press, Smith & Lewis, 2022).
+
+No vector is added to the tokens. Instead each head h adds a penalty proportional to distance
+to its attention scores, with a fixed head-specific slope m_h:
+
+    score[h, i, j] = q_i·k_j / sqrt(d_head) - m_h·(i - j)      (query i, key j <= i)
+
+The slopes are a geometric sequence, so different heads see different distance ranges.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from posecards.encodings._checks import F64, check_positive_int
+
+
+def _power_of_two_slopes(n: int) -> list[float]:
+    # m_h = 2^(-8h/n), h = 1..n  (start = 2^(-8/n), ratio = start)
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def alibi_slopes(n_heads: int) -> F64:
+    """The head slopes m_h of the official rule (Press et al.; Bloom), shape (n_heads,).
+
+    For n a power of two: m_h = 2^(-8h/n), h = 1..n (e.g. n=8: 1/2, 1/4, ..., 1/256).
+    Otherwise, with n0 the largest power of two below n: the n0 slopes of n0, then the slopes of
+    2·n0 at odd h (``get_slopes(2*n0)[0::2]``) for the remaining n - n0 heads. Slopes are
+    positive; they are not sorted when n is not a power of two.
+    """
+    n = check_positive_int("n_heads", n_heads)
+    n0 = 2 ** math.floor(math.log2(n))
+    slopes = _power_of_two_slopes(n0)
+    if n0 != n:
+        slopes += _power_of_two_slopes(2 * n0)[0::2][: n - n0]
+    return np.asarray(slopes, dtype=np.float64)  # (n_heads,)
+
+
+def alibi_bias(n_heads: int, length: int, causal: bool = True) -> F64:
+    """The bias added to the scores, shape (n_heads, length, length), queries i by keys j.
+
+    causal=True:  bias[h, i, j] = -m_h·(i - j) for j <= i, and -inf for j > i (masked).
+    causal=False: bias[h, i, j] = -m_h·|i - j| (the symmetric form used by encoders).
+    """
+    m = alibi_slopes(n_heads)  # (H,)
+    n = check_positive_int("length", length)
+    pos = np.arange(n, dtype=np.float64)  # (L,)
+    dist = pos[:, None] - pos[None, :]  # (L, L): i - j
+    if not causal:
+        return -m[:, None, None] * np.abs(dist)[None, :, :]  # (H, L, L)
+    bias = -m[:, None, None] * dist[None, :, :]  # (H, L, L)
+    bias[:, dist < 0] = -np.inf  # future keys j > i
+    return bias
+
+
+def alibi_bias_key_only(n_heads: int, length: int) -> F64:
+    """The form real implementations add (Bloom, fairseq ALiBi): +m_h·j, shape (n_heads, 1, length).
+
+    Row i of the causal bias is -m_h·(i - j) = m_h·j - m_h·i: the key-only bias plus the
+    constant -m_h·i. Softmax ignores a constant added to a whole row, so after the causal mask
+    both give the same attention weights, and the key-only form needs no (L, L) tensor.
+    """
+    m = alibi_slopes(n_heads)  # (H,)
+    n = check_positive_int("length", length)
+    j = np.arange(n, dtype=np.float64)  # (L,)
+    return (m[:, None] * j[None, :])[:, None, :]  # (H, 1, L)

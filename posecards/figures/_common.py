@@ -1,0 +1,93 @@
+"""Drawing helpers shared by the card figures (heatmaps, colour bars, value tables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.colors import Normalize
+from matplotlib.figure import FigureBase
+from matplotlib.image import AxesImage
+
+from posecards.figures.style import Theme
+
+
+def heatmap(
+    ax: Axes,
+    values: npt.ArrayLike,
+    theme: Theme,
+    *,
+    signed: bool = False,
+    extent: tuple[float, float, float, float] | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
+    cbar_label: str | None = None,
+    log: bool = False,
+) -> AxesImage:
+    """imshow (small in SVG, unlike pcolormesh). Signed data: diverging map centred on 0."""
+    data = np.asarray(values, dtype=np.float64)
+    if signed:
+        m = float(np.nanmax(np.abs(data))) if vmax is None else float(vmax)
+        norm: Normalize = Normalize(-m, m)
+        cmap = theme.diverging
+    elif log:
+        from matplotlib.colors import LogNorm
+
+        norm = LogNorm(vmin=vmin, vmax=vmax)
+        cmap = theme.sequential
+    else:
+        norm = Normalize(vmin, vmax)
+        cmap = theme.sequential
+    im = ax.imshow(
+        data,
+        cmap=cmap,
+        norm=norm,
+        aspect="auto",
+        origin="upper",
+        extent=extent,
+        interpolation="nearest",
+    )
+    if colorbar:
+        fig = ax.get_figure()
+        assert fig is not None
+        cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03)
+        if cbar_label:
+            cb.set_label(cbar_label)
+    return im
+
+
+def value_table(
+    ax: Axes,
+    cells: list[list[str]],
+    col_labels: list[str],
+    row_labels: list[str],
+    theme: Theme,
+    fontsize: float = 12,
+    cell_colors: list[list[Any]] | None = None,
+) -> None:
+    """A table of preformatted numbers filling the axes (no axis lines)."""
+    ax.set_axis_off()
+    table = ax.table(
+        cellText=cells,
+        colLabels=col_labels,
+        rowLabels=row_labels,
+        cellColours=cell_colors,
+        loc="center",
+        cellLoc="center",
+    )
+    table.auto_set_font_size(False)
+    table.set_fontsize(fontsize)
+    for cell in table.get_celld().values():
+        cell.set_edgecolor(theme.box_edge)
+        cell.get_text().set_color(theme.text)
+        if cell_colors is None:
+            cell.set_facecolor(theme.background)
+    table.scale(1, 1.25)
+
+
+def grid(fig: FigureBase, nrows: int, ncols: int, **kw: Any) -> Any:
+    """Subplots on a Figure or SubFigure with constrained spacing."""
+    return fig.subplots(nrows, ncols, squeeze=False, **kw)

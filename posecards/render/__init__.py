@@ -1,0 +1,1 @@
+"""Render layer: card text, templates, whole cards, HTML, index and manifest."""

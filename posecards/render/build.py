@@ -1,0 +1,275 @@
+"""`posecards build`: compute, draw and write every card, figure, page, the index and manifest.
+
+All outputs of a build are made in memory first; only when everything succeeded are they written,
+each to a temporary name and renamed into place, so a failed build leaves DIR as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from posecards._version import __version__
+from posecards.config import BuildConfig, Look, PEParams
+from posecards.render.files import write_bytes_atomic
+from posecards.render.text import load_card_text
+
+LIBRARIES = ("numpy", "torch", "matplotlib", "umap-learn", "jinja2", "typer")
+LANG_LABEL = {"en": "English", "zh": "中文"}
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
+            out[name] = "not installed"
+    return out
+
+
+def card_stem(card: int, slug: str) -> str:
+    return f"card-{card}-{slug}"
+
+
+def footer_text(params: PEParams, look: Look, lang: str) -> str:
+    base = f"{params.base:g}"
+    if lang == "zh":
+        return (
+            f"参数：d_model = {params.d_model} · base = {base} · positions = {params.positions}"
+            f" · 主题 {look.theme} · posecards {__version__} · 所有数字均由代码计算"
+        )
+    return (
+        f"Parameters: d_model = {params.d_model} · base = {base} · positions = {params.positions}"
+        f" · theme {look.theme} · posecards {__version__} · every number computed"
+    )
+
+
+@dataclass(frozen=True)
+class CardJob:
+    card: int
+    langs: tuple[str, ...]
+    formats: tuple[str, ...]
+    look: Look
+    params: PEParams
+
+
+def formula_svg_bytes(tex: str, size: float) -> bytes:
+    """The key formula alone, as a small SVG (the HTML shows it beside its TeX source)."""
+    from matplotlib.figure import Figure
+
+    from posecards.render.files import figure_bytes
+
+    fig = Figure(figsize=(6.0, 0.7))
+    fig.text(0.01, 0.5, tex, fontsize=size, va="center")
+    return figure_bytes(fig, "svg")
+
+
+def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """Everything one card contributes, keyed by path relative to DIR (HTML excluded), and the
+    card's computed numbers (the HTML pages are made from those once all cards are done)."""
+    from posecards.content import compute_card
+    from posecards.figures.style import card_style
+    from posecards.render.compose import compose_card
+    from posecards.render.figure import draw_standalone
+    from posecards.render.files import figure_bytes
+    from posecards.render.text import fill_card
+
+    text = load_card_text(job.card)
+    content = compute_card(job.card, job.params)
+    stem = card_stem(job.card, text.slug)
+    out: dict[str, bytes] = {}
+    with card_style(job.look.theme) as th:
+        for lang in job.langs:
+            filled = fill_card(text, lang, content.numbers)
+            whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
+            if whole:
+                fig = compose_card(
+                    filled,
+                    text,
+                    content.figures,
+                    th,
+                    job.look.size,
+                    footer_text(job.params, job.look, lang),
+                )
+                for fmt in whole:
+                    out[f"{lang}/{stem}.{fmt}"] = figure_bytes(fig, fmt)
+            for fid, *_ in filled.panels:
+                fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
+                for fmt in ("png", "svg"):
+                    if fmt in job.formats or (fmt == "svg" and "html" in job.formats):
+                        out[f"{lang}/figures/{fid}.{fmt}"] = figure_bytes(fig, fmt)
+            if "html" in job.formats:
+                out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
+    return out, dict(content.numbers)
+
+
+def _html_pages(
+    cfg: BuildConfig, files: dict[str, bytes], numbers: Mapping[int, Mapping[str, Any]]
+) -> dict[str, bytes]:
+    """Card pages and the index, from the card text and the already rendered SVGs."""
+    from posecards.figures.style import theme
+    from posecards.render.html import PanelView, card_page, index_page, inline_svg
+    from posecards.render.text import fill_card
+
+    th = asdict(theme(cfg.look.theme))
+    out: dict[str, bytes] = {}
+    entries: list[dict[str, Any]] = []
+    texts = {c: load_card_text(c) for c in cfg.cards}
+    from posecards.render.compose import layout
+
+    lay = layout(cfg.look.size)
+    for lang in cfg.langs:
+        nav = [
+            (
+                f"{c}. {fill_card(texts[c], lang, numbers[c]).title}",
+                f"{card_stem(c, texts[c].slug)}.html",
+            )
+            for c in cfg.cards
+        ]
+        for c in cfg.cards:
+            text = texts[c]
+            filled = fill_card(text, lang, numbers[c])
+            stem = card_stem(c, text.slug)
+            page_downloads = [
+                (fmt.upper(), f"{stem}.{fmt}")
+                for fmt in ("png", "svg", "pdf")
+                if f"{lang}/{stem}.{fmt}" in files
+            ]
+            panels = []
+            for fid, title, alt, caption in filled.panels:
+                svg = files[f"{lang}/figures/{fid}.svg"]
+                panels.append(
+                    PanelView(
+                        id=fid,
+                        title=title,
+                        alt=alt,
+                        caption=caption,
+                        svg=inline_svg(svg, fid, alt),
+                        downloads=[
+                            (fmt.upper(), f"figures/{fid}.{fmt}")
+                            for fmt in ("png", "svg")
+                            if fmt in cfg.formats
+                        ],
+                    )
+                )
+            formula = files.pop(f"{lang}/.{stem}.formula.svg")
+            others = [x for x in cfg.langs if x != lang]
+            html = card_page(
+                lang=lang,
+                card=filled,
+                panels=panels,
+                formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
+                downloads=page_downloads,
+                other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
+                footer=footer_text(cfg.params, cfg.look, lang),
+                theme=th,
+                nav=[(label, href, href == f"{stem}.html") for label, href in nav],
+            )
+            out[f"{lang}/{stem}.html"] = html.encode("utf-8")
+            entries.append(
+                {
+                    "lang": lang,
+                    "title": f"{c}. {filled.title}",
+                    "thesis": filled.thesis,
+                    "page": f"{lang}/{stem}.html",
+                    "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
+                    "alt": filled.thesis,
+                    "w": round(lay.width * 100),
+                    "h": round(lay.height * 100),
+                    "downloads": [
+                        (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
+                        for fmt in ("png", "svg", "pdf")
+                        if f"{lang}/{stem}.{fmt}" in files
+                    ],
+                    "figures": [
+                        (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
+                        for fid, *_ in filled.panels
+                        for fmt in ("png", "svg")
+                        if fmt in cfg.formats
+                    ],
+                }
+            )
+    out["index.html"] = index_page(
+        entries=entries, footer=footer_text(cfg.params, cfg.look, "en"), theme=th
+    ).encode("utf-8")
+    return out
+
+
+def build_outputs(
+    cfg: BuildConfig, progress: Callable[[str], None] | None = None
+) -> dict[str, bytes]:
+    """Every output file of a build, in memory, keyed by path relative to DIR."""
+    jobs = [CardJob(c, cfg.langs, cfg.formats, cfg.look, cfg.params) for c in cfg.cards]
+    n_workers = min(len(jobs), cfg.jobs or (os.cpu_count() or 1))
+    files: dict[str, bytes] = {}
+    numbers: dict[int, dict[str, Any]] = {}
+
+    def collect(job: CardJob, result: tuple[dict[str, bytes], dict[str, Any]]) -> None:
+        files.update(result[0])
+        numbers[job.card] = result[1]
+        if progress:
+            progress(f"card {job.card} done")
+
+    if n_workers > 1:
+        with ProcessPoolExecutor(max_workers=n_workers) as pool:
+            for job, result in zip(jobs, pool.map(render_card, jobs), strict=True):
+                collect(job, result)
+    else:
+        for job in jobs:
+            collect(job, render_card(job))
+    if "html" in cfg.formats:
+        files.update(_html_pages(cfg, files, numbers))
+        # SVGs rendered only to be inlined are not outputs unless svg was asked for
+        if "svg" not in cfg.formats:
+            files = {
+                k: v for k, v in files.items() if not (k.endswith(".svg") and "/figures/" in k)
+            }
+    files = dict(sorted(files.items()))
+    files["manifest.json"] = manifest(cfg, files)
+    return files
+
+
+def manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
+    doc = {
+        "posecards": __version__,
+        "libraries": library_versions(),
+        "parameters": asdict(cfg.params),
+        "look": asdict(cfg.look),
+        "cards": list(cfg.cards),
+        "languages": list(cfg.langs),
+        "formats": list(cfg.formats),
+        "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
+    }
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
+    """Write files whose content changed; return the relative paths written."""
+    written = []
+    for rel, data in files.items():
+        path = out / rel
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        write_bytes_atomic(path, data)
+        written.append(rel)
+    return written
+
+
+def check_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
+    """Paths under ``out`` that are missing or differ from a fresh build."""
+    stale = []
+    for rel, data in files.items():
+        path = out / rel
+        if not path.is_file():
+            stale.append(f"missing: {rel}")
+        elif path.read_bytes() != data:
+            stale.append(f"stale:   {rel}")
+    return stale

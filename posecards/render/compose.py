@@ -1,0 +1,307 @@
+"""Lay out a whole card (title, thesis, 4 panels, formula, takeaways, pitfalls, footer) as one
+matplotlib figure, from the filled card text and the computed figure data.
+
+Geometry comes from ``templates/layouts.toml``; colours from the theme. Text is wrapped by
+measuring it with the renderer, so what is drawn is what was measured: a block that would not
+fit is shrunk down to the layout's minimum size, and a card that still does not fit is an error.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from posecards.render.paths import data_dir
+from posecards.render.text import CardLabels, CardText, FilledCard
+
+if TYPE_CHECKING:
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
+
+    from posecards.figures.style import Theme
+
+
+class LayoutError(RuntimeError):
+    """The card text does not fit its page size even at the smallest allowed font size."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    width: float
+    height: float
+    arrangement: str
+    panel_fraction: float
+    margin: float
+    title_size: float
+    thesis_size: float
+    heading_size: float
+    body_size: float
+    formula_size: float
+    footer_size: float
+    panel_title_size: float
+    min_body_size: float
+
+
+@cache
+def layout(size: str) -> Layout:
+    data = tomllib.loads((data_dir("templates") / "layouts.toml").read_text(encoding="utf-8"))
+    if size not in data:
+        raise ValueError(f"unknown size {size!r}; choose one of: {', '.join(data)}")
+    return Layout(name=size, **data[size])
+
+
+HEADINGS = {
+    "en": {"formula": "Key formula", "takeaways": "Takeaways", "pitfalls": "Pitfalls"},
+    "zh": {"formula": "核心公式", "takeaways": "要点", "pitfalls": "常见误区"},
+}
+
+# A token is a $math$ run, one CJK character (lines may break between them), a word, or spaces.
+_TOKENS = re.compile(
+    r"\$[^$]*\$|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f$]+|\s+"
+)
+# Characters that must not start a line (Chinese punctuation rules, kept simple).
+_NO_LINE_START = set("，。、；：？！）」』》〉”’,.;:?!)%")
+
+
+class _Measure:
+    """Text extent in points, measured with the figure's own renderer."""
+
+    def __init__(self, renderer: RendererBase, family: list[str]) -> None:
+        from matplotlib.font_manager import FontProperties
+
+        self.renderer = renderer
+        self.props: dict[tuple[float, str], FontProperties] = {}
+        self.family = family
+        self.FontProperties = FontProperties
+
+    def width(self, s: str, size: float, weight: str = "normal") -> float:
+        key = (size, weight)
+        if key not in self.props:
+            self.props[key] = self.FontProperties(family=self.family, size=size, weight=weight)
+        ismath: Any = "TeX" if False else (s.count("$") >= 2)
+        w, _, _ = self.renderer.get_text_width_height_descent(s, self.props[key], ismath=ismath)
+        return float(w) * 72.0 / self.renderer.dpi  # pixels -> points
+
+
+def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "normal") -> list[str]:
+    """Greedy line breaking by measured width; keeps $math$ whole; CJK may break anywhere."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for tok in _TOKENS.findall(paragraph):
+            candidate = line + tok
+            if not line or m.width(candidate.strip(), size, weight) <= width_pt:
+                line = candidate
+                continue
+            if tok.isspace():
+                lines.append(line.rstrip())
+                line = ""
+                continue
+            if tok[0] in _NO_LINE_START and line:
+                # keep punctuation with the previous character: move that character down
+                lines.append(line[:-1].rstrip())
+                line = line[-1] + tok
+                continue
+            lines.append(line.rstrip())
+            line = tok
+        lines.append(line.rstrip())
+    return [ln for ln in lines if ln] or [""]
+
+
+@dataclass
+class _Block:
+    """A run of wrapped lines at one size, positioned top-down."""
+
+    lines: list[str]
+    size: float
+    weight: str = "normal"
+    color: str | None = None
+    bullet: bool = False
+    gap_before: float = 0.0  # points
+
+    def height(self) -> float:
+        return len(self.lines) * self.size * 1.32 + self.gap_before
+
+
+def _sidebar_blocks(
+    card: FilledCard, lay: Layout, width_pt: float, body: float, m: _Measure, th: Theme
+) -> tuple[list[_Block], list[_Block], list[_Block]]:
+    """Formula, takeaways and pitfalls blocks at body size ``body``."""
+    h = HEADINGS[card.lang]
+    bullet_indent = body * 1.1
+    formula = [
+        _Block([h["formula"]], lay.heading_size, "bold", th.accent),
+        _Block([card.formula_tex], lay.formula_size, gap_before=6),
+        _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4),
+    ]
+    take = [_Block([h["takeaways"]], lay.heading_size, "bold", th.accent, gap_before=14)]
+    for _, s in card.takeaways:
+        take.append(
+            _Block(wrap(s, width_pt - bullet_indent, body, m), body, bullet=True, gap_before=6)
+        )
+    pits = [_Block([h["pitfalls"]], lay.heading_size, "bold", th.warn, gap_before=18)]
+    for _, s in card.pitfalls:
+        pits.append(
+            _Block(wrap(s, width_pt - bullet_indent - 12, body, m), body, bullet=True, gap_before=6)
+        )
+    return formula, take, pits
+
+
+def compose_card(
+    card: FilledCard,
+    text: CardText,
+    figures: Mapping[str, Mapping[str, Any]],
+    th: Theme,
+    size: str,
+    footer: str,
+) -> Figure:
+    """Draw the whole card. Call inside ``card_style(theme)``."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    from matplotlib.patches import FancyBboxPatch
+
+    from posecards.figures import draw_functions
+
+    lay = layout(size)
+    W, H = lay.width, lay.height  # inches
+    fig = Figure(figsize=(W, H))
+    FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    m = _Measure(renderer, list(mpl.rcParams["font.family"]))
+    pt = 1 / 72.0  # inches per point
+    margin = lay.margin
+
+    # --- header: title and thesis, wrapped to the full width --------------------------------
+    full_w_pt = (W - 2 * margin) / pt
+    title_lines = wrap(card.title, full_w_pt, lay.title_size, m, "bold")
+    thesis_lines = wrap(card.thesis, full_w_pt, lay.thesis_size, m)
+    y = H - margin  # cursor, inches from the bottom
+    for ln in title_lines:
+        fig.text(margin / W, y / H, ln, fontsize=lay.title_size, weight="bold", va="top")
+        y -= lay.title_size * 1.25 * pt
+    y -= 4 * pt
+    for ln in thesis_lines:
+        fig.text(margin / W, y / H, ln, fontsize=lay.thesis_size, va="top", color=th.muted)
+        y -= lay.thesis_size * 1.3 * pt
+    header_bottom = y - 6 * pt
+    fig.add_artist(
+        mpl.lines.Line2D(
+            [margin / W, 1 - margin / W],
+            [header_bottom / H, header_bottom / H],
+            color=th.box_edge,
+            linewidth=1.2,
+        )
+    )
+
+    # --- footer ------------------------------------------------------------------------------
+    footer_h = lay.footer_size * 2.0 * pt
+    fig.text(margin / W, margin * 0.5 / H, footer, fontsize=lay.footer_size, color=th.muted)
+    body_top = header_bottom - 8 * pt
+    body_bottom = margin * 0.5 + footer_h
+
+    # --- regions -------------------------------------------------------------------------------
+    gap = 0.25
+    if lay.arrangement == "side":
+        panel_rect = (
+            margin,
+            body_bottom,
+            (W - 2 * margin) * lay.panel_fraction,
+            body_top - body_bottom,
+        )
+        text_x = margin + panel_rect[2] + gap
+        text_cols = [(text_x, W - margin - text_x, body_top, body_bottom)]
+    else:
+        ph = (body_top - body_bottom) * lay.panel_fraction
+        panel_rect = (margin, body_top - ph, W - 2 * margin, ph)
+        col_w = (W - 2 * margin - gap) / 2
+        top = body_top - ph - gap
+        text_cols = [
+            (margin, col_w, top, body_bottom),
+            (margin + col_w + gap, col_w, top, body_bottom),
+        ]
+
+    # --- text column(s): shrink the body size until everything fits --------------------------
+    body = lay.body_size
+    while True:
+        w_pt = text_cols[0][1] / pt
+        formula, take, pits = _sidebar_blocks(card, lay, w_pt, body, m, th)
+        if len(text_cols) == 1:
+            columns = [formula + take + pits]
+        else:
+            columns = [formula + take, pits]
+        fits = all(
+            sum(b.height() for b in blocks) * pt <= (col[2] - col[3]) - 0.05
+            for blocks, col in zip(columns, text_cols, strict=True)
+        )
+        if fits:
+            break
+        if body - 0.5 < lay.min_body_size:
+            raise LayoutError(
+                f"card {card.id} ({card.lang}) text does not fit the '{size}' page "
+                f"even at {lay.min_body_size} pt: shorten its takeaways or pitfalls"
+            )
+        body -= 0.5
+
+    for blocks, (x0, cw, top, _bottom) in zip(columns, text_cols, strict=True):
+        y = top
+        pit_top = None
+        for b in blocks:
+            if b.weight == "bold" and b.color == th.warn:
+                pit_top = y
+            y -= b.gap_before * pt
+            for ln in b.lines:
+                x = x0 + (b.size * 1.1 * pt if b.bullet else 0.0)
+                if b.bullet and ln is b.lines[0]:
+                    fig.text(x0 / W, y / H, "•", fontsize=b.size, va="top", color=th.accent)
+                fig.text(
+                    x / W,
+                    y / H,
+                    ln,
+                    fontsize=b.size,
+                    weight=b.weight,
+                    va="top",
+                    color=b.color or th.text,
+                )
+                y -= b.size * 1.32 * pt
+        if pit_top is not None:
+            pad = 0.08
+            box_top = pit_top - 10 * pt
+            fig.add_artist(
+                FancyBboxPatch(
+                    ((x0 - pad) / W, (y - pad) / H),
+                    (cw + 2 * pad - 0.02) / W,
+                    (box_top - y + pad) / H,
+                    boxstyle="round,pad=0,rounding_size=0.004",
+                    transform=fig.transFigure,
+                    facecolor=th.pitfall_box,
+                    edgecolor=th.box_edge,
+                    linewidth=1.0,
+                    zorder=-1,
+                )
+            )
+
+    # --- panels: a 2x2 grid of subfigures laid out by constrained layout inside panel_rect -----
+    x0, y0, pw, ph_ = panel_rect
+    fig.set_layout_engine(
+        ConstrainedLayoutEngine(rect=(x0 / W, y0 / H, pw / W, ph_ / H), w_pad=0.06, h_pad=0.06)
+    )
+    draw = draw_functions(card.id)
+    labels = CardLabels(text.labels, card.lang, text.path.name)
+    n = len(card.panels)
+    ncols = 2 if n == 4 else min(n, 3)
+    nrows = -(-n // ncols)
+    subs = fig.subfigures(nrows, ncols, wspace=0.02, hspace=0.02)
+    flat = list(subs.flat) if hasattr(subs, "flat") else [subs]
+    for sub, (fid, title, _alt, _cap) in zip(flat, card.panels, strict=False):
+        sub.suptitle(title, fontsize=lay.panel_title_size, weight="bold", x=0.02, ha="left")
+        draw[fid](sub, figures[fid], labels, th)
+    for sub in flat[n:]:
+        sub.set_visible(False)
+    return fig

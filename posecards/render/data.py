@@ -1,0 +1,53 @@
+"""The numbers behind a figure as JSON or CSV (what `posecards data ID` prints)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()] if value.ndim else _plain(value.item())
+    if isinstance(value, (np.floating, float)):
+        f = float(value)
+        return f if np.isfinite(f) else str(f)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def to_json(values: Mapping[str, Any]) -> str:
+    """All fields; arrays as nested lists, non-finite floats as strings ("-inf")."""
+    return json.dumps(_plain(values), indent=1, ensure_ascii=False) + "\n"
+
+
+def to_csv(values: Mapping[str, Any]) -> str:
+    """Long format, one value per row: field, i, j, value (i, j empty where not applicable)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["field", "i", "j", "value"])
+    for name, value in values.items():
+        arr = np.asarray(value) if not isinstance(value, Mapping) else None
+        if arr is None:
+            w.writerow([name, "", "", json.dumps(_plain(value), ensure_ascii=False)])
+        elif arr.ndim == 0:
+            w.writerow([name, "", "", _plain(arr)])
+        elif arr.ndim == 1:
+            for i, v in enumerate(arr.tolist()):
+                w.writerow([name, i, "", _plain(v)])
+        else:
+            flat = arr.reshape(arr.shape[0], -1)
+            for i in range(flat.shape[0]):
+                for j in range(flat.shape[1]):
+                    w.writerow([name, i, j, _plain(flat[i, j])])
+    return buf.getvalue()

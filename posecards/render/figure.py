@@ -1,0 +1,72 @@
+"""One figure on its own: the same draw function as the card panel, on its own canvas."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from posecards.config import PEParams
+from posecards.render.text import CardLabels, load_card_text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from matplotlib.figure import Figure
+
+# size of a standalone figure, in inches (at 100 dpi: 800 x 600 px)
+STANDALONE_SIZE = (8.0, 6.0)
+
+
+def figure_card(figure_id: str) -> int:
+    """The card a figure id belongs to: ids start with 'c<N>-'."""
+    if (
+        len(figure_id) > 2
+        and figure_id[0] == "c"
+        and figure_id[1].isdigit()
+        and figure_id[2] == "-"
+    ):
+        return int(figure_id[1])
+    raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
+
+
+def draw_standalone(
+    figure_id: str,
+    data: Mapping[str, Any],
+    lang: str,
+    theme_name: str,
+    size: tuple[float, float] = STANDALONE_SIZE,
+) -> Figure:
+    """Draw one figure on a new Figure. Call inside ``card_style(theme_name)``."""
+    from matplotlib.figure import Figure
+
+    from posecards.figures import draw_functions
+    from posecards.figures.style import theme
+
+    card = figure_card(figure_id)
+    text = load_card_text(card)
+    draw = draw_functions(card)
+    if figure_id not in draw:
+        raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
+    fig = Figure(figsize=size, layout="constrained")
+    labels = CardLabels(text.labels, lang, text.path.name)
+    draw[figure_id](fig, data, labels, theme(theme_name))
+    return fig
+
+
+def render_figure(
+    figure_id: str,
+    params: PEParams,
+    lang: str = "en",
+    theme_name: str = "light",
+    fmt: str = "png",
+) -> bytes:
+    """Compute and draw one figure; return the encoded file."""
+    from posecards.content import compute_card
+    from posecards.figures.style import card_style
+    from posecards.render.files import figure_bytes
+
+    content = compute_card(figure_card(figure_id), params)
+    if figure_id not in content.figures:
+        raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
+    with card_style(theme_name):
+        fig = draw_standalone(figure_id, content.figures[figure_id], lang, theme_name)
+        return figure_bytes(fig, fmt)

@@ -1,0 +1,116 @@
+"""HTML pages (one per card and language, and the index) through Jinja templates, autoescaped.
+
+Figures are inlined as SVG (text stays text) with alt text; the CSS is inlined; nothing is loaded
+from the network, and a Content-Security-Policy forbids it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from posecards.render.paths import data_dir
+
+CSP = (
+    "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
+    "font-src 'self' data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@cache
+def env() -> jinja2.Environment:
+    e = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    return e
+
+
+_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
+    """Make a matplotlib SVG file embeddable: drop the XML prolog, give its ids a unique prefix
+    (two inline SVGs must not share ids), and label it for screen readers."""
+    text = _PROLOG.sub("", svg.decode("utf-8"), count=1)
+    ids = set(_ID.findall(text))
+    for old in sorted(ids, key=len, reverse=True):
+        new = f"{prefix}-{old}"
+        text = text.replace(f'id="{old}"', f'id="{new}"')
+        text = text.replace(f"url(#{old})", f"url(#{new})")
+        text = text.replace(f'href="#{old}"', f'href="#{new}"')
+    # width/height in pt -> let CSS size it; keep the viewBox for the aspect ratio
+    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
+    esc = str(Markup.escape(label))
+    text = text.replace("<svg", f'<svg role="img" aria-label="{esc}"', 1)
+    # first child: a <title> carrying the alt text
+    text = re.sub(r"(<svg[^>]*>)", lambda mt: mt.group(1) + f"<title>{esc}</title>", text, count=1)
+    return Markup(text)  # noqa: S704 - matplotlib's own SVG, labels escaped above
+
+
+@dataclass(frozen=True)
+class PanelView:
+    id: str
+    title: str
+    alt: str
+    caption: str
+    svg: Markup
+    downloads: Sequence[tuple[str, str]]  # (label, relative href)
+
+
+def card_page(
+    *,
+    lang: str,
+    card: Any,  # FilledCard
+    panels: Sequence[PanelView],
+    formula_svg: Markup,
+    downloads: Sequence[tuple[str, str]],
+    other_lang: tuple[str, str] | None,
+    footer: str,
+    theme: Mapping[str, str],
+    nav: Sequence[tuple[str, str, bool]],
+) -> str:
+    return (
+        env()
+        .get_template("card.html.j2")
+        .render(
+            lang=lang,
+            card=card,
+            panels=panels,
+            formula_svg=formula_svg,
+            downloads=downloads,
+            other_lang=other_lang,
+            footer=footer,
+            theme=theme,
+            nav=nav,
+            csp=CSP,
+            css=env().loader.get_source(env(), "card.css")[0],  # type: ignore[union-attr]
+        )
+    )
+
+
+def index_page(
+    *, entries: Sequence[Mapping[str, Any]], footer: str, theme: Mapping[str, str]
+) -> str:
+    return (
+        env()
+        .get_template("index.html.j2")
+        .render(
+            entries=entries,
+            footer=footer,
+            theme=theme,
+            csp=CSP,
+            css=env().loader.get_source(env(), "card.css")[0],  # type: ignore[union-attr]
+        )
+    )

@@ -1,0 +1,278 @@
+"""Card text: load ``cards/cardN.toml`` (English and Chinese side by side, keyed by stable ids)
+and fill its ``{{ placeholders }}`` with numbers from the computation (Jinja, strict).
+
+Schema of a card file (every text entry is a table with ``en`` and ``zh``):
+
+    id, slug                      the card number and its file-name slug
+    [title] [thesis]              one line each
+    [formula] tex = '...'         matplotlib mathtext, shared by both languages
+    [formula.note]                one line explaining the formula
+    [panels.<figure-id>]          in display order: title, alt (alt text), caption (optional)
+    [takeaways.<id>]              exactly 3
+    [pitfalls.<id>]               at least 2
+    [labels.<key>]                axis labels and legend text used by the figures
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from posecards.render.paths import data_dir
+
+LANG_NAMES = {"en": "English", "zh": "中文"}
+
+
+class CardTextError(ValueError):
+    """A card source file is malformed: names the file, the key and, where known, the line."""
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def num(value: float, digits: int = 3) -> str:
+    """Fixed-point: num(0.98765, 2) -> '0.99'. Negative zero prints as 0."""
+    s = f"{float(value):.{digits}f}"
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
+def sci(value: float, digits: int = 1) -> str:
+    """Scientific with a real times sign: sci(1.1e-16) -> '1.1×10⁻¹⁶'."""
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return num(v, 0) if v == 0 else str(v)
+    exp = math.floor(math.log10(abs(v)))
+    mant = v / 10**exp
+    if round(abs(mant), digits) >= 10:
+        mant, exp = mant / 10, exp + 1
+    return f"{mant:.{digits}f}×10{str(exp).translate(_SUPERSCRIPT)}"
+
+
+def group(value: float) -> str:
+    """Integer with thousands separators: 131072 -> '131,072'."""
+    return f"{round(float(value)):,}"
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """Significant digits: sig(62831.85, 3) -> '62,800'; sig(0.0123) -> '0.0123'."""
+    v = float(value)
+    if v == 0:
+        return "0"
+    exp = math.floor(math.log10(abs(v)))
+    rounded = round(v, digits - 1 - exp)
+    if abs(rounded) >= 1000:
+        return f"{round(rounded):,}"
+    decimals = max(0, digits - 1 - exp)
+    return f"{rounded:.{decimals}f}"
+
+
+@cache
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters.update(num=num, sci=sci, group=group, sig=sig)
+    return env
+
+
+def fill(text: str, values: Mapping[str, Any], where: str) -> str:
+    """Fill placeholders; a placeholder with no value is a CardTextError naming it and ``where``."""
+    try:
+        return _env().from_string(text).render(**values)
+    except jinja2.UndefinedError as exc:
+        name = re.search(r"'([^']+)' is undefined", str(exc))
+        key = name.group(1) if name else str(exc)
+        raise CardTextError(f"{where}: placeholder '{key}' has no value") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise CardTextError(f"{where}: bad placeholder syntax: {exc.message}") from None
+
+
+@dataclass(frozen=True)
+class Bilingual:
+    en: str
+    zh: str
+
+    def get(self, lang: str) -> str:
+        return self.en if lang == "en" else self.zh
+
+
+@dataclass(frozen=True)
+class Panel:
+    id: str
+    title: Bilingual
+    alt: Bilingual
+    caption: Bilingual | None
+
+
+@dataclass(frozen=True)
+class CardText:
+    """The raw (unfilled) text of one card."""
+
+    path: Path
+    id: int
+    slug: str
+    title: Bilingual
+    thesis: Bilingual
+    formula_tex: str
+    formula_note: Bilingual
+    panels: tuple[Panel, ...]
+    takeaways: tuple[tuple[str, Bilingual], ...]
+    pitfalls: tuple[tuple[str, Bilingual], ...]
+    labels: Mapping[str, Bilingual]
+
+
+def _line_of(source: str, key: str) -> int | None:
+    """Best-effort line number of a key or table header in the TOML source."""
+    last = key.split(".")[-1]
+    for i, line in enumerate(source.splitlines(), 1):
+        if re.match(rf"\s*(\[+[^\]]*\b{re.escape(last)}\b[^\]]*\]+|{re.escape(last)}\s*=)", line):
+            return i
+    return None
+
+
+def _bilingual(table: Any, path: Path, source: str, key: str) -> Bilingual:
+    where = f"{path.name}"
+    if not isinstance(table, dict):
+        line = _line_of(source, key)
+        at = f" line {line}" if line else ""
+        raise CardTextError(f"{where}{at}: '{key}' must be a table with 'en' and 'zh' text")
+    for lang in ("en", "zh"):
+        val = table.get(lang)
+        if not isinstance(val, str) or not val.strip():
+            line = _line_of(source, key)
+            at = f" line {line}" if line else ""
+            raise CardTextError(f"{where}{at}: '{key}' has no {LANG_NAMES[lang]} ({lang}) text")
+    return Bilingual(en=table["en"].strip(), zh=table["zh"].strip())
+
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def load_card_text(card: int, folder: Path | None = None) -> CardText:
+    """Read and validate ``cardN.toml``; errors name the file, the key and the line."""
+    folder = folder or data_dir("cards")
+    path = folder / f"card{card}.toml"
+    if not path.is_file():
+        raise CardTextError(f"card source {path} not found")
+    source = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise CardTextError(f"{path.name}: syntax error: {exc}") from None
+
+    def need(key: str) -> Any:
+        if key not in data:
+            raise CardTextError(f"{path.name}: missing '{key}'")
+        return data[key]
+
+    slug = str(need("slug"))
+    if not _SLUG.match(slug):
+        raise CardTextError(f"{path.name}: slug {slug!r} must be lowercase words joined by '-'")
+    formula = need("formula")
+    panels_raw = need("panels")
+    if not isinstance(panels_raw, dict) or not 3 <= len(panels_raw) <= 5:
+        raise CardTextError(f"{path.name}: a card has 3 to 5 [panels.<figure-id>] tables")
+    panels = []
+    for fid, p in panels_raw.items():
+        if not _SLUG.match(fid):
+            raise CardTextError(f"{path.name}: figure id {fid!r} must be lowercase words and '-'")
+        cap = p.get("caption")
+        panels.append(
+            Panel(
+                id=fid,
+                title=_bilingual(p.get("title"), path, source, f"panels.{fid}.title"),
+                alt=_bilingual(p.get("alt"), path, source, f"panels.{fid}.alt"),
+                caption=None
+                if cap is None
+                else _bilingual(cap, path, source, f"panels.{fid}.caption"),
+            )
+        )
+    take = need("takeaways")
+    pits = need("pitfalls")
+    if not isinstance(take, dict) or len(take) != 3:
+        raise CardTextError(f"{path.name}: a card has exactly 3 [takeaways.<id>] entries")
+    if not isinstance(pits, dict) or len(pits) < 2:
+        raise CardTextError(f"{path.name}: a card has at least 2 [pitfalls.<id>] entries")
+    labels = {
+        k: _bilingual(v, path, source, f"labels.{k}") for k, v in data.get("labels", {}).items()
+    }
+    return CardText(
+        path=path,
+        id=int(need("id")),
+        slug=slug,
+        title=_bilingual(need("title"), path, source, "title"),
+        thesis=_bilingual(need("thesis"), path, source, "thesis"),
+        formula_tex=str(formula.get("tex", "")),
+        formula_note=_bilingual(formula.get("note"), path, source, "formula.note"),
+        panels=tuple(panels),
+        takeaways=tuple(
+            (k, _bilingual(v, path, source, f"takeaways.{k}")) for k, v in take.items()
+        ),
+        pitfalls=tuple((k, _bilingual(v, path, source, f"pitfalls.{k}")) for k, v in pits.items()),
+        labels=labels,
+    )
+
+
+@dataclass(frozen=True)
+class FilledCard:
+    """The text of one card in one language, placeholders filled."""
+
+    id: int
+    slug: str
+    lang: str
+    title: str
+    thesis: str
+    formula_tex: str
+    formula_note: str
+    panels: tuple[tuple[str, str, str, str], ...]  # (figure id, title, alt, caption)
+    takeaways: tuple[tuple[str, str], ...]
+    pitfalls: tuple[tuple[str, str], ...]
+
+
+def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCard:
+    name = text.path.name
+
+    def f(b: Bilingual, key: str) -> str:
+        return fill(b.get(lang), numbers, f"{name}: '{key}' ({lang})")
+
+    return FilledCard(
+        id=text.id,
+        slug=text.slug,
+        lang=lang,
+        title=f(text.title, "title"),
+        thesis=f(text.thesis, "thesis"),
+        formula_tex=text.formula_tex,
+        formula_note=f(text.formula_note, "formula.note"),
+        panels=tuple(
+            (
+                p.id,
+                f(p.title, f"panels.{p.id}.title"),
+                f(p.alt, f"panels.{p.id}.alt"),
+                f(p.caption, f"panels.{p.id}.caption") if p.caption else "",
+            )
+            for p in text.panels
+        ),
+        takeaways=tuple((k, f(v, f"takeaways.{k}")) for k, v in text.takeaways),
+        pitfalls=tuple((k, f(v, f"pitfalls.{k}")) for k, v in text.pitfalls),
+    )
+
+
+@dataclass(frozen=True)
+class CardLabels:
+    """Labels for figures: ``t('position')``; values fill placeholders: ``t('f_k', k=10)``."""
+
+    table: Mapping[str, Bilingual]
+    lang: str
+    card_file: str = ""
+
+    def __call__(self, key: str, **values: Any) -> str:
+        if key not in self.table:
+            raise CardTextError(f"{self.card_file}: figure label '{key}' missing in [labels]")
+        text = self.table[key].get(self.lang)
+        return fill(text, values, f"{self.card_file}: 'labels.{key}'") if "{{" in text else text

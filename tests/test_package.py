@@ -1,0 +1,69 @@
+"""The package surface: version, lazy public API, light command-line start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import posecards
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_public_api_resolves_and_is_listed() -> None:
+    for name in posecards._API:
+        assert callable(getattr(posecards, name)) or isinstance(getattr(posecards, name), tuple)
+        assert name in posecards.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        posecards.nope  # noqa: B018
+
+
+def test_one_concept_one_definition() -> None:
+    # house style: grep "def alibi_slopes" finds exactly one line
+    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "posecards").rglob("*.py")]
+    for name in posecards._API:
+        kw = "class" if name[0].isupper() and not name.isupper() else "def"
+        if name.isupper():
+            continue
+        hits = sum(s.count(f"\n{kw} {name}(") + s.count(f"\n{kw} {name}:") for s in sources)
+        assert hits == 1, f"{kw} {name} defined {hits} times"
+
+
+def test_math_layer_imports_no_plotting_templating_or_cli() -> None:
+    banned = (
+        "matplotlib",
+        "jinja2",
+        "typer",
+        "posecards.render",
+        "posecards.figures",
+        "posecards.cli",
+    )
+    for path in (ROOT / "posecards" / "encodings").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for b in banned:
+            assert f"import {b}" not in text and f"from {b}" not in text, f"{path.name} imports {b}"
+
+
+def test_version_is_single_sourced() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" in meta["project"]["dynamic"]
+    out = subprocess.run(
+        [sys.executable, "-m", "posecards", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == f"posecards {posecards.__version__}"
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code = (
+        "import sys; from posecards.cli import app; from typer.testing import CliRunner; "
+        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
+        "assert 'build' in r.output; "
+        "heavy = [m for m in ('torch', 'umap', 'matplotlib', 'numba', 'jinja2') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,43 @@
+"""Deterministic 2-D projections (PCA closed form; UMAP with a fixed seed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posecards.encodings.projection import pca_2d, project_2d
+from posecards.encodings.sinusoidal import sinusoidal_pe
+
+
+def test_pca_of_a_circle_is_the_circle() -> None:
+    # PE with d_model = 2 is the unit circle (sin p, cos p): PCA keeps all of it, distances intact
+    pe = sinusoidal_pe(np.linspace(0, 2 * np.pi, 64, endpoint=False), 2)
+    y = pca_2d(pe)
+    d_in = np.linalg.norm(pe[:, None] - pe[None], axis=-1)
+    d_out = np.linalg.norm(y[:, None] - y[None], axis=-1)
+    np.testing.assert_allclose(d_out, d_in, atol=1e-12)
+
+
+def test_pca_matches_svd_variance_and_is_sign_stable() -> None:
+    x = sinusoidal_pe(256, 64)
+    y = pca_2d(x)
+    s = np.linalg.svd(x - x.mean(0), compute_uv=False)
+    np.testing.assert_allclose(y.var(axis=0) * len(x), s[:2] ** 2, rtol=1e-10)
+    np.testing.assert_array_equal(pca_2d(x), y)
+    # the sign convention fixes the axes, so negating the data negates the picture
+    np.testing.assert_allclose(pca_2d(-x), -y, atol=1e-12)
+
+
+def test_umap_is_deterministic_for_a_seed() -> None:
+    x = sinusoidal_pe(60, 32)
+    a = project_2d(x, "umap", seed=0)
+    b = project_2d(x, "umap", seed=0)
+    assert a.shape == (60, 2) and a.dtype == np.float64
+    np.testing.assert_array_equal(a, b)
+
+
+def test_too_few_points_and_unknown_method() -> None:
+    with pytest.raises(ValueError, match="at least 4 rows"):
+        project_2d(np.zeros((3, 8)), "umap")
+    with pytest.raises(ValueError, match="unknown projection method 'tsne'"):
+        project_2d(np.zeros((5, 8)), "tsne")  # type: ignore[arg-type]
