@@ -28,6 +28,10 @@ class CardContent:
 
 def compute_card(card: int, params: PEParams) -> CardContent:
     """Compute everything card ``card`` shows, for the given parameters."""
+    from posecards.config import CARD_IDS
+
+    if card not in CARD_IDS:
+        raise ValueError(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
     module = importlib.import_module(f"posecards.content.card{int(card)}")
     content: CardContent = module.compute(params)
     return content

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 class Labels(Protocol):
     """``t("position")`` -> the label in the card's language (from the card's [labels] table)."""
 
-    lang: str
+    @property
+    def lang(self) -> str: ...
 
     def __call__(self, key: str, **values: Any) -> str: ...
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -54,8 +55,10 @@ def footer_text(params: PEParams, look: Look, lang: str) -> str:
 
 @dataclass(frozen=True)
 class CardJob:
+    """One card in one language: the unit of work, always run in a fresh process (below)."""
+
     card: int
-    langs: tuple[str, ...]
+    lang: str
     formats: tuple[str, ...]
     look: Look
     params: PEParams
@@ -67,9 +70,11 @@ def formula_svg_bytes(tex: str, size: float) -> bytes:
 
     from posecards.render.files import figure_bytes
 
-    fig = Figure(figsize=(6.0, 0.7))
-    fig.text(0.01, 0.5, tex, fontsize=size, va="center")
-    return figure_bytes(fig, "svg")
+    lines = tex.split("\n")
+    fig = Figure(figsize=(12.0, 0.2 + 0.45 * len(lines)))
+    for i, line in enumerate(lines):
+        fig.text(0.01, 1 - (i + 0.5) / len(lines), line, fontsize=size, va="center")
+    return figure_bytes(fig, "svg", tight=True)
 
 
 def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
@@ -79,35 +84,37 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     from posecards.figures.style import card_style
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
-    from posecards.render.files import figure_bytes
+    from posecards.render.files import figure_bytes_multi
     from posecards.render.text import fill_card
 
     text = load_card_text(job.card)
     content = compute_card(job.card, job.params)
     stem = card_stem(job.card, text.slug)
+    lang = job.lang
     out: dict[str, bytes] = {}
     with card_style(job.look.theme) as th:
-        for lang in job.langs:
-            filled = fill_card(text, lang, content.numbers)
-            whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
-            if whole:
-                fig = compose_card(
-                    filled,
-                    text,
-                    content.figures,
-                    th,
-                    job.look.size,
-                    footer_text(job.params, job.look, lang),
-                )
-                for fmt in whole:
-                    out[f"{lang}/{stem}.{fmt}"] = figure_bytes(fig, fmt)
-            for fid, *_ in filled.panels:
-                fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
-                for fmt in ("png", "svg"):
-                    if fmt in job.formats or (fmt == "svg" and "html" in job.formats):
-                        out[f"{lang}/figures/{fid}.{fmt}"] = figure_bytes(fig, fmt)
-            if "html" in job.formats:
-                out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
+        filled = fill_card(text, lang, content.numbers)
+        whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
+        if whole:
+            fig = compose_card(
+                filled,
+                text,
+                content.figures,
+                th,
+                job.look.size,
+                footer_text(job.params, job.look, lang),
+            )
+            for fmt, data in figure_bytes_multi(fig, whole).items():
+                out[f"{lang}/{stem}.{fmt}"] = data
+        wanted = [
+            f for f in ("png", "svg") if f in job.formats or (f == "svg" and "html" in job.formats)
+        ]
+        for fid, *_ in filled.panels:
+            fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
+            for fmt, data in figure_bytes_multi(fig, wanted).items():
+                out[f"{lang}/figures/{fid}.{fmt}"] = data
+        if "html" in job.formats:
+            out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
     return out, dict(content.numbers)
 
 
@@ -207,24 +214,22 @@ def build_outputs(
     cfg: BuildConfig, progress: Callable[[str], None] | None = None
 ) -> dict[str, bytes]:
     """Every output file of a build, in memory, keyed by path relative to DIR."""
-    jobs = [CardJob(c, cfg.langs, cfg.formats, cfg.look, cfg.params) for c in cfg.cards]
-    n_workers = min(len(jobs), cfg.jobs or (os.cpu_count() or 1))
+    jobs = [
+        CardJob(c, lang, cfg.formats, cfg.look, cfg.params) for c in cfg.cards for lang in cfg.langs
+    ]
+    n_workers = max(1, min(len(jobs), cfg.jobs or (os.cpu_count() or 1)))
     files: dict[str, bytes] = {}
     numbers: dict[int, dict[str, Any]] = {}
-
-    def collect(job: CardJob, result: tuple[dict[str, bytes], dict[str, Any]]) -> None:
-        files.update(result[0])
-        numbers[job.card] = result[1]
-        if progress:
-            progress(f"card {job.card} done")
-
-    if n_workers > 1:
-        with ProcessPoolExecutor(max_workers=n_workers) as pool:
-            for job, result in zip(jobs, pool.map(render_card, jobs), strict=True):
-                collect(job, result)
-    else:
-        for job in jobs:
-            collect(job, render_card(job))
+    # Every (card, language) renders in a fresh process: matplotlib keeps font and text-layout
+    # state between figures, which can move a coordinate by an ulp, so a figure's bytes would
+    # otherwise depend on what the same process drew before it (and so on --jobs).
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, max_tasks_per_child=1) as pool:
+        for job, (result, nums) in zip(jobs, pool.map(render_card, jobs), strict=True):
+            files.update(result)
+            numbers[job.card] = nums
+            if progress:
+                progress(f"card {job.card} ({job.lang}) done")
     if "html" in cfg.formats:
         files.update(_html_pages(cfg, files, numbers))
         # SVGs rendered only to be inlined are not outputs unless svg was asked for

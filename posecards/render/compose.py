@@ -75,6 +75,7 @@ class _Measure:
         from matplotlib.font_manager import FontProperties
 
         self.renderer = renderer
+        self.dpi = float(getattr(renderer, "dpi", 100.0))
         self.props: dict[tuple[float, str], FontProperties] = {}
         self.family = family
         self.FontProperties = FontProperties
@@ -83,9 +84,9 @@ class _Measure:
         key = (size, weight)
         if key not in self.props:
             self.props[key] = self.FontProperties(family=self.family, size=size, weight=weight)
-        ismath: Any = "TeX" if False else (s.count("$") >= 2)
+        ismath = s.count("$") >= 2
         w, _, _ = self.renderer.get_text_width_height_descent(s, self.props[key], ismath=ismath)
-        return float(w) * 72.0 / self.renderer.dpi  # pixels -> points
+        return float(w) * 72.0 / self.dpi  # pixels -> points
 
 
 def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "normal") -> list[str]:
@@ -134,9 +135,17 @@ def _sidebar_blocks(
     """Formula, takeaways and pitfalls blocks at body size ``body``."""
     h = HEADINGS[card.lang]
     bullet_indent = body * 1.1
+    tex_lines = card.formula_tex.split("\n")
+    widest = max(m.width(x, lay.formula_size) for x in tex_lines)
+    tex_size = lay.formula_size * min(1.0, width_pt / max(widest, 1.0))
+    if tex_size < lay.min_body_size:
+        raise LayoutError(
+            f"card {card.id}: a line of the key formula is too wide for the '{lay.name}' page; "
+            "split it into a list of shorter lines in [formula] tex"
+        )
     formula = [
         _Block([h["formula"]], lay.heading_size, "bold", th.accent),
-        _Block([card.formula_tex], lay.formula_size, gap_before=6),
+        _Block(tex_lines, tex_size, gap_before=6),
         _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4),
     ]
     take = [_Block([h["takeaways"]], lay.heading_size, "bold", th.accent, gap_before=14)]

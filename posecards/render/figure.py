@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from posecards.config import PEParams
@@ -18,13 +19,11 @@ STANDALONE_SIZE = (8.0, 6.0)
 
 def figure_card(figure_id: str) -> int:
     """The card a figure id belongs to: ids start with 'c<N>-'."""
-    if (
-        len(figure_id) > 2
-        and figure_id[0] == "c"
-        and figure_id[1].isdigit()
-        and figure_id[2] == "-"
-    ):
-        return int(figure_id[1])
+    from posecards.config import CARD_IDS
+
+    match = re.fullmatch(r"c(\d+)-[a-z0-9-]+", figure_id)
+    if match and int(match.group(1)) in CARD_IDS:
+        return int(match.group(1))
     raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
 
 

@@ -5,7 +5,8 @@ Schema of a card file (every text entry is a table with ``en`` and ``zh``):
 
     id, slug                      the card number and its file-name slug
     [title] [thesis]              one line each
-    [formula] tex = '...'         matplotlib mathtext, shared by both languages
+    [formula] tex = '...'         matplotlib mathtext, shared by both languages; a list of
+                                  strings is drawn as several lines
     [formula.note]                one line explaining the formula
     [panels.<figure-id>]          in display order: title, alt (alt text), caption (optional)
     [takeaways.<id>]              exactly 3
@@ -151,6 +152,15 @@ def _bilingual(table: Any, path: Path, source: str, key: str) -> Bilingual:
     return Bilingual(en=table["en"].strip(), zh=table["zh"].strip())
 
 
+def _formula_lines(tex: Any, path: Path, source: str) -> str:
+    lines = [tex] if isinstance(tex, str) else tex
+    if not isinstance(lines, list) or not lines or not all(isinstance(x, str) for x in lines):
+        line = _line_of(source, "tex")
+        at = f" line {line}" if line else ""
+        raise CardTextError(f"{path.name}{at}: 'formula.tex' must be a string or a list of strings")
+    return "\n".join(x.strip() for x in lines)
+
+
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -208,7 +218,7 @@ def load_card_text(card: int, folder: Path | None = None) -> CardText:
         slug=slug,
         title=_bilingual(need("title"), path, source, "title"),
         thesis=_bilingual(need("thesis"), path, source, "thesis"),
-        formula_tex=str(formula.get("tex", "")),
+        formula_tex=_formula_lines(formula.get("tex"), path, source),
         formula_note=_bilingual(formula.get("note"), path, source, "formula.note"),
         panels=tuple(panels),
         takeaways=tuple(

@@ -1,0 +1,93 @@
+"""A content-addressed cache for expensive, deterministic results (the UMAP projection).
+
+key = sha256(kind, inputs, posecards version, versions of the libraries the result depends on).
+An entry is an ``.npy`` file plus the sha256 of its bytes; an entry whose bytes do not match is
+recomputed, never trusted. The cache lives in ``$POSECARDS_CACHE_DIR`` or the user cache folder
+(``$XDG_CACHE_HOME/posecards``, else ``~/.cache/posecards``) and is always safe to delete.
+``POSECARDS_CACHE_DIR=off`` disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from posecards._version import __version__
+
+
+def cache_dir() -> Path | None:
+    env = os.environ.get("POSECARDS_CACHE_DIR")
+    if env == "off":
+        return None
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "posecards"
+
+
+def _versions(libraries: Sequence[str]) -> dict[str, str]:
+    out = {"posecards": __version__}
+    for name in libraries:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "-"
+    return out
+
+
+def array_key(kind: str, arrays: Sequence[npt.NDArray[np.generic]], **params: object) -> str:
+    """sha256 over the kind, the exact bytes, dtypes and shapes of the inputs, and ``params``."""
+    h = hashlib.sha256(kind.encode())
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def memo_array(
+    kind: str,
+    key: str,
+    compute: Callable[[], npt.NDArray[np.float64]],
+    libraries: Sequence[str] = (),
+) -> npt.NDArray[np.float64]:
+    """Return the cached array for (kind, key, versions) or compute, store and return it."""
+    root = cache_dir()
+    if root is None:
+        return compute()
+    versions = json.dumps(_versions(libraries), sort_keys=True)
+    full = hashlib.sha256(f"{key}|{versions}".encode()).hexdigest()
+    path = root / kind / f"{full}.npy"
+    digest = path.with_suffix(".sha256")
+    try:
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() == digest.read_text().strip():
+            return np.asarray(np.load(io.BytesIO(data), allow_pickle=False), dtype=np.float64)
+    except (OSError, ValueError):
+        pass  # missing or corrupt: recompute below
+    result = np.asarray(compute(), dtype=np.float64)
+    buf = io.BytesIO()
+    np.save(buf, result, allow_pickle=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for target, payload in (
+            (path, buf.getvalue()),
+            (digest, hashlib.sha256(buf.getvalue()).hexdigest().encode()),
+        ):
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+            os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only cache folder only costs time
+    return result

@@ -1,0 +1,223 @@
+"""Card 1: why position? Self-attention alone cannot see word order.
+
+Panels: the permutation demo (attention with and without PE on a sentence and its reversal),
+the PE values for d_model = 8 as a table, the trajectory of PE vectors in 2-D (UMAP, PCA and
+two raw pairs), and the wavelength ladder against typical context lengths. The learned-table
+comparison (no row past the end, memory) feeds a takeaway and a pitfall.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from posecards.cache import array_key, memo_array
+from posecards.config import PEParams
+from posecards.content import CardContent, Scalar
+from posecards.encodings.attention import attention_permutation_demo
+from posecards.encodings.learned import PositionOutOfRangeError, learned_pe
+from posecards.encodings.projection import project_2d
+from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
+
+# The sentence of the permutation demo, per card language; the demo reverses it.
+TOKENS: dict[str, tuple[str, ...]] = {
+    "en": ("I", "eat", "apples"),
+    "zh": ("我", "吃", "苹果"),
+}
+DEMO_D_MODEL = 16  # a small attention head: the property shown does not depend on its size
+# PE table panel: a small encoding that fits on a slide
+TABLE_D_MODEL = 8
+TABLE_POSITIONS = 10
+# trajectory panel: positions 0..255
+TRAJECTORY_POSITIONS = 256
+# typical context lengths marked on the wavelength ladder
+CONTEXT_LENGTHS: tuple[int, ...] = (512, 2048, 8192, 32768, 131072)
+COUNT_CONTEXT = 2048  # "how many pairs turn at least once within this context"
+# a learned table with 2048 rows (a 2048-token context) of width 768
+LEARNED_ROWS = 2048
+LEARNED_DIM = 768
+MIB = 2**20
+
+
+def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    data: dict[str, Any] = {}
+    numbers: dict[str, Scalar] = {}
+    for lang, tokens in TOKENS.items():
+        demo = attention_permutation_demo(tokens, d_model=DEMO_D_MODEL, seed=0)
+        p = list(demo.order)
+        data[f"tokens_{lang}"] = list(demo.tokens)
+        data[f"tokens_reordered_{lang}"] = [demo.tokens[i] for i in p]
+        data[f"weights_plain_{lang}"] = demo.weights_plain  # (n, n)
+        data[f"weights_plain_reordered_{lang}"] = demo.weights_plain_reordered  # (n, n)
+        data[f"weights_pe_{lang}"] = demo.weights_pe  # (n, n)
+        data[f"weights_pe_reordered_{lang}"] = demo.weights_pe_reordered  # (n, n)
+        data[f"deviation_without_pe_{lang}"] = demo.deviation_without_pe
+        data[f"deviation_with_pe_{lang}"] = demo.deviation_with_pe
+        # the same comparison on the weight matrices: W(PX) vs P W(X) P^T
+        data[f"weight_deviation_without_pe_{lang}"] = float(
+            np.abs(demo.weights_plain_reordered - demo.weights_plain[p][:, p]).max()
+        )
+        data[f"weight_deviation_with_pe_{lang}"] = float(
+            np.abs(demo.weights_pe_reordered - demo.weights_pe[p][:, p]).max()
+        )
+        numbers[f"dev_plain_{lang}"] = demo.deviation_without_pe
+        numbers[f"dev_pe_{lang}"] = demo.deviation_with_pe
+    data["order"] = np.asarray(demo.order, dtype=np.int64)
+    data["demo_d_model"] = DEMO_D_MODEL
+    numbers["demo_d_model"] = DEMO_D_MODEL
+    numbers["n_tokens"] = len(TOKENS["en"])
+    return data, numbers
+
+
+def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    pe = sinusoidal_pe(TABLE_POSITIONS, TABLE_D_MODEL, params.base)  # (10, 8), interleaved
+    lam = wavelengths(TABLE_D_MODEL, params.base)  # (4,)
+    data = {
+        "pe": pe,
+        "positions": np.arange(TABLE_POSITIONS, dtype=np.int64),
+        "dims": np.arange(TABLE_D_MODEL, dtype=np.int64),
+        "wavelengths": lam,
+        "base": params.base,
+    }
+    numbers: dict[str, Scalar] = {
+        "table_d": TABLE_D_MODEL,
+        "table_rows": TABLE_POSITIONS,
+        "table_last_pos": TABLE_POSITIONS - 1,
+        "table_last_dim": TABLE_D_MODEL - 1,
+        "table_lam_first": float(lam[0]),
+        "table_lam_last": float(lam[-1]),
+        "table_pe_1_0": float(pe[1, 0]),  # sin(1 · ω_0) = sin(1)
+        "table_pe_9_0": float(pe[9, 0]),
+        "table_pe_9_last": float(pe[9, -1]),  # slowest cos: still close to 1
+    }
+    return data, numbers
+
+
+def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    d = params.d_model
+    pe = sinusoidal_pe(TRAJECTORY_POSITIONS, d, params.base)  # (256, d)
+    slow = d // 4  # pair index of the slow pair: dims (2·slow, 2·slow + 1)
+    lam = wavelengths(d, params.base)  # (d/2,)
+    # how many full turns each pair makes over the positions shown: n / λ
+    fast_turns = TRAJECTORY_POSITIONS / float(lam[0])
+    slow_turns = TRAJECTORY_POSITIONS / float(lam[slow])
+    data = {
+        "positions": np.arange(TRAJECTORY_POSITIONS, dtype=np.int64),
+        # the UMAP fit costs seconds (numba): cached by the exact input bytes and library versions
+        "umap": memo_array(
+            "umap",
+            array_key("umap", [pe], seed=0),
+            lambda: project_2d(pe, method="umap", seed=0),
+            libraries=("umap-learn", "numba", "pynndescent", "numpy", "scikit-learn"),
+        ),  # (256, 2)
+        "pca": project_2d(pe, method="pca"),  # (256, 2)
+        "fast": pe[:, 0:2].copy(),  # (256, 2): pair 0 = dims 0, 1
+        "slow": pe[:, 2 * slow : 2 * slow + 2].copy(),  # (256, 2)
+        "slow_pair": slow,
+        "slow_dims": np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
+        "fast_wavelength": float(lam[0]),
+        "slow_wavelength": float(lam[slow]),
+        "fast_turns": fast_turns,
+        "slow_turns": slow_turns,
+        "d_model": d,
+    }
+    numbers: dict[str, Scalar] = {
+        "traj_n": TRAJECTORY_POSITIONS,
+        "traj_last": TRAJECTORY_POSITIONS - 1,
+        "slow_pair": slow,
+        "slow_dim0": 2 * slow,
+        "slow_dim1": 2 * slow + 1,
+        "lam_fast": float(lam[0]),
+        "lam_slow": float(lam[slow]),
+        "slow_turns": slow_turns,
+        "fast_turns": fast_turns,
+    }
+    return data, numbers
+
+
+def _wavelengths(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    d = params.d_model
+    lam = wavelengths(d, params.base)  # (d/2,)
+    ctx = np.asarray(CONTEXT_LENGTHS, dtype=np.float64)
+    # how many pairs complete at least one full turn inside each context
+    turning = np.asarray([int(np.sum(lam <= c)) for c in ctx], dtype=np.int64)
+    data = {
+        "pair": np.arange(lam.shape[0], dtype=np.int64),
+        "wavelengths": lam,
+        "context_lengths": ctx,
+        "pairs_turning": turning,
+        "shortest": float(lam[0]),
+        "longest": float(lam[-1]),
+        "d_model": d,
+        "base": params.base,
+    }
+    k = CONTEXT_LENGTHS.index(COUNT_CONTEXT)
+    numbers: dict[str, Scalar] = {
+        "n_pairs": int(lam.shape[0]),
+        "last_pair": int(lam.shape[0]) - 1,
+        "lam_min": float(lam[0]),
+        "lam_max": float(lam[-1]),
+        "lam_ratio": float(lam[-1] / lam[0]),
+        "count_ctx": COUNT_CONTEXT,
+        "pairs_turning_ctx": int(turning[k]),
+        "ctx_min": CONTEXT_LENGTHS[0],
+        "ctx_max": CONTEXT_LENGTHS[-1],
+    }
+    return data, numbers
+
+
+def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
+    table = learned_pe(LEARNED_ROWS, LEARNED_DIM)
+    try:
+        table.lookup(np.asarray([LEARNED_ROWS]))
+        raises, message = False, ""
+    except PositionOutOfRangeError as exc:
+        raises, message = True, str(exc)
+    nbytes = table.nbytes("float32")
+    beyond = sinusoidal_pe(np.asarray([LEARNED_ROWS], dtype=np.float64), LEARNED_DIM, params.base)
+    # every sinusoidal PE vector has norm sqrt(d/2): one (sin, cos) pair contributes 1
+    pe = sinusoidal_pe(params.positions, params.d_model, params.base)  # (positions, d)
+    norms = np.linalg.norm(pe, axis=1)  # (positions,)
+    return {
+        "learned_rows": LEARNED_ROWS,
+        "learned_dim": LEARNED_DIM,
+        "learned_last": table.n_positions - 1,
+        "learned_raises": raises,
+        "learned_error": message,
+        "learned_bytes": nbytes,
+        "learned_mib": nbytes / MIB,
+        "learned_params": table.n_positions * table.d_model,
+        "sin_beyond_norm": float(np.linalg.norm(beyond[0])),
+        "sin_beyond_finite": bool(np.all(np.isfinite(beyond))),
+        "pe_norm": float(norms.mean()),
+        "pe_norm_spread": float(norms.max() - norms.min()),
+        "pe_norm_positions": params.positions,
+    }
+
+
+def compute(params: PEParams) -> CardContent:
+    perm, n1 = _permutation(params)
+    table, n2 = _pe_table(params)
+    traj, n3 = _trajectory(params)
+    waves, n4 = _wavelengths(params)
+    numbers: dict[str, Scalar] = {
+        "d_model": params.d_model,
+        "base": params.base,
+        "positions": params.positions,
+        **n1,
+        **n2,
+        **n3,
+        **n4,
+        **_learned_vs_sinusoidal(params),
+    }
+    return CardContent(
+        card=1,
+        figures={
+            "c1-permutation": perm,
+            "c1-pe-table": table,
+            "c1-trajectory": traj,
+            "c1-wavelengths": waves,
+        },
+        numbers=numbers,
+    )

@@ -1,0 +1,376 @@
+"""Card 2: sinusoidal geometry. Every position gets a fingerprint; similarity depends on offset.
+
+Panels: the position × dimension heatmap of the encoding, the sin/cos curves of the first and of
+two slow dimensions, the similarity matrix with the offset profile f(k) measured from several
+start positions, and three pitfalls (dimension index in the exponent, layouts and frequency
+rules, float32 angles).
+
+Everything is computed at display resolution: at most MAX_ROWS positions and MAX_PAIRS pairs are
+evaluated for the pictures, so params.positions = 131072 and d_model = 65536 stay fast and small.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from posecards.config import PEParams
+from posecards.content import CardContent, Scalar
+from posecards.encodings.dimension_index_bug import dimension_index_bug_pe
+from posecards.encodings.precision import float32_angle_error
+from posecards.encodings.rope import rope_layout_permutation
+from posecards.encodings.similarity import offset_profile, pe_similarity
+from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
+
+# Work budget: a panel evaluates at most about TRIG_BUDGET sines/cosines, so that d_model = 65536
+# and 131072 positions stay fast; defaults (d_model = 512) are far below it.
+TRIG_BUDGET = 2**22
+MAX_ROWS = 512  # positions shown in the heatmap and the similarity matrix
+MAX_PAIRS = 256  # (sin, cos) pairs shown in the heatmap: at most 512 columns
+MAX_CURVE_POINTS = 1024  # positions sampled along the slow curves
+FAST_WINDOW = 48  # the fast curves: positions 0..47
+MAX_OFFSETS = 256  # offsets k = 0..255 at most for the measured profiles
+MAX_BUG_STARTS = 256  # start positions of the dimension-index-bug demo
+PROFILE_STARTS = (0, 17)  # plus a start in the middle of the range (at least 50)
+OFFSET_A, OFFSET_B = 1, 10  # the offsets whose similarity the card prints
+DIST_GRID = 32  # positions of the grid on which the distance identity is checked
+LAYOUT_GRID = 64  # positions on which the layouts are compared
+F32_ELEMENTS = 2**20  # at most this many (position, pair) cells in the float32 error computation
+F32_MAX_ROWS = 256
+F32_MAX_COLS = 256
+# where f(k) first rises again is searched in blocks of offsets, up to MONO_BUDGET cosines
+MONO_BLOCK = 256
+MONO_BUDGET = 2**22
+# PE rows are built in chunks of at most this many float64 numbers
+CHUNK_ELEMENTS = 2**20
+
+
+def _rows(cost_per_row: int, most: int, least: int = 16) -> int:
+    """How many rows of a given cost (sines/cosines per row) fit in TRIG_BUDGET, within bounds."""
+    return max(least, min(most, TRIG_BUDGET // max(1, cost_per_row)))
+
+
+def _step(n: int, most: int) -> int:
+    """Smallest integer step that shows at most ``most`` of n evenly spaced items."""
+    return max(1, -(-n // most))
+
+
+def _even_positions(n: int, most: int) -> npt.NDArray[np.float64]:
+    """Positions 0, s, 2s, ... < n with the smallest s giving at most ``most`` of them."""
+    return np.arange(0, n, _step(n, most), dtype=np.float64)  # (m,)
+
+
+def _pe_columns(
+    positions: npt.NDArray[np.float64],
+    columns: npt.NDArray[np.int64] | None,
+    params: PEParams,
+    layout: str = "interleaved",
+) -> npt.NDArray[np.float64]:
+    """sinusoidal_pe(positions)[:, columns], built in chunks of rows to keep memory small."""
+    d = params.d_model
+    rows = max(1, CHUNK_ELEMENTS // d)
+    parts = []
+    for start in range(0, positions.shape[0], rows):
+        pe = sinusoidal_pe(positions[start : start + rows], d, params.base, layout=layout)
+        parts.append(pe if columns is None else pe[:, columns])
+    return np.concatenate(parts, axis=0)  # (n, len(columns))
+
+
+def _row_dots(
+    p0: float, positions: npt.NDArray[np.float64], params: PEParams
+) -> npt.NDArray[np.float64]:
+    """PE(p0)·PE(q) for every q in ``positions`` (actual vectors, chunked), shape (n,)."""
+    ref = sinusoidal_pe(np.array([p0]), params.d_model, params.base)[0]  # (d,)
+    rows = max(1, CHUNK_ELEMENTS // params.d_model)
+    out = np.empty(positions.shape[0], dtype=np.float64)
+    for start in range(0, positions.shape[0], rows):
+        pe = sinusoidal_pe(positions[start : start + rows], params.d_model, params.base)
+        out[start : start + rows] = pe @ ref
+    return out
+
+
+def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    pos = _even_positions(n, _rows(d, MAX_ROWS))  # (m,)
+    pair_step = _step(d // 2, MAX_PAIRS)
+    pairs = np.arange(0, d // 2, pair_step, dtype=np.int64)  # (c/2,)
+    dims = np.sort(np.concatenate([2 * pairs, 2 * pairs + 1]))  # (c,): sin and cos of each
+    values = _pe_columns(pos, dims, params)  # (m, c)
+    lam = wavelengths(d, params.base)  # (d/2,)
+    half = d // 2
+    tick_pairs = np.unique(np.array([0, half // 4, half // 2, 3 * half // 4, half - 1]))
+    data = {
+        "values": values,
+        "wavelength_tick_dims": 2 * tick_pairs,  # sine column of a few pairs
+        "wavelength_ticks": lam[tick_pairs],  # and their wavelengths λ_i = 2π/ω_i
+        "positions": pos,
+        "dims": dims,
+        "position_step": int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
+        "pair_step": pair_step,
+        "d_model": d,
+        "n_positions": n,
+        "base": params.base,
+    }
+    numbers: dict[str, Scalar] = {
+        "heat_rows": int(pos.shape[0]),
+        "heat_cols": int(dims.shape[0]),
+        "heat_pos_step": data["position_step"],
+        "heat_pair_step": pair_step,
+        "heat_last_pos": int(pos[-1]),
+        "last_dim": d - 1,
+        "lambda_min": float(lam[0]),
+        "lambda_max": float(lam[-1]),
+        "pe_norm": float(np.linalg.norm(_pe_columns(np.array([float(n - 1)]), None, params))),
+    }
+    return data, numbers
+
+
+def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    pos = _even_positions(n, _rows(d, MAX_CURVE_POINTS, 64))  # (m,)
+    fast = [j for j in range(4) if j < d]
+    # two slow sine dimensions: pairs d/8 and d/4 (dims d/4 and d/2 when 8 divides d)
+    slow_pairs = sorted({max(2, d // 8), max(2, d // 4)})
+    slow = [2 * i for i in slow_pairs if 2 * i < d]
+    fast_dims = np.asarray(fast, dtype=np.int64)  # (4,)
+    slow_dims = np.asarray(slow, dtype=np.int64)  # (<= 2,)
+    # the fast dimensions turn every ~6 positions: they are drawn over the first FAST_WINDOW
+    # integer positions, the slow ones over all positions
+    fast_pos = np.arange(min(n, FAST_WINDOW), dtype=np.float64)  # (w,)
+    lam = wavelengths(d, params.base)  # (d/2,)
+    data = {
+        "fast_positions": fast_pos,
+        "fast_dims": fast_dims,
+        "fast_values": _pe_columns(fast_pos, fast_dims, params).T,  # (4, w)
+        "fast_wavelengths": lam[fast_dims // 2],  # (4,)
+        "slow_positions": pos,
+        "slow_dims": slow_dims,
+        "slow_values": _pe_columns(pos, slow_dims, params).T,  # (<= 2, m)
+        "slow_wavelengths": lam[slow_dims // 2],  # (<= 2,)
+        "n_positions": n,
+    }
+    numbers: dict[str, Scalar] = {
+        "fast_last": int(fast_pos.shape[0]) - 1,
+        "lambda_0": float(lam[0]),
+        "lambda_1": float(lam[min(1, lam.shape[0] - 1)]),
+    }
+    # tiny d_model has fewer than two slow dimensions: the text then names the last pair twice
+    named = (slow + slow[-1:] * 2)[:2] if slow else [d - 2, d - 2]
+    for tag, j in zip("ab", named, strict=True):
+        numbers[f"slow_dim_{tag}"] = int(j)
+        numbers[f"lambda_{tag}"] = float(lam[j // 2])
+        numbers[f"turns_{tag}"] = float(n / lam[j // 2])  # cycles over the positions shown
+    return data, numbers
+
+
+def _first_rise(params: PEParams) -> tuple[int, float, bool]:
+    """First offset k with f(k+1) > f(k), f(k) there, and whether it was found.
+
+    f falls strictly for k = 0..k_mono. The search stops after MONO_BUDGET cosines; if no rise was
+    found by then, the last offset searched is returned with found = False (f still falls there).
+    """
+    d = params.d_model
+    limit = max(MONO_BLOCK, MONO_BUDGET // max(1, d // 2))  # offsets searched at most
+    start = 0
+    while start < limit:
+        k = np.arange(start, start + MONO_BLOCK + 1, dtype=np.float64)  # block plus one
+        f = offset_profile(k, d, params.base)  # (block + 1,)
+        rises = np.nonzero(np.diff(f) > 0)[0]
+        if rises.size:
+            at = int(rises[0])
+            return start + at, float(f[at]), True
+        start += MONO_BLOCK
+    return start, float(offset_profile([start], d, params.base)[0]), False
+
+
+def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    half = d / 2
+    pos = _even_positions(n, _rows(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
+    sim = pe_similarity(pos, d, params.base)  # (m, m)
+
+    # every integer offset k = 0..K-1 (K <= MAX_OFFSETS): 3 starts, d sines/cosines per row
+    offsets = np.arange(min(n, _rows(3 * d, MAX_OFFSETS, 32)), dtype=np.float64)  # (K,)
+    starts = sorted({*PROFILE_STARTS, max(50, n // 2)})
+    measured = np.stack(
+        [_row_dots(float(p0), p0 + offsets, params) / half for p0 in starts]
+    )  # (S, K): PE(p0)·PE(p0+k)/(d/2), from the actual vectors
+    formula = offset_profile(offsets, d, params.base)  # (K,)
+    f_ab = offset_profile([OFFSET_A, OFFSET_B], d, params.base)
+    k_mono, f_mono, mono_found = _first_rise(params)
+
+    # distance identity: ||PE(p) - PE(q)||² = Σ_i (2 - 2cos((q-p)ω_i)) on a grid of positions
+    g = min(n, DIST_GRID, max(4, int(np.sqrt(2 * TRIG_BUDGET / d))))  # G² offsets × d/2 cosines
+    grid = np.unique(np.round(np.linspace(0, n - 1, g)))  # (G,)
+    pe = _pe_columns(grid, None, params)  # (G, d)
+    dist_err = 0.0
+    for a in range(grid.shape[0]):
+        lhs = ((pe - pe[a]) ** 2).sum(axis=1)  # (G,): ||PE(p) - PE(q)||²
+        # Σ_i (2 - 2cos(Δθ_i)) = d - 2·Σ_i cos(Δ·ω_i) = d·(1 - f(Δ)), Δ = q - p
+        rhs = d * (1.0 - offset_profile(grid - grid[a], d, params.base))  # (G,)
+        dist_err = max(dist_err, float(np.abs(lhs - rhs).max()))
+
+    data = {
+        "similarity": sim,
+        "positions": pos,
+        "position_step": int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
+        "offsets": offsets,
+        "starts": np.asarray(starts, dtype=np.int64),
+        "measured": measured,
+        "formula": formula,
+        "offset_a": OFFSET_A,
+        "offset_b": OFFSET_B,
+        "f_a": float(f_ab[0]),
+        "f_b": float(f_ab[1]),
+        "k_mono": k_mono,
+        "f_mono": f_mono,
+        "mono_found": mono_found,
+    }
+    numbers: dict[str, Scalar] = {
+        "f1": float(f_ab[0]),
+        "f10": float(f_ab[1]),
+        "start_dev": float(np.abs(measured - formula[None, :]).max()),
+        "k_mono": k_mono,
+        "f_mono": f_mono,
+        "mono_found": mono_found,
+        "dist_err": dist_err,
+        "dist_grid": int(grid.shape[0]),
+        "sim_rows": int(pos.shape[0]),
+        "last_pos": n - 1,
+        "start_a": starts[0],
+        "start_b": starts[1],
+        "start_c": starts[-1],
+        "max_offset": int(offsets[-1]),
+    }
+    return data, numbers
+
+
+def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    starts = _even_positions(n, _rows(4 * d, MAX_BUG_STARTS))  # (S,): 4 rows of d per start
+    k = float(OFFSET_B)
+    rows = max(1, CHUNK_ELEMENTS // (2 * d))
+    cos_bug = np.empty(starts.shape[0], dtype=np.float64)  # (S,)
+    norm_min, norm_max = np.inf, -np.inf
+    for s in range(0, starts.shape[0], rows):
+        p = starts[s : s + rows]
+        a = dimension_index_bug_pe(p, d, params.base)  # (r, d)
+        b = dimension_index_bug_pe(p + k, d, params.base)  # (r, d)
+        cos_bug[s : s + rows] = (a * b).sum(1) / (
+            np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        )
+        pair_sq = a[:, 0::2] ** 2 + a[:, 1::2] ** 2  # (r, d/2): squared length of each pair
+        norm_min = min(norm_min, float(pair_sq.min()))
+        norm_max = max(norm_max, float(pair_sq.max()))
+    correct = np.empty_like(cos_bug)  # (S,): the correct encoding, measured the same way
+    for s in range(0, starts.shape[0], rows):
+        p = starts[s : s + rows]
+        a = sinusoidal_pe(p, d, params.base)
+        b = sinusoidal_pe(p + k, d, params.base)
+        correct[s : s + rows] = (a * b).sum(1) / (
+            np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        )
+    data = {
+        "starts": starts,
+        "offset": OFFSET_B,
+        "cos_bug": cos_bug,
+        "cos_correct": correct,
+    }
+    numbers: dict[str, Scalar] = {
+        "bug_f10_min": float(cos_bug.min()),
+        "bug_f10_max": float(cos_bug.max()),
+        "bug_spread": float(np.ptp(cos_bug)),
+        "correct_spread": float(np.ptp(correct)),
+        "bug_norm_min": norm_min,
+        "bug_norm_max": norm_max,
+    }
+    return data, numbers
+
+
+def _layouts(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    grid = _even_positions(n, _rows(2 * d, LAYOUT_GRID, 8))  # (G,)
+    inter = _pe_columns(grid, None, params)  # (G, d)
+    half = _pe_columns(grid, None, params, layout="half")  # (G, d)
+    perm = rope_layout_permutation(d)  # (d,): half = interleaved[:, perm]
+    sim_inter = inter @ inter.T / (d / 2)  # (G, G)
+    sim_half = half @ half.T / (d / 2)  # (G, G)
+    sim_grid = _even_positions(n, _rows(2 * d, MAX_ROWS))  # two pe_similarity calls
+    t2t = pe_similarity(sim_grid, d, params.base, "tensor2tensor") if d >= 4 else None
+    paper = pe_similarity(sim_grid, d, params.base)
+    data = {
+        "perm_diff": float(np.abs(inter[:, perm] - half).max()),  # exactly 0
+        "raw_diff": float(np.abs(inter - half).max()),  # same column index, different numbers
+        "sim_diff": float(np.abs(sim_inter - sim_half).max()),  # rounding of the sums only
+        "t2t_sim_diff": 0.0 if t2t is None else float(np.abs(t2t - paper).max()),
+    }
+    numbers: dict[str, Scalar] = {f"layout_{k}": v for k, v in data.items()}
+    return data, numbers
+
+
+def _float32(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    n, d = params.positions, params.d_model
+    n_rows = max(8, min(F32_MAX_ROWS, F32_ELEMENTS // (d // 2)))
+    pos = np.unique(np.round(np.linspace(0, n - 1, min(n, n_rows))))  # (r,): includes n-1
+    err = float32_angle_error(d, pos, params.base)
+    angle_error = err.angle_error  # (r, d/2)
+    at = np.unravel_index(int(np.argmax(angle_error)), angle_error.shape)
+    cols = np.arange(0, d // 2, _step(d // 2, F32_MAX_COLS), dtype=np.int64)  # (c,)
+    slow_from = d // 4
+    slow = angle_error[:, slow_from:]
+    data = {
+        "positions": pos,
+        "pairs": cols,
+        "angle_error": angle_error[:, cols],  # (r, c); 0 where float32 is exact
+        "max_error": float(angle_error[at]),
+        "max_position": int(pos[at[0]]),
+        "max_pair": int(at[1]),
+        "slow_from": slow_from,
+    }
+    numbers: dict[str, Scalar] = {
+        "f32_max": float(angle_error[at]),
+        "f32_max_pos": int(pos[at[0]]),
+        "f32_max_i": int(at[1]),
+        "f32_sin_max": float(max(err.sin_error.max(), err.cos_error.max())),
+        "f32_slow_from": slow_from,
+        "f32_slow_max": float(slow.max()) if slow.size else 0.0,
+    }
+    return data, numbers
+
+
+def compute(params: PEParams) -> CardContent:
+    heat, n_heat = _heatmap(params)
+    curves, n_curves = _curves(params)
+    sim, n_sim = _similarity(params)
+    bug, n_bug = _bug(params)
+    layouts, n_layouts = _layouts(params)
+    f32, n_f32 = _float32(params)
+    numbers: dict[str, Scalar] = {
+        "d_model": params.d_model,
+        "base": params.base,
+        "n_positions": params.positions,
+        "half_d": params.d_model // 2,
+        **n_heat,
+        **n_curves,
+        **n_sim,
+        **n_bug,
+        **n_layouts,
+        **n_f32,
+    }
+    pitfalls: dict[str, Any] = {
+        **{f"bug_{k}": v for k, v in bug.items()},
+        **{f"layout_{k}": v for k, v in layouts.items()},
+        **{f"f32_{k}": v for k, v in f32.items()},
+    }
+    return CardContent(
+        card=2,
+        figures={
+            "c2-heatmap": heat,
+            "c2-curves": curves,
+            "c2-similarity": sim,
+            "c2-pitfalls": pitfalls,
+        },
+        numbers=numbers,
+    )

@@ -1,0 +1,286 @@
+"""Card 3: from sinusoid to rotation (RoPE). Every number comes from posecards.encodings.
+
+Which dimension is used where (also stored in each figure's data):
+
+- c3-rotation: a 2-D worked example (one rotation pair, theta = 0.1), fixed on purpose.
+- c3-scores, c3-decay, the layout demo of c3-layouts-base and the value pitfall: one attention
+  head of ``HEAD_DIM = 128`` (LLaMA's head size), base ``params.base``.
+- the wavelength (base) panel of c3-layouts-base: rotary dim ``params.d_model``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from posecards.config import PEParams
+from posecards.content import CardContent
+from posecards.encodings.rope import (
+    apply_rope,
+    rope_layout_permutation,
+    rope_relative_upper_bound,
+    rope_scores,
+    rotation_2d,
+)
+from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.encodings.sinusoidal import sinusoidal_pe
+from posecards.encodings.toeplitz import diagonal_spread
+
+CARD = 3
+HEAD_DIM = 128  # one attention head, as in LLaMA
+SEED = 0
+MAX_SHOWN = 512  # at most this many positions per heatmap side
+DEMO_BASES = (10000.0, 500000.0)  # the original RoPE base and LLaMA 3's
+CONTEXTS = (4096, 32768, 131072)  # 4k, 32k, 128k tokens
+DECAY_MAX_DISTANCE = 65536
+DECAY_POINTS = 700
+DECAY_PROBE = 1000  # distance at which the text compares the decay bound
+LAYOUT_DIM = 8  # the small pairing diagram
+SHIFT = 100  # positions by which the value pitfall shifts a sequence
+# the worked 2-D example: q = [1, 0] at position m, k = [0, 1] at position n, theta = 0.1
+EX_Q = (1.0, 0.0)
+EX_K = (0.0, 1.0)
+EX_M, EX_N, EX_THETA = 10, 15, 0.1
+
+
+def _bases(params: PEParams) -> list[float]:
+    return sorted({*DEMO_BASES, float(params.base)})
+
+
+def _shown_positions(positions: int) -> tuple[np.ndarray, int]:
+    """Evenly spaced positions 0, s, 2s, ... < positions, at most MAX_SHOWN of them."""
+    step = max(1, math.ceil(positions / MAX_SHOWN))
+    return np.arange(0, positions, step, dtype=np.float64), step  # (n,)
+
+
+def _rotation(numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+    q = np.array(EX_Q, dtype=np.float64)  # (2,)
+    k = np.array(EX_K, dtype=np.float64)  # (2,)
+    theta = np.array([EX_THETA])  # (1,): one pair
+    q_rot = apply_rope(q, [EX_M], theta)  # (2,) R(m theta) q
+    k_rot = apply_rope(k, [EX_N], theta)  # (2,) R(n theta) k
+    q_rot_matrix = rotation_2d(EX_M * EX_THETA) @ q  # (2,) same, by the 2x2 matrix
+    k_rot_matrix = rotation_2d(EX_N * EX_THETA) @ k  # (2,)
+    score_rope = float(q_rot @ k_rot)
+    k_rel = rotation_2d((EX_N - EX_M) * EX_THETA) @ k  # (2,) R((n - m) theta) k
+    score_relative = float(q @ k_rel)
+    shifted = float(apply_rope(q, [EX_M + SHIFT], theta) @ apply_rope(k, [EX_N + SHIFT], theta))
+    numbers.update(
+        ex_m=EX_M,
+        ex_n=EX_N,
+        ex_theta=EX_THETA,
+        ex_angle_q=EX_M * EX_THETA,
+        ex_angle_k=EX_N * EX_THETA,
+        ex_angle_rel=(EX_N - EX_M) * EX_THETA,
+        ex_qrot0=float(q_rot[0]),
+        ex_qrot1=float(q_rot[1]),
+        ex_krot0=float(k_rot[0]),
+        ex_krot1=float(k_rot[1]),
+        ex_score=score_rope,
+        ex_score_rel=score_relative,
+        ex_diff=abs(score_rope - score_relative),
+        ex_shift=SHIFT,
+        ex_score_shifted=shifted,
+    )
+    return {
+        "q": q,
+        "k": k,
+        "m": EX_M,
+        "n": EX_N,
+        "theta": EX_THETA,
+        "q_rot": q_rot,
+        "k_rot": k_rot,
+        "q_rot_matrix": q_rot_matrix,
+        "k_rot_matrix": k_rot_matrix,
+        "angle_q": EX_M * EX_THETA,
+        "angle_k": EX_N * EX_THETA,
+        "angle_rel": (EX_N - EX_M) * EX_THETA,
+        "k_rel": k_rel,
+        "score_rope": score_rope,
+        "score_relative": score_relative,
+        "difference": abs(score_rope - score_relative),
+        "shift": SHIFT,
+        "score_shifted": shifted,
+    }
+
+
+def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+    pos, step = _shown_positions(params.positions)  # (n,)
+    n = pos.size
+    inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (HEAD_DIM/2,)
+    rng = np.random.default_rng(SEED)
+    q = rng.standard_normal(HEAD_DIM)  # (HEAD_DIM,) the same query at every position
+    k = rng.standard_normal(HEAD_DIM)  # (HEAD_DIM,) the same key at every position
+    q_rows = np.broadcast_to(q, (n, HEAD_DIM))  # (n, HEAD_DIM)
+    k_rows = np.broadcast_to(k, (n, HEAD_DIM))  # (n, HEAD_DIM)
+    rope = rope_scores(q_rows, k_rows, pos, pos, inv_freq)  # (n, n) <R_m q, R_n k>
+    pe = sinusoidal_pe(pos, HEAD_DIM, params.base)  # (n, HEAD_DIM)
+    additive = (q_rows + pe) @ (k_rows + pe).T  # (n, n) (q + PE_m).(k + PE_n)
+    dev_rope = float(diagonal_spread(rope).max())
+    dev_add = float(diagonal_spread(additive).max())
+    numbers.update(
+        scores_n=n,
+        scores_step=step,
+        scores_last=float(pos[-1]),
+        scores_dev_rope=dev_rope,
+        scores_dev_add=dev_add,
+        scores_max_rope=float(np.abs(rope).max()),
+        scores_max_add=float(np.abs(additive).max()),
+    )
+    return {
+        "positions": pos,
+        "step": step,
+        "head_dim": HEAD_DIM,
+        "base": float(params.base),
+        "seed": SEED,
+        "scores_rope": rope,
+        "scores_additive": additive,
+        "deviation_rope": dev_rope,
+        "deviation_additive": dev_add,
+    }
+
+
+def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+    max_distance = max(DECAY_MAX_DISTANCE, params.positions)
+    distances = np.geomspace(1.0, max_distance, DECAY_POINTS)  # (r,)
+    bases = _bases(params)
+    bounds = np.stack(
+        [rope_relative_upper_bound(distances, rope_inv_freq(HEAD_DIM, b)[0]) for b in bases]
+    )  # (n_bases, r)
+
+    def bound_at(r: float, b: float) -> float:
+        return float(rope_relative_upper_bound([r], rope_inv_freq(HEAD_DIM, b)[0])[0])
+
+    numbers.update(
+        decay_at0=bound_at(0.0, params.base),
+        decay_probe=DECAY_PROBE,
+        decay_base_probe=bound_at(DECAY_PROBE, params.base),
+        decay_10k_probe=bound_at(DECAY_PROBE, DEMO_BASES[0]),
+        decay_500k_probe=bound_at(DECAY_PROBE, DEMO_BASES[1]),
+        decay_max_distance=max_distance,
+    )
+    return {
+        "distances": distances,
+        "bases": np.array(bases),
+        "bounds": bounds,
+        "head_dim": HEAD_DIM,
+        "context": params.positions,
+        "max_distance": max_distance,
+        "probe": DECAY_PROBE,
+        "probe_values": np.array([bound_at(DECAY_PROBE, b) for b in bases]),  # (n_bases,)
+    }
+
+
+def _layouts_base(
+    params: PEParams, numbers: dict[str, float | int | str | bool]
+) -> dict[str, object]:
+    # -- layouts: the same vectors in the interleaved and the half layout --------------------
+    perm_small = rope_layout_permutation(LAYOUT_DIM)  # (8,) x_half = x_interleaved[P]
+    pair_interleaved = np.arange(LAYOUT_DIM) // 2  # (8,) pair of interleaved dim j: j // 2
+    pair_half = np.arange(LAYOUT_DIM) % (LAYOUT_DIM // 2)  # (8,) pair of half slot j: j mod d/2
+
+    pos, _ = _shown_positions(params.positions)  # (n,)
+    n = pos.size
+    inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (HEAD_DIM/2,)
+    rng = np.random.default_rng(SEED + 1)
+    q = rng.standard_normal((n, HEAD_DIM))  # (n, HEAD_DIM) a checkpoint's q in interleaved order
+    k = rng.standard_normal((n, HEAD_DIM))  # (n, HEAD_DIM)
+    perm = rope_layout_permutation(HEAD_DIM)  # (HEAD_DIM,)
+    s_inter = rope_scores(q, k, pos, pos, inv_freq, "interleaved")  # (n, n) the reference
+    s_perm = rope_scores(q[:, perm], k[:, perm], pos, pos, inv_freq, "half")  # (n, n) permuted
+    s_wrong = rope_scores(q, k, pos, pos, inv_freq, "half")  # (n, n) not permuted
+    perm_diff = float(np.abs(s_perm - s_inter).max())
+    wrong = np.abs(s_wrong - s_inter)  # (n, n)
+
+    # -- the base knob: wavelength of each pair of a d_model rotary dim ------------------------
+    bases = _bases(params)
+    lam = np.stack(
+        [2.0 * np.pi / rope_inv_freq(params.d_model, b)[0] for b in bases]
+    )  # (n_bases, d/2) lambda_k = 2 pi / theta_k
+    contexts = np.array(CONTEXTS, dtype=np.int64)  # (n_ctx,)
+    # pair k completes a full turn inside a context of L tokens when its wavelength fits in the
+    # largest relative distance there, L - 1
+    turns = (lam[:, None, :] <= (contexts[None, :, None] - 1)).sum(axis=2)  # (n_bases, n_ctx)
+    pairs = params.d_model // 2
+    i10k, i500k, ibase = (
+        bases.index(DEMO_BASES[0]),
+        bases.index(DEMO_BASES[1]),
+        bases.index(float(params.base)),
+    )
+    inv_500k, _ = rope_inv_freq(params.d_model, DEMO_BASES[1])  # (d/2,)
+    numbers.update(
+        layout_dim=LAYOUT_DIM,
+        perm_diff=perm_diff,
+        wrong_max=float(wrong.max()),
+        wrong_mean=float(wrong.mean()),
+        score_mean_abs=float(np.abs(s_inter).mean()),
+        pairs=pairs,
+        turns_base_4k=int(turns[ibase, 0]),
+        turns_base_32k=int(turns[ibase, 1]),
+        turns_base_128k=int(turns[ibase, 2]),
+        never_10k_4k=int(pairs - turns[i10k, 0]),
+        never_500k_4k=int(pairs - turns[i500k, 0]),
+        never_base_128k=int(pairs - turns[ibase, 2]),
+        slowest_angle_500k_4k=float((CONTEXTS[0] - 1) * inv_500k[-1]),
+        lambda_min=float(lam[ibase].min()),
+        lambda_max_base=float(lam[ibase].max()),
+    )
+    return {
+        "layout_dim": LAYOUT_DIM,
+        "permutation": perm_small,
+        "pair_interleaved": pair_interleaved,
+        "pair_half": pair_half,
+        "head_dim": HEAD_DIM,
+        "perm_diff": perm_diff,
+        "wrong_max": float(wrong.max()),
+        "wrong_mean": float(wrong.mean()),
+        "d_model": params.d_model,
+        "bases": np.array(bases),
+        "wavelengths": lam,
+        "contexts": contexts,
+        "turns": turns.astype(np.int64),
+        "pairs": pairs,
+    }
+
+
+def _values_pitfall(params: PEParams, numbers: dict[str, float | int | str | bool]) -> None:
+    """RoPE on q, k is shift-invariant; rotating values as well would carry absolute position."""
+    pos, _ = _shown_positions(params.positions)  # (n,)
+    n = pos.size
+    inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (HEAD_DIM/2,)
+    rng = np.random.default_rng(SEED + 2)
+    q, k, v = rng.standard_normal((3, n, HEAD_DIM))  # (n, HEAD_DIM) each
+    s0 = rope_scores(q, k, pos, pos, inv_freq)  # (n, n)
+    s1 = rope_scores(q, k, pos + SHIFT, pos + SHIFT, inv_freq)  # (n, n) whole sequence shifted
+    v0 = apply_rope(v, pos, inv_freq)  # (n, HEAD_DIM)
+    v1 = apply_rope(v, pos + SHIFT, inv_freq)  # (n, HEAD_DIM)
+    rel = np.linalg.norm(v1 - v0, axis=1) / np.linalg.norm(v, axis=1)  # (n,)
+    numbers.update(
+        shift=SHIFT,
+        shift_score_change=float(np.abs(s1 - s0).max()),
+        shift_value_change_pct=float(100.0 * rel.mean()),
+    )
+
+
+def compute(params: PEParams) -> CardContent:
+    """Everything card 3 shows, for the given parameters."""
+    numbers: dict[str, float | int | str | bool] = {
+        "d_model": params.d_model,
+        "base": float(params.base),
+        "positions": params.positions,
+        "head_dim": HEAD_DIM,
+        "base_10k": DEMO_BASES[0],
+        "base_500k": DEMO_BASES[1],
+        "ctx_4k": CONTEXTS[0],
+        "ctx_32k": CONTEXTS[1],
+        "ctx_128k": CONTEXTS[2],
+    }
+    figures = {
+        "c3-rotation": _rotation(numbers),
+        "c3-scores": _scores(params, numbers),
+        "c3-decay": _decay(params, numbers),
+        "c3-layouts-base": _layouts_base(params, numbers),
+    }
+    _values_pitfall(params, numbers)
+    return CardContent(card=CARD, figures=figures, numbers=numbers)

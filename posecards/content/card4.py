@@ -1,0 +1,310 @@
+"""Card 4 -- beyond rotation: ALiBi, RoPE length scaling, relative buckets, 2-D grids.
+
+Every array and number here comes from the math layer (``posecards.encodings``); this module
+only chooses the settings shown on the card and picks values out of the results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from posecards.config import PEParams
+from posecards.content import CardContent, Scalar
+from posecards.encodings.alibi import alibi_bias, alibi_bias_key_only, alibi_slopes
+from posecards.encodings.buckets import deberta_log_bucket, t5_relative_bucket
+from posecards.encodings.cosine import cosine_similarity
+from posecards.encodings.grid2d import sincos_2d_pe, sum_angle_2d_pe
+from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.encodings.softmax import softmax
+
+# --- ALiBi -------------------------------------------------------------------------------
+ALIBI_HEADS = 8
+ALIBI_HEADS_ODD = 12  # not a power of two: 8 slopes of the 8-head set + every other of 16
+ALIBI_SHOWN = (0, 3, 7)  # first, middle, last head of 8 (0-based)
+ALIBI_MATRIX_LEN = 16
+
+# --- RoPE scaling ------------------------------------------------------------------------
+ROPE_DIM = 128  # head dimension of Llama-style models
+ROPE_ORIG = 8192  # original context length L (original_max_position_embeddings)
+ROPE_FACTOR = 4
+LLAMA3_FACTOR = 8
+# (key, scaling dict, seq_len): the six settings compared on the card, in legend order
+ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
+    ("linear", {"rope_type": "linear", "factor": ROPE_FACTOR}, None),
+    ("ntk", {"rope_type": "ntk", "factor": ROPE_FACTOR}, None),
+    ("dynamic2", {"rope_type": "dynamic", "factor": ROPE_FACTOR}, 2 * ROPE_ORIG),
+    ("dynamic4", {"rope_type": "dynamic", "factor": ROPE_FACTOR}, 4 * ROPE_ORIG),
+    (
+        "yarn",
+        {
+            "rope_type": "yarn",
+            "factor": ROPE_FACTOR,
+            "original_max_position_embeddings": ROPE_ORIG,
+        },
+        None,
+    ),
+    (
+        "llama3",
+        {
+            "rope_type": "llama3",
+            "factor": LLAMA3_FACTOR,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": ROPE_ORIG,
+        },
+        None,
+    ),
+)
+
+# --- buckets -----------------------------------------------------------------------------
+T5_BUCKETS = 32
+T5_MAX_DISTANCE = 128
+T5_RANGE = 300
+DEBERTA_BUCKET_SIZE = 256
+DEBERTA_MAX_POSITION = 512
+DEBERTA_RANGE = 1000
+
+# --- 2-D grid ----------------------------------------------------------------------------
+GRID = 14  # 224 px image / 16 px patches (ViT-B/16, MAE)
+GRID_PATCHES = ((0, 0), (3, 10), (7, 7))  # (row y, column x) of the patches whose maps are shown
+COLLISION_A = (2, 1)  # (row y, column x): the patch at x = 1, y = 2
+COLLISION_B = (1, 2)  # the patch at x = 2, y = 1
+
+
+def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+    slopes8 = alibi_slopes(ALIBI_HEADS)  # (8,)
+    slopes12 = alibi_slopes(ALIBI_HEADS_ODD)  # (12,)
+    slopes16 = alibi_slopes(2 * ALIBI_HEADS)  # (16,) the set the extra slopes are taken from
+    shown = np.asarray(ALIBI_SHOWN)
+    bias = alibi_bias(ALIBI_HEADS, ALIBI_MATRIX_LEN)[shown]  # (3, 16, 16), -inf above diagonal
+
+    # Attention of the last query (i = L-1) on uniform content: softmax of the bias alone.
+    # The key-only form m·j differs from -m·(L-1-j) by a constant per row: same softmax.
+    length = params.positions
+    key_bias = alibi_bias_key_only(ALIBI_HEADS, length)[:, 0, :]  # (8, L)
+    weights = softmax(key_bias, axis=-1)[:, ::-1]  # (8, L), column d = distance L-1-j
+    wrong = softmax(-key_bias, axis=-1)[:, ::-1]  # (8, L) positive slope +m·(i-j): wrong sign
+    distance = np.arange(length, dtype=np.float64)  # (L,)
+
+    first, last = ALIBI_SHOWN[0], ALIBI_SHOWN[-1]
+    far = length - 1
+    numbers.update(
+        alibi_heads=ALIBI_HEADS,
+        alibi_heads_odd=ALIBI_HEADS_ODD,
+        alibi_m_first=float(slopes8[0]),
+        alibi_m_last=float(slopes8[-1]),
+        alibi_inv_first=float(1.0 / slopes8[0]),
+        alibi_inv_last=float(1.0 / slopes8[-1]),
+        alibi_odd_first_extra=float(slopes12[ALIBI_HEADS]),
+        alibi_odd_last_extra=float(slopes12[-1]),
+        alibi_mid_head=ALIBI_SHOWN[1] + 1,
+        alibi_last_head=ALIBI_SHOWN[2] + 1,
+        alibi_n_extra=ALIBI_HEADS_ODD - ALIBI_HEADS,
+        alibi_len=ALIBI_MATRIX_LEN,
+        alibi_corner=float(bias[0, -1, 0]),  # bias of the farthest key in the 16 x 16 matrix
+        alibi_positions=length,
+        alibi_far=far,
+        # per-token decay factor w(d+1)/w(d) = exp(-m), read off the softmax
+        alibi_step_first=float(weights[first, 1] / weights[first, 0]) if length > 1 else 1.0,
+        alibi_step_last=float(weights[last, 1] / weights[last, 0]) if length > 1 else 1.0,
+        alibi_far_near_last=float(weights[last, far] / weights[last, 0]),
+        alibi_far_first=float(weights[first, far]),
+        alibi_far_wrong=float(wrong[first, far]),
+        alibi_near_wrong=float(wrong[first, 0]),
+    )
+    return {
+        "slopes8": slopes8,
+        "slopes12": slopes12,
+        "slopes16": slopes16,
+        "shown_heads": shown + 1,  # 1-based head numbers
+        "shown_slopes": slopes8[shown],
+        "shown_inv_slopes": 1.0 / slopes8[shown],
+        "bias": bias,
+        "distance": distance,
+        "weights": weights[shown],  # (3, L)
+        "weights_wrong_first": wrong[first],  # (L,)
+    }
+
+
+def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+    plain, _ = rope_inv_freq(ROPE_DIM, params.base)  # (64,)
+    wavelength = 2.0 * np.pi / plain  # (64,) original wavelength in positions
+    ratios = []
+    attention = []
+    factors = []
+    for _key, scaling, seq_len in ROPE_SCHEMES:
+        inv, att = rope_inv_freq(
+            ROPE_DIM,
+            params.base,
+            scaling,
+            seq_len=seq_len,
+            max_position_embeddings=ROPE_ORIG if seq_len is not None else None,
+        )
+        ratios.append(inv / plain)  # (64,) scaled / original frequency
+        attention.append(att)
+        factors.append(float(scaling["factor"]))
+    ratio = np.asarray(ratios, dtype=np.float64)  # (6, 64)
+    keys = [k for k, _, _ in ROPE_SCHEMES]
+    at = {k: i for i, k in enumerate(keys)}
+    untouched = np.isclose(ratio, 1.0, rtol=1e-12, atol=0.0).sum(axis=1)  # (6,)
+
+    numbers.update(
+        rope_dim=ROPE_DIM,
+        rope_pairs=ROPE_DIM // 2,
+        rope_orig=ROPE_ORIG,
+        rope_factor=ROPE_FACTOR,
+        llama3_factor=LLAMA3_FACTOR,
+        rope_longest=float(wavelength[-1]),
+        pi_short_orig=float(wavelength[0]),
+        pi_short_scaled=float(wavelength[0] / ratio[at["linear"], 0]),
+        pi_ratio=float(ratio[at["linear"], 0]),
+        ntk_ratio_high=float(ratio[at["ntk"], 0]),
+        ntk_ratio_low=float(ratio[at["ntk"], -1]),
+        yarn_ratio_high=float(ratio[at["yarn"], 0]),
+        yarn_ratio_low=float(ratio[at["yarn"], -1]),
+        dyn2_ratio_low=float(ratio[at["dynamic2"], -1]),
+        dyn4_ratio_low=float(ratio[at["dynamic4"], -1]),
+        dyn2_len=2 * ROPE_ORIG,
+        dyn4_len=4 * ROPE_ORIG,
+        yarn_attention=float(attention[at["yarn"]]),
+        yarn_untouched=int(untouched[at["yarn"]]),
+        llama3_untouched=int(untouched[at["llama3"]]),
+        llama3_ratio_low=float(ratio[at["llama3"], -1]),
+    )
+    return {
+        "keys": keys,
+        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        "wavelength": wavelength,  # (64,)
+        "ratio": ratio,  # (6, 64)
+        "factor": np.asarray(factors, dtype=np.float64),  # (6,)
+        "attention_factor": np.asarray(attention, dtype=np.float64),  # (6,)
+        "seq_len": np.asarray(
+            [s if s is not None else 0 for _, _, s in ROPE_SCHEMES], dtype=np.float64
+        ),  # (6,), 0 = not used
+        "orig_len": float(ROPE_ORIG),
+        "head_dim": ROPE_DIM,
+        "base": float(params.base),
+    }
+
+
+def _first_shared(distance: np.ndarray, bucket: np.ndarray) -> int:
+    """Smallest distance (>= 0) whose bucket also holds another distance (distance sorted)."""
+    _, inverse, counts = np.unique(bucket, return_inverse=True, return_counts=True)
+    shared = counts[inverse] > 1  # (n,)
+    return int(distance[np.argmax(shared)])
+
+
+def _buckets(numbers: dict[str, Scalar]) -> dict[str, Any]:
+    t5_r = np.arange(-T5_RANGE, T5_RANGE + 1)  # (601,) key - query
+    t5_b = t5_relative_bucket(t5_r, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (601,)
+    # one side: keys before the query, n = query - key = 0..T5_RANGE
+    n = np.arange(T5_RANGE + 1)  # (301,)
+    side = t5_relative_bucket(-n, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,)
+    t5_last_start = int(n[np.argmax(side == side.max())])
+
+    deb_r = np.arange(-DEBERTA_RANGE, DEBERTA_RANGE + 1)  # (2001,) query - key
+    deb_b = deberta_log_bucket(deb_r, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (2001,)
+    m = np.arange(DEBERTA_RANGE + 1)  # (1001,)
+    deb_side = deberta_log_bucket(m, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (1001,)
+    edge = DEBERTA_MAX_POSITION - 1
+
+    numbers.update(
+        t5_buckets=T5_BUCKETS,
+        t5_side_buckets=T5_BUCKETS // 2,
+        t5_max_distance=T5_MAX_DISTANCE,
+        t5_first_shared=_first_shared(n, side),
+        t5_last_start=t5_last_start,
+        t5_last_bucket=int(side.max()),
+        t5_range=T5_RANGE,
+        t5_in_last=int(np.sum(side == side.max())),
+        deb_bucket_size=DEBERTA_BUCKET_SIZE,
+        deb_max_position=DEBERTA_MAX_POSITION,
+        deb_mid=DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
+        deb_first_shared=_first_shared(m, deb_side),
+        deb_edge=edge,
+        deb_edge_bucket=int(deb_side[edge]),
+        deb_range=DEBERTA_RANGE,
+        deb_far_bucket=int(deb_side[-1]),
+    )
+    return {
+        "t5_distance": t5_r.astype(np.float64),
+        "t5_bucket": t5_b.astype(np.float64),
+        "t5_num_buckets": T5_BUCKETS,
+        "t5_max_distance": T5_MAX_DISTANCE,
+        "t5_first_shared": numbers["t5_first_shared"],
+        "t5_last_start": t5_last_start,
+        "deb_distance": deb_r.astype(np.float64),
+        "deb_bucket": deb_b.astype(np.float64),
+        "deb_bucket_size": DEBERTA_BUCKET_SIZE,
+        "deb_max_position": DEBERTA_MAX_POSITION,
+        "deb_first_shared": numbers["deb_first_shared"],
+        "deb_edge": edge,
+        "deb_edge_bucket": numbers["deb_edge_bucket"],
+    }
+
+
+def _distinct_rows(vectors: np.ndarray) -> int:
+    """How many different vectors (bit-for-bit equal rows count once) a table holds."""
+    return len({row.tobytes() for row in np.ascontiguousarray(vectors)})
+
+
+def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+    # MAE splits d into 4 blocks (x: sin, cos; y: sin, cos): use the largest multiple of 4.
+    d_used = max(4, params.d_model - params.d_model % 4)
+    mae = sincos_2d_pe(GRID, GRID, d_used, params.base)  # (196, d)
+    wrong = sum_angle_2d_pe(GRID, GRID, d_used, params.base)  # (196, d)
+    idx = np.asarray([y * GRID + x for y, x in GRID_PATCHES])  # (3,) row-major token index
+    sim_mae = cosine_similarity(mae[idx], mae).reshape(len(idx), GRID, GRID)  # (3, 14, 14)
+    sim_sum = cosine_similarity(wrong[idx], wrong).reshape(len(idx), GRID, GRID)  # (3, 14, 14)
+
+    a = COLLISION_A[0] * GRID + COLLISION_A[1]
+    b = COLLISION_B[0] * GRID + COLLISION_B[1]
+    diff_sum = float(np.max(np.abs(wrong[a] - wrong[b])))
+    diff_mae = float(np.max(np.abs(mae[a] - mae[b])))
+    centre = GRID_PATCHES[-1][0] * GRID + GRID_PATCHES[-1][1]
+    same_as_centre = int(np.sum(np.all(wrong == wrong[centre], axis=1)))
+
+    numbers.update(
+        grid=GRID,
+        grid_patches=GRID * GRID,
+        grid_d=d_used,
+        grid_d_model=params.d_model,
+        grid_d_adjusted=d_used != params.d_model,
+        grid_sum_distinct=_distinct_rows(wrong),
+        grid_mae_distinct=_distinct_rows(mae),
+        grid_diff_sum=diff_sum,
+        grid_diff_mae=diff_mae,
+        grid_cos_mae=float(cosine_similarity(mae[a], mae[b])[0, 0]),
+        grid_same_centre=same_as_centre,
+        grid_ax=COLLISION_A[1],  # the pair (x, y) = (1, 2) vs (2, 1)
+        grid_ay=COLLISION_A[0],
+        grid_centre_x=GRID_PATCHES[-1][1],
+        grid_centre_y=GRID_PATCHES[-1][0],
+        grid_centre_sum=GRID_PATCHES[-1][0] + GRID_PATCHES[-1][1],
+    )
+    return {
+        "grid": GRID,
+        "d_model": params.d_model,
+        "d_used": d_used,
+        "d_adjusted": d_used != params.d_model,
+        "patches": np.asarray(GRID_PATCHES, dtype=np.float64),  # (3, 2): (row y, column x)
+        "sim_mae": sim_mae,
+        "sim_sum": sim_sum,
+        "collision_a": np.asarray(COLLISION_A, dtype=np.float64),  # (row y, column x)
+        "collision_b": np.asarray(COLLISION_B, dtype=np.float64),
+        "diff_sum": diff_sum,
+        "diff_mae": diff_mae,
+    }
+
+
+def compute(params: PEParams) -> CardContent:
+    numbers: dict[str, Scalar] = {}
+    figures = {
+        "c4-alibi": _alibi(params, numbers),
+        "c4-rope-scaling": _rope_scaling(params, numbers),
+        "c4-buckets": _buckets(numbers),
+        "c4-grid2d": _grid2d(params, numbers),
+    }
+    return CardContent(card=4, figures=figures, numbers=numbers)

@@ -1,0 +1,333 @@
+"""Card 2 figures: the geometry of the sinusoidal encoding (heatmap, curves, similarity, pitfalls)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import FigureBase
+
+from posecards.figures import DrawFn, Labels
+from posecards.figures._common import heatmap
+from posecards.figures.style import Theme
+
+
+def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
+    """imshow extent (origin upper) whose cell centres sit on the sampled x and y values."""
+    dx = float(x[1] - x[0]) if x.shape[0] > 1 else 1.0
+    dy = float(y[1] - y[0]) if y.shape[0] > 1 else 1.0
+    return (
+        float(x[0]) - dx / 2,
+        float(x[-1]) + dx / 2,
+        float(y[-1]) + dy / 2,
+        float(y[0]) - dy / 2,
+    )
+
+
+def _sci(value: float) -> str:
+    """A number for a table cell, in mathtext: 0, 2.00, 2.3×10⁻³."""
+    v = float(value)
+    if v == 0.0:
+        return "0"
+    if 0.01 <= abs(v) < 1000:
+        return f"{v:.2f}"
+    exp = int(np.floor(np.log10(abs(v))))
+    mant = round(v / 10.0**exp, 1)
+    if abs(mant) >= 10:
+        mant, exp = mant / 10, exp + 1
+    return rf"${mant:.1f}\times10^{{{exp}}}$"
+
+
+def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    values = np.asarray(data["values"])  # (positions shown, dims shown)
+    pos = np.asarray(data["positions"])
+    dims = np.asarray(data["dims"])
+    ax = fig.subplots()
+    heatmap(
+        ax,
+        values,
+        theme,
+        signed=True,
+        vmax=1.0,
+        extent=_extent(dims.astype(float), pos),
+        cbar_label=t("pe_value"),
+    )
+    ax.set_xlabel(t("dimension"))
+    ax.set_ylabel(t("position"))
+    # where the fast and the slow pairs are: wavelengths of the first and the last shown pair
+    lam = np.asarray(data["wavelength_ticks"])
+    tick_dims = np.asarray(data["wavelength_tick_dims"])
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(tick_dims, [f"{v:,.0f}" if v >= 100 else f"{v:.1f}" for v in lam])
+    top.set_xlabel(t("wavelength_axis"))
+    if int(data["position_step"]) > 1 or int(data["pair_step"]) > 1:
+        ax.set_title(
+            t(
+                "shown_part",
+                rows=pos.shape[0],
+                n=int(data["n_positions"]),
+                cols=dims.shape[0],
+                d=int(data["d_model"]),
+            ),
+            fontsize=12,
+            fontweight="normal",
+            color=theme.muted,
+            loc="left",
+        )
+
+
+def _curve_axes(
+    ax: Axes,
+    pos: np.ndarray,
+    dims: np.ndarray,
+    values: np.ndarray,
+    lam: np.ndarray,
+    t: Labels,
+    theme: Theme,
+    styles: list[str],
+) -> None:
+    marker = "o" if pos.shape[0] <= 160 else None
+    for k, j in enumerate(int(v) for v in dims):
+        ax.plot(
+            pos,
+            values[k],
+            ls=styles[k % len(styles)],
+            marker=marker,
+            ms=3.5,
+            lw=1.6,
+            label=t("curve_label", j=j, fn=t("sin") if j % 2 == 0 else t("cos"), lam=lam[k]),
+        )
+    ax.set_ylim(-1.15, 1.15)
+    ax.set_yticks([-1, 0, 1])
+    ax.axhline(0, color=theme.muted, lw=0.6, zorder=0)
+    if pos.shape[0] > 1:
+        ax.set_xlim(float(pos[0]), float(pos[-1]))
+    ax.set_xlabel(t("position"))
+    ax.set_ylabel(t("pe_value"))
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+
+
+def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    slow_dims = np.asarray(data["slow_dims"])
+    n_axes = 2 if slow_dims.shape[0] else 1
+    axes = fig.subplots(n_axes, 1, squeeze=False)[:, 0]
+    fast_pos = np.asarray(data["fast_positions"])
+    _curve_axes(
+        axes[0],
+        fast_pos,
+        np.asarray(data["fast_dims"]),
+        np.asarray(data["fast_values"]),
+        np.asarray(data["fast_wavelengths"]),
+        t,
+        theme,
+        ["-", "--", "-", "--"],
+    )
+    axes[0].set_title(t("fast_dims", n=int(fast_pos.shape[0])), loc="left", fontsize=13)
+    if n_axes == 2:
+        _curve_axes(
+            axes[1],
+            np.asarray(data["slow_positions"]),
+            slow_dims,
+            np.asarray(data["slow_values"]),
+            np.asarray(data["slow_wavelengths"]),
+            t,
+            theme,
+            ["-", "-"],
+        )
+        axes[1].set_title(t("slow_dims", n=int(data["n_positions"])), loc="left", fontsize=13)
+
+
+def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    sim = np.asarray(data["similarity"])
+    pos = np.asarray(data["positions"])
+    ax_s, ax_f = fig.subplots(1, 2, width_ratios=[1.0, 1.15])
+    heatmap(
+        ax_s,
+        sim,
+        theme,
+        signed=True,
+        vmax=1.0,
+        extent=_extent(pos, pos),
+        colorbar=False,
+    )
+    cb = fig.colorbar(ax_s.images[-1], ax=ax_s, orientation="horizontal", fraction=0.06, pad=0.02)
+    cb.set_label(t("cos_sim"))
+    ax_s.set_aspect("equal")
+    ax_s.xaxis.set_label_position("top")
+    ax_s.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax_s.set_xlabel(t("position_q"))
+    ax_s.set_ylabel(t("position_p"))
+
+    k = np.asarray(data["offsets"])
+    measured = np.asarray(data["measured"])  # (starts, offsets)
+    starts = [int(s) for s in data["starts"]]
+    markers = ["o", "s", "^", "D"]
+    sizes = [7, 5, 3.5, 3]
+    for r, p0 in enumerate(starts):
+        ax_f.plot(
+            k,
+            measured[r],
+            ls="none",
+            marker=markers[r % len(markers)],
+            ms=sizes[r % len(sizes)],
+            mfc="none" if r < len(starts) - 1 else None,
+            label=t("from_start", p=p0),
+        )
+    ax_f.plot(k, np.asarray(data["formula"]), color=theme.text, lw=1.0, label=t("formula_f"))
+    for kk, fk in ((data["offset_a"], data["f_a"]), (data["offset_b"], data["f_b"])):
+        ax_f.annotate(
+            t("f_at", k=int(kk), f=float(fk)),
+            xy=(float(kk), float(fk)),
+            xytext=(16, 2),
+            textcoords="offset points",
+            fontsize=12,
+            color=theme.warn,
+            fontweight="bold",
+            va="top",
+            arrowprops={"arrowstyle": "-", "color": theme.warn, "lw": 1.0},
+        )
+        ax_f.plot([float(kk)], [float(fk)], "o", color=theme.warn, ms=6, zorder=5)
+    k_mono = float(data["k_mono"])
+    if bool(data["mono_found"]) and k_mono <= float(k[-1]):
+        ax_f.axvline(k_mono, color=theme.muted, ls=":", lw=1.2)
+        ax_f.text(
+            k_mono,
+            0.06,
+            t("mono_mark", k=int(k_mono)),
+            transform=ax_f.get_xaxis_transform(),
+            ha="left",
+            va="bottom",
+            fontsize=12,
+            color=theme.muted,
+        )
+    ax_f.axhline(0, color=theme.muted, lw=0.6, zorder=0)
+    ax_f.set_xlabel(t("offset_k"))
+    ax_f.set_ylabel(t("cos_sim"))
+    ax_f.set_title(t("profile_title"), fontsize=13)
+    ax_f.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=2,
+        fontsize=12,
+        frameon=False,
+        columnspacing=1.0,
+        handletextpad=0.4,
+    )
+
+
+def _draw_bug(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    starts = np.asarray(data["bug_starts"])
+    ax.plot(starts, np.asarray(data["bug_cos_bug"]), color=theme.warn, lw=1.6, label=t("bug_line"))
+    ax.plot(
+        starts,
+        np.asarray(data["bug_cos_correct"]),
+        color=theme.ok,
+        lw=2.2,
+        ls="--",
+        label=t("correct_line"),
+    )
+    ax.set_xlabel(t("start_p"))
+    ax.set_ylabel(t("sim_at", k=int(data["bug_offset"])))
+    ax.set_title(t("bug_title"), loc="left", fontsize=13)
+    ax.legend(loc="upper left", fontsize=12, frameon=False)
+    ax.margins(x=0.02)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.7 * (hi - lo))  # room for the legend above the lines
+
+
+def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    err = np.asarray(data["f32_angle_error"])  # (positions, pairs shown)
+    pos = np.asarray(data["f32_positions"])
+    pairs = np.asarray(data["f32_pairs"])
+    positive = err[err > 0]
+    vmin = float(positive.min()) if positive.size else 1e-12
+    vmax = float(err.max()) if positive.size else 1e-11
+    heatmap(
+        ax,
+        np.where(err > 0, err, np.nan),
+        theme,
+        log=True,
+        vmin=vmin,
+        vmax=vmax,
+        extent=_extent(pairs.astype(float), pos),
+        cbar_label=t("f32_cbar"),
+    )
+    x_max, y_max = float(data["f32_max_pair"]), float(data["f32_max_position"])
+    ax.plot([x_max], [y_max], marker="*", ms=14, color=theme.warn, mec=theme.background, ls="none")
+    ax.annotate(
+        t("f32_max", e=float(data["f32_max_error"])),
+        xy=(x_max, y_max),
+        xytext=(10, 8),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=12,
+        color=theme.text,
+        bbox={"boxstyle": "round,pad=0.2", "fc": theme.background, "ec": theme.warn, "lw": 1.0},
+    )
+    ax.set_xlabel(t("pair_i"))
+    ax.set_ylabel(t("position"))
+    ax.set_title(t("f32_title"), loc="left", fontsize=13)
+
+
+def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    rows = [
+        ("tab_perm", data["layout_perm_diff"]),
+        ("tab_raw", data["layout_raw_diff"]),
+        ("tab_sim", data["layout_sim_diff"]),
+        ("tab_t2t", data["layout_t2t_sim_diff"]),
+    ]
+    ax.set_axis_off()
+    ax.set_title(t("layout_title"), loc="left", fontsize=13)
+    step = 1.0 / (len(rows) + 1)
+    ax.text(
+        1.0,
+        1.0 - step / 2,
+        t("max_abs_diff"),
+        ha="right",
+        va="center",
+        color=theme.muted,
+        fontsize=12,
+        transform=ax.transAxes,
+    )
+    for r, (key, value) in enumerate(rows):
+        y = 1.0 - (r + 1.5) * step
+        ax.axhline(y + step / 2, color=theme.box_edge, lw=0.8)
+        ax.text(
+            0.0,
+            y,
+            t(key),
+            ha="left",
+            va="center",
+            fontsize=12,
+            color=theme.text,
+            transform=ax.transAxes,
+        )
+        ax.text(
+            1.0,
+            y,
+            _sci(value),
+            ha="right",
+            va="center",
+            fontsize=12,
+            color=theme.text,
+            transform=ax.transAxes,
+            fontweight="bold",
+        )
+
+
+def draw_pitfalls(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    axd = fig.subplot_mosaic([["bug", "f32"], ["tab", "tab"]], height_ratios=[1.6, 1.0])
+    _draw_bug(axd["bug"], data, t, theme)
+    _draw_float32(axd["f32"], data, t, theme)
+    _draw_layouts(axd["tab"], data, t, theme)
+
+
+DRAW: dict[str, DrawFn] = {
+    "c2-heatmap": draw_heatmap,
+    "c2-curves": draw_curves,
+    "c2-similarity": draw_similarity,
+    "c2-pitfalls": draw_pitfalls,
+}

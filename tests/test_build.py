@@ -1,0 +1,214 @@
+"""`posecards build` end to end: files, sizes, text, determinism across builds and --jobs, --check,
+the manifest, offline HTML, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_FORMATS = "png,svg,pdf,html"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "posecards", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=1800,
+    )
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("build") / "out"
+    r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", data[16:24])
+    return w, h
+
+
+def test_layout_of_outputs(built: Path) -> None:
+    files = tree(built)
+    for lang in ("en", "zh"):
+        cards = sorted(k for k in files if re.fullmatch(rf"{lang}/card-\d-[a-z0-9-]+\.png", k))
+        assert len(cards) == 4
+        for png in cards:
+            stem = png[: -len(".png")]
+            for ext in ("svg", "pdf", "html"):
+                assert f"{stem}.{ext}" in files
+            assert png_size(files[png]) == (1920, 1080)
+            assert files[f"{stem}.pdf"].startswith(b"%PDF")
+        figures = [k for k in files if k.startswith(f"{lang}/figures/") and k.endswith(".png")]
+        assert len(figures) == 16
+        assert {f[:-4] + ".svg" for f in figures} <= set(files)
+    assert "index.html" in files and "manifest.json" in files
+    assert not [k for k in files if "/." in k or k.startswith(".")], "no hidden helper files"
+
+
+def test_manifest_lists_every_file_with_its_hash(built: Path) -> None:
+    files = tree(built)
+    man = json.loads(files["manifest.json"])
+    assert man["parameters"] == {"d_model": 512, "base": 10000.0, "positions": 128}
+    assert set(man["files"]) == set(files) - {"manifest.json"}
+    for rel, digest in man["files"].items():
+        assert hashlib.sha256(files[rel]).hexdigest() == digest
+        assert not rel.startswith("/") and ".." not in rel
+    assert {"numpy", "torch", "matplotlib", "umap-learn"} <= set(man["libraries"])
+
+
+def test_html_is_offline_text_with_alt(built: Path) -> None:
+    allowed = ("http://www.w3.org/", "http://purl.org/dc/", "http://creativecommons.org/ns#")
+    for path in built.rglob("*"):
+        if path.suffix not in (".html", ".svg"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        urls = re.findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[a-z]{2,}[^\s\"'<>)]*", text)
+        external = [u for u in urls if not u.startswith(allowed) and not u.startswith("//www.w3")]
+        assert not external, f"{path}: {external[:3]}"
+        if path.suffix == ".html":
+            assert "Content-Security-Policy" in text
+            assert "default-src 'none'" in html.unescape(text)
+            assert "<script" not in text
+    zh = (built / "zh").glob("card-2-*.html")
+    page = next(zh).read_text(encoding="utf-8")
+    assert 'lang="zh-Hans"' in page
+    assert page.count('role="img" aria-label="') >= 5  # 4 panels + formula
+    assert re.search(r"[\u4e00-\u9fff]{4}", page)
+
+
+def test_same_inputs_same_bytes_across_jobs(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "1", "--quiet")
+    assert r.returncode == 0, r.stderr
+    a, b = tree(built), tree(out)
+    assert a.keys() == b.keys()
+    differ = [k for k in a if a[k] != b[k]]
+    assert not differ, differ[:5]
+
+
+def test_a_subset_build_gives_the_same_bytes(built: Path, tmp_path: Path) -> None:
+    # a card's files do not depend on which other cards, languages or formats were built
+    out = tmp_path / "subset"
+    r = run(
+        "build", "--out", str(out), "--cards", "4", "--lang", "zh", "--format", "pdf", "--quiet"
+    )
+    assert r.returncode == 0, r.stderr
+    pdf = next((out / "zh").glob("card-4-*.pdf"))
+    assert pdf.read_bytes() == (built / "zh" / pdf.name).read_bytes()
+
+
+def test_check_reports_stale_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "small"
+    opts = ["--out", str(out), "--cards", "2", "--lang", "en", "--format", "svg,html"]
+    r = run("build", *opts, "--check")
+    assert r.returncode == 1 and "missing: en/card-2-" in r.stdout
+    assert not out.exists()  # --check never writes
+    assert run("build", *opts, "--quiet").returncode == 0
+    r = run("build", *opts, "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    target = next((out / "en").glob("card-2-*.svg"))
+    target.write_bytes(target.read_bytes() + b" ")
+    (out / "en" / "figures" / "c2-heatmap.svg").unlink()
+    before = tree(out)
+    r = run("build", *opts, "--check")
+    assert r.returncode == 1
+    assert f"stale:   en/{target.name}" in r.stdout
+    assert "missing: en/figures/c2-heatmap.svg" in r.stdout
+    assert tree(out) == before
+
+
+def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    r = run(
+        "build",
+        "--out",
+        str(out),
+        "--cards",
+        "2",
+        "--lang",
+        "en",
+        "--format",
+        "html",
+        "--base",
+        "500000",
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    new = next((out / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
+    old = next((built / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
+    strip = lambda s: re.sub(r"<svg.*?</svg>", "", s, flags=re.S)  # noqa: E731
+    nums_old = re.findall(r"\d[\d,.]*", strip(old))
+    nums_new = re.findall(r"\d[\d,.]*", strip(new))
+    assert nums_old != nums_new
+    assert "500000" in new
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--d-model", "511"], "--d-model must be an even integer"),
+        (["--d-model", "0"], "--d-model must be an even integer"),
+        (["--d-model", "131072"], "--d-model must be an even integer from 2 to 65536"),
+        (["--base", "1"], "--base must be a finite number greater than 1"),
+        (["--base", "nan"], "--base must be a finite number greater than 1"),
+        (["--base", "inf"], "--base must be a finite number greater than 1"),
+        (["--positions", "1"], "--positions must be from 2 to 131072"),
+        (["--cards", "5"], "--cards: unknown value '5'; choose from: 1,2,3,4"),
+        (["--lang", "fr"], "--lang: unknown value 'fr'; choose from: en,zh"),
+        (["--format", "gif"], "--format: unknown value 'gif'"),
+        (["--theme", "blue"], "--theme: unknown value 'blue'; choose from: light,dark"),
+        (["--size", "a3"], "--size: unknown value 'a3'"),
+        (["--jobs", "-1"], "--jobs must be from 1 to 64"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    r = run("build", "--out", str(out), *args)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("keep")
+    r = run("build", "--out", str(f))
+    assert r.returncode == 2 and "exists and is not a folder" in r.stderr
+    assert f.read_text() == "keep"
+
+
+def test_list_and_data(tmp_path: Path) -> None:
+    r = run("list")
+    assert r.returncode == 0
+    ids = re.findall(r"^\s+(c\d-[a-z0-9-]+)", r.stdout, flags=re.M)
+    assert len(ids) == 16
+    r = run("data", "c4-alibi", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+    r = run("data", "c9-nope")
+    assert r.returncode == 2 and "unknown figure id 'c9-nope'" in r.stderr

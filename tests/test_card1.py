@@ -1,0 +1,220 @@
+"""Card 1 (why position): computed data against closed forms, card text, and drawing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from posecards.config import PEParams
+from posecards.content import CardContent
+from posecards.content.card1 import compute
+from posecards.figures.card1 import DRAW
+from posecards.figures.style import card_style
+from posecards.render.figure import draw_standalone
+from posecards.render.files import figure_bytes
+from posecards.render.text import load_card_text
+
+IDS = ["c1-permutation", "c1-pe-table", "c1-trajectory", "c1-wavelengths"]
+
+
+@pytest.fixture(scope="module")
+def content() -> CardContent:
+    return compute(PEParams())  # one UMAP fit (numba compiles on first use)
+
+
+@pytest.fixture(scope="module")
+def other() -> CardContent:
+    return compute(PEParams(d_model=64, base=500.0, positions=32))
+
+
+# --- permutation ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_attention_without_pe_only_permutes(content: CardContent, lang: str) -> None:
+    f = content.figures["c1-permutation"]
+    p = list(f["order"])
+    assert p == [2, 1, 0]  # the reversal
+    assert f[f"tokens_reordered_{lang}"] == [f[f"tokens_{lang}"][i] for i in p]
+    w, wr = f[f"weights_plain_{lang}"], f[f"weights_plain_reordered_{lang}"]
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)  # softmax rows
+    # W(PX) = P W(X) P^T: the same matrix, rows and columns reordered
+    np.testing.assert_allclose(wr, w[p][:, p], atol=1e-14)
+    assert f[f"deviation_without_pe_{lang}"] < 1e-14
+    assert f[f"weight_deviation_without_pe_{lang}"] < 1e-14
+    # with PE the reordered sentence gives different weights and outputs
+    assert f[f"weight_deviation_with_pe_{lang}"] > 1e-2
+    assert f[f"deviation_with_pe_{lang}"] > 1e-2
+    assert content.numbers[f"dev_plain_{lang}"] == f[f"deviation_without_pe_{lang}"]
+    assert content.numbers[f"dev_pe_{lang}"] == f[f"deviation_with_pe_{lang}"]
+
+
+def test_tokens_per_language(content: CardContent) -> None:
+    f = content.figures["c1-permutation"]
+    assert f["tokens_en"] == ["I", "eat", "apples"]
+    assert f["tokens_zh"] == ["我", "吃", "苹果"]
+    assert f["tokens_reordered_zh"] == ["苹果", "吃", "我"]
+
+
+# --- PE table -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [PEParams(), PEParams(base=500.0)])
+def test_pe_table_closed_form(params: PEParams) -> None:
+    from posecards.content.card1 import _pe_table
+
+    data, numbers = _pe_table(params)
+    pe = data["pe"]
+    assert pe.shape == (10, 8)
+    p = np.arange(10.0)[:, None]
+    i = np.arange(4.0)[None, :]
+    angle = p / params.base ** (2 * i / 8)  # p / b^(2i/d)
+    np.testing.assert_allclose(pe[:, 0::2], np.sin(angle), atol=1e-15)
+    np.testing.assert_allclose(pe[:, 1::2], np.cos(angle), atol=1e-15)
+    assert numbers["table_pe_1_0"] == pytest.approx(math.sin(1.0), abs=1e-15)
+    assert numbers["table_lam_first"] == pytest.approx(2 * math.pi)
+    assert numbers["table_lam_last"] == pytest.approx(2 * math.pi * params.base ** (6 / 8))
+
+
+# --- trajectory -----------------------------------------------------------------------------
+
+
+def test_trajectory(content: CardContent) -> None:
+    f = content.figures["c1-trajectory"]
+    p = np.arange(256.0)
+    assert f["umap"].shape == (256, 2) and np.all(np.isfinite(f["umap"]))
+    np.testing.assert_allclose(f["fast"], np.c_[np.sin(p), np.cos(p)], atol=1e-12)
+    # slow pair i = d/4 = 128: ω = b^(-2i/d) = b^(-1/2)
+    w = 10000.0**-0.5
+    np.testing.assert_allclose(f["slow"], np.c_[np.sin(p * w), np.cos(p * w)], atol=1e-12)
+    assert list(f["slow_dims"]) == [256, 257]
+    assert f["slow_wavelength"] == pytest.approx(2 * math.pi * 100.0)
+    assert content.numbers["slow_turns"] == pytest.approx(256 / (200 * math.pi))
+    # PCA against an independent eigen-decomposition (axes agree up to sign)
+    angle = p[:, None] * 10000.0 ** (-2 * np.arange(256) / 512)  # (256, d/2)
+    x = np.empty((256, 512))
+    x[:, 0::2], x[:, 1::2] = np.sin(angle), np.cos(angle)
+    x -= x.mean(axis=0)
+    evals, evecs = np.linalg.eigh(x.T @ x)
+    ref = x @ evecs[:, ::-1][:, :2]
+    np.testing.assert_allclose(np.abs(f["pca"]), np.abs(ref), atol=1e-8)
+    # UMAP keeps neighbours together: consecutive positions are much closer than a random pair
+    step = np.linalg.norm(np.diff(f["umap"], axis=0), axis=1)
+    spread = np.linalg.norm(f["umap"][:, None] - f["umap"][None], axis=2)
+    assert np.median(step) < 0.1 * np.median(spread)
+
+
+# --- wavelengths ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["content", "other"])
+def test_wavelength_ladder(which: str, content: CardContent, other: CardContent) -> None:
+    c = content if which == "content" else other
+    params = PEParams() if which == "content" else PEParams(d_model=64, base=500.0)
+    d, b = params.d_model, params.base
+    f = c.figures["c1-wavelengths"]
+    i = np.arange(d // 2)
+    np.testing.assert_allclose(f["wavelengths"], 2 * np.pi * b ** (2 * i / d), rtol=1e-13)
+    assert c.numbers["lam_min"] == pytest.approx(2 * math.pi)
+    assert c.numbers["lam_max"] == pytest.approx(2 * math.pi * b ** ((d - 2) / d))
+    # pairs with λ_i <= L: i <= (d/2) log_b(L / 2π)
+    for length, k in zip(f["context_lengths"], f["pairs_turning"], strict=True):
+        bound = (d / 2) * math.log(length / (2 * math.pi), b)
+        assert k == min(d // 2, math.floor(bound) + 1)
+    assert list(f["context_lengths"]) == [512, 2048, 8192, 32768, 131072]
+
+
+def test_default_numbers(content: CardContent) -> None:
+    n = content.numbers
+    assert n["lam_max"] == pytest.approx(2 * math.pi * 10000 ** (510 / 512))
+    assert n["pairs_turning_ctx"] == 161  # i <= 256 · log10(2048 / 2π) / 4 = 160.8
+    assert n["n_pairs"] == 256
+
+
+# --- learned vs sinusoidal --------------------------------------------------------------------
+
+
+def test_learned_table(content: CardContent, other: CardContent) -> None:
+    n = content.numbers
+    assert n["learned_raises"] is True
+    assert "2048" in str(n["learned_error"])
+    assert n["learned_bytes"] == 2048 * 768 * 4
+    assert n["learned_mib"] == 6.0
+    assert n["learned_last"] == 2047
+    assert n["sin_beyond_finite"] is True
+    assert n["sin_beyond_norm"] == pytest.approx(math.sqrt(768 / 2))
+    assert n["pe_norm"] == pytest.approx(math.sqrt(512 / 2)) and float(n["pe_norm_spread"]) < 1e-12
+    assert other.numbers["pe_norm"] == pytest.approx(math.sqrt(64 / 2))
+    assert other.numbers["pe_norm_positions"] == 32
+
+
+def test_numbers_follow_params(content: CardContent, other: CardContent) -> None:
+    changed = [
+        "lam_max",
+        "lam_ratio",
+        "pairs_turning_ctx",
+        "n_pairs",
+        "lam_slow",
+        "table_lam_last",
+        "table_pe_9_last",
+        "pe_norm",
+    ]
+    for key in changed:
+        assert content.numbers[key] != other.numbers[key], key
+    base_only = compute_base_only(500.0)
+    assert base_only["lam_max"] != content.numbers["lam_max"]
+
+
+def compute_base_only(base: float) -> dict[str, object]:
+    from posecards.content.card1 import _pe_table, _wavelengths
+
+    params = PEParams(base=base)
+    return {**_pe_table(params)[1], **_wavelengths(params)[1]}
+
+
+# --- card text and figures ------------------------------------------------------------------
+
+
+def test_ids_match(content: CardContent) -> None:
+    text = load_card_text(1)
+    assert list(DRAW) == IDS
+    assert list(content.figures) == IDS
+    assert [p.id for p in text.panels] == IDS
+    assert len(text.takeaways) == 3 and len(text.pitfalls) >= 2
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_placeholder_has_a_value(content: CardContent, lang: str) -> None:
+    from posecards.render.text import fill_card
+
+    filled = fill_card(load_card_text(1), lang, content.numbers)
+    assert "{{" not in repr(filled)
+    assert filled.title and len(filled.panels) == 4
+
+
+def test_formula_renders() -> None:
+    import io
+
+    from matplotlib.mathtext import math_to_image
+
+    math_to_image(load_card_text(1).formula_tex, io.BytesIO(), format="png")
+
+
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_figures_draw(content: CardContent, lang: str, theme_name: str) -> None:
+    # standalone size always; the (smaller) card-panel size once per language
+    sizes = [(8.0, 6.0), (6.5, 4.4)] if theme_name == "light" else [(8.0, 6.0)]
+    for fid in IDS:
+        for size in sizes:
+            with card_style(theme_name):  # raises MissingGlyphError on a missing glyph
+                fig = draw_standalone(fid, content.figures[fid], lang, theme_name, size=size)
+                assert figure_bytes(fig, "png")[:4] == b"\x89PNG"
+
+
+def test_figures_draw_other_params(other: CardContent) -> None:
+    for fid in IDS:
+        with card_style("light"):
+            figure_bytes(draw_standalone(fid, other.figures[fid], "en", "light"), "png")

@@ -1,0 +1,67 @@
+"""Card text: placeholder filters, strict filling, and clear errors for malformed card files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from posecards.render.paths import data_dir
+from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig
+
+
+def test_filters_format_numbers() -> None:
+    assert num(0.98765, 2) == "0.99"
+    assert num(-0.0001, 2) == "0.00"
+    assert sci(1.1102230246251565e-16) == "1.1×10⁻¹⁶"
+    assert sci(9.96e-3, 1) == "1.0×10⁻²"
+    assert sci(2.5e4, 2) == "2.50×10⁴"
+    assert group(131072) == "131,072"
+    assert sig(62831.853, 3) == "62,800"
+    assert sig(0.012345, 3) == "0.0123"
+    assert sig(6.2831853, 3) == "6.28"
+
+
+def test_fill_is_strict_and_names_the_placeholder() -> None:
+    assert fill("f(1) = {{ f1 | num(3) }}", {"f1": 0.5}, "x") == "f(1) = 0.500"
+    with pytest.raises(CardTextError, match="placeholder 'f2' has no value"):
+        fill("{{ f2 }}", {"f1": 1.0}, "card9.toml: 'thesis' (en)")
+
+
+def _copy_cards(tmp_path: Path) -> Path:
+    folder = tmp_path / "cards"
+    shutil.copytree(data_dir("cards"), folder)
+    return folder
+
+
+@pytest.mark.parametrize("card", [1, 2, 3, 4])
+def test_every_card_file_loads(card: int) -> None:
+    text = load_card_text(card)
+    assert text.id == card
+    assert len(text.takeaways) == 3 and len(text.pitfalls) >= 2
+    assert 3 <= len(text.panels) <= 5
+    assert all(p.id.startswith(f"c{card}-") for p in text.panels)
+
+
+def test_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    folder = _copy_cards(tmp_path)
+    path = folder / "card1.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n[broken\n", encoding="utf-8")
+    with pytest.raises(CardTextError, match=r"card1\.toml: syntax error: .*line \d+"):
+        load_card_text(1, folder)
+
+
+def test_missing_chinese_text_names_key_and_line(tmp_path: Path) -> None:
+    folder = _copy_cards(tmp_path)
+    path = folder / "card2.toml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # drop the zh line of the [thesis] table
+    start = lines.index("[thesis]")
+    zh = next(i for i in range(start, len(lines)) if lines[i].startswith("zh"))
+    del lines[zh]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(
+        CardTextError, match=r"card2\.toml line \d+: 'thesis' has no 中文 \(zh\) text"
+    ):
+        load_card_text(2, folder)
