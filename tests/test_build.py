@@ -6,42 +6,14 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import re
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import ALL_FORMATS, run, tree
 
 ROOT = Path(__file__).resolve().parent.parent
-ALL_FORMATS = "png,svg,pdf,html"
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "posecards", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        timeout=1800,
-    )
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("build") / "out"
-    r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
-    assert r.returncode == 0, r.stderr
-    return out
 
 
 def png_size(data: bytes) -> tuple[int, int]:
