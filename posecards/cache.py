@@ -17,11 +17,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from posecards._version import __version__
+
+if TYPE_CHECKING:  # numpy is imported lazily: the no-op build path must stay light
+    import numpy as np
+    import numpy.typing as npt
 
 
 def cache_dir() -> Path | None:
@@ -46,6 +48,8 @@ def _versions(libraries: Sequence[str]) -> dict[str, str]:
 
 def array_key(kind: str, arrays: Sequence[npt.NDArray[np.generic]], **params: object) -> str:
     """sha256 over the kind, the exact bytes, dtypes and shapes of the inputs, and ``params``."""
+    import numpy as np
+
     h = hashlib.sha256(kind.encode())
     for a in arrays:
         a = np.ascontiguousarray(a)
@@ -62,6 +66,8 @@ def memo_array(
     libraries: Sequence[str] = (),
 ) -> npt.NDArray[np.float64]:
     """Return the cached array for (kind, key, versions) or compute, store and return it."""
+    import numpy as np
+
     root = cache_dir()
     if root is None:
         return compute()
@@ -84,10 +90,19 @@ def memo_array(
             (path, buf.getvalue()),
             (digest, hashlib.sha256(buf.getvalue()).hexdigest().encode()),
         ):
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-            os.replace(tmp, target)
+            write_atomic(target, payload)
     except OSError:
         pass  # a read-only cache folder only costs time
     return result
+
+
+def write_atomic(target: Path, payload: bytes) -> None:
+    """Write through a temporary file in the same folder and a rename."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

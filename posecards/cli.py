@@ -113,6 +113,9 @@ def build(
         bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ignore the build cache; render everything.")
+    ] = False,
 ) -> None:
     """Build the cards into DIR: PNG/SVG/PDF cards and figures, HTML pages, index, manifest."""
     card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
@@ -129,6 +132,7 @@ def build(
         jobs=jobs,
         check=check,
         quiet=quiet,
+        cache=not no_cache,
     )
     if jobs < 0 or jobs > 64:
         fail(f"--jobs must be from 1 to 64 (or 0 for one per core), got {jobs}")
@@ -137,10 +141,26 @@ def build(
     _run_build(cfg)
 
 
+def _writable(out: Path) -> str | None:
+    """Why ``out`` cannot be written to, or None (checked before any work starts)."""
+    import os
+
+    probe = out.resolve()
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
+
+
 def _run_build(cfg: BuildConfig) -> None:
+    import signal
     import time
 
     from posecards.render.build import build_outputs, check_outputs, write_outputs
+    from posecards.render.lock import BuildLockedError, build_lock
 
     t0 = time.perf_counter()
 
@@ -148,24 +168,39 @@ def _run_build(cfg: BuildConfig) -> None:
         if not cfg.quiet:
             typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
 
-    progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
+    if not cfg.check and (why := _writable(cfg.out)):
+        fail(f"cannot write to --out {cfg.out}: {why}")
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
     try:
-        files = build_outputs(cfg, progress)
+        with build_lock(cfg.out, wait=not cfg.check):
+            progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
+            files = build_outputs(cfg, progress, use_cache=cfg.cache)
+            if cfg.check:
+                stale = check_outputs(cfg.out, files)
+                if stale:
+                    typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
+                    for line in stale:
+                        typer.echo(f"  {line}")
+                    raise typer.Exit(1)
+                typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
+                return
+            try:
+                written = write_outputs(cfg.out, files)
+            except OSError as exc:
+                fail(f"cannot write to {cfg.out}: {exc.strerror or exc}")
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        typer.echo(f"posecards: interrupted; {cfg.out} was left as it was", err=True)
+        raise typer.Exit(130) from None
+    except BuildLockedError as exc:
+        fail(str(exc))
     except (ValueError, RuntimeError, OSError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    if cfg.check:
-        stale = check_outputs(cfg.out, files)
-        if stale:
-            typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
-            for line in stale:
-                typer.echo(f"  {line}")
-            raise typer.Exit(1)
-        typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
-        return
-    try:
-        written = write_outputs(cfg.out, files)
-    except OSError as exc:
-        fail(f"cannot write to {cfg.out}: {exc.strerror or exc}")
     if written:
         progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
     else:

@@ -50,3 +50,4 @@ class BuildConfig:
     jobs: int = 0  # 0: one per core
     check: bool = False
     quiet: bool = False
+    cache: bool = True  # --no-cache: render everything afresh

@@ -6,6 +6,7 @@ each to a temporary name and renamed into place, so a failed build leaves DIR as
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -13,27 +14,15 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
 from posecards.config import BuildConfig, Look, PEParams
-from posecards.render.files import write_bytes_atomic
-from posecards.render.text import load_card_text
+from posecards.render import buildcache
+from posecards.render.buildcache import plain_numbers
 
-LIBRARIES = ("numpy", "torch", "matplotlib", "umap-learn", "jinja2", "typer")
 LANG_LABEL = {"en": "English", "zh": "中文"}
-
-
-def library_versions() -> dict[str, str]:
-    out = {}
-    for name in LIBRARIES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
-            out[name] = "not installed"
-    return out
 
 
 def card_stem(card: int, slug: str) -> str:
@@ -82,40 +71,61 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     card's computed numbers (the HTML pages are made from those once all cards are done)."""
     from posecards.content import compute_card
     from posecards.figures.style import card_style
+    from posecards.render.text import check_figure_ids, load_card_text
+
+    text = load_card_text(job.card)
+    content = compute_card(job.card, job.params)
+    check_figure_ids(text, content.figures)
+    stem = card_stem(job.card, text.slug)
+    out: dict[str, bytes] = {}
+    # Garbage collection only at fixed points: matplotlib caches text metrics in weakly keyed
+    # caches, and a collection at a load-dependent moment changes which measurements are
+    # cached, which moves layout by an ulp. Collecting after each figure keeps bytes identical.
+    gc.disable()
+    try:
+        with card_style(job.look.theme) as th:
+            out.update(_render_unit(job, text, content, stem, th))
+    finally:
+        gc.enable()
+    return out, plain_numbers(content.numbers)
+
+
+def _render_unit(job: CardJob, text: Any, content: Any, stem: str, th: Any) -> dict[str, bytes]:
+    """The whole card and its standalone figures for one language, encoded."""
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
     from posecards.render.files import figure_bytes_multi
     from posecards.render.text import fill_card
 
-    text = load_card_text(job.card)
-    content = compute_card(job.card, job.params)
-    stem = card_stem(job.card, text.slug)
     lang = job.lang
     out: dict[str, bytes] = {}
-    with card_style(job.look.theme) as th:
-        filled = fill_card(text, lang, content.numbers)
-        whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
-        if whole:
-            fig = compose_card(
-                filled,
-                text,
-                content.figures,
-                th,
-                job.look.size,
-                footer_text(job.params, job.look, lang),
-            )
-            for fmt, data in figure_bytes_multi(fig, whole).items():
-                out[f"{lang}/{stem}.{fmt}"] = data
-        wanted = [
-            f for f in ("png", "svg") if f in job.formats or (f == "svg" and "html" in job.formats)
-        ]
-        for fid, *_ in filled.panels:
-            fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
-            for fmt, data in figure_bytes_multi(fig, wanted).items():
-                out[f"{lang}/figures/{fid}.{fmt}"] = data
-        if "html" in job.formats:
-            out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
-    return out, dict(content.numbers)
+    filled = fill_card(text, lang, content.numbers)
+    whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
+    if whole:
+        fig = compose_card(
+            filled,
+            text,
+            content.figures,
+            th,
+            job.look.size,
+            footer_text(job.params, job.look, lang),
+        )
+        for fmt, data in figure_bytes_multi(fig, whole).items():
+            out[f"{lang}/{stem}.{fmt}"] = data
+        del fig
+        gc.collect()
+    wanted = [
+        f for f in ("png", "svg") if f in job.formats or (f == "svg" and "html" in job.formats)
+    ]
+    for fid, *_ in filled.panels:
+        fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
+        for fmt, data in figure_bytes_multi(fig, wanted).items():
+            out[f"{lang}/figures/{fid}.{fmt}"] = data
+        del fig
+        gc.collect()
+    if "html" in job.formats:
+        out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
+    return out
 
 
 def _html_pages(
@@ -124,7 +134,7 @@ def _html_pages(
     """Card pages and the index, from the card text and the already rendered SVGs."""
     from posecards.figures.style import theme
     from posecards.render.html import PanelView, card_page, index_page, inline_svg
-    from posecards.render.text import fill_card
+    from posecards.render.text import fill_card, load_card_text
 
     th = asdict(theme(cfg.look.theme))
     out: dict[str, bytes] = {}
@@ -167,7 +177,7 @@ def _html_pages(
                         ],
                     )
                 )
-            formula = files.pop(f"{lang}/.{stem}.formula.svg")
+            formula = files[f"{lang}/.{stem}.formula.svg"]
             others = [x for x in cfg.langs if x != lang]
             html = card_page(
                 lang=lang,
@@ -211,32 +221,76 @@ def _html_pages(
 
 
 def build_outputs(
-    cfg: BuildConfig, progress: Callable[[str], None] | None = None
+    cfg: BuildConfig, progress: Callable[[str], None] | None = None, use_cache: bool = True
 ) -> dict[str, bytes]:
-    """Every output file of a build, in memory, keyed by path relative to DIR."""
+    """Every output file of a build, in memory, keyed by path relative to DIR.
+
+    Units whose key is in the build cache are loaded from it; the rest are rendered, each in a
+    fresh process, and stored.
+    """
     jobs = [
         CardJob(c, lang, cfg.formats, cfg.look, cfg.params) for c in cfg.cards for lang in cfg.langs
     ]
-    n_workers = max(1, min(len(jobs), cfg.jobs or (os.cpu_count() or 1)))
+    keys = {
+        job: buildcache.unit_key("card", job=job, text=buildcache.card_text_digest(job.card))
+        for job in jobs
+    }
     files: dict[str, bytes] = {}
     numbers: dict[int, dict[str, Any]] = {}
-    # Every (card, language) renders in a fresh process: matplotlib keeps font and text-layout
-    # state between figures, which can move a coordinate by an ulp, so a figure's bytes would
-    # otherwise depend on what the same process drew before it (and so on --jobs).
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx, max_tasks_per_child=1) as pool:
-        for job, (result, nums) in zip(jobs, pool.map(render_card, jobs), strict=True):
-            files.update(result)
-            numbers[job.card] = nums
-            if progress:
-                progress(f"card {job.card} ({job.lang}) done")
+    todo = []
+    for job in jobs:
+        hit = buildcache.load(keys[job]) if use_cache else None
+        if hit is None:
+            todo.append(job)
+            continue
+        files.update(hit[0])
+        numbers[job.card] = hit[1]
+    if progress:
+        progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
+    if todo:
+        n_workers = max(1, min(len(todo), cfg.jobs or (os.cpu_count() or 1)))
+        # Every (card, language) renders in a fresh process: matplotlib keeps font and
+        # text-layout state between figures, which can move a coordinate by an ulp, so a
+        # figure's bytes would otherwise depend on what the same process drew before it.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=n_workers, mp_context=ctx, max_tasks_per_child=1
+        ) as pool:
+            for job, (result, nums) in zip(todo, pool.map(render_card, todo), strict=True):
+                files.update(result)
+                numbers[job.card] = nums
+                if use_cache:
+                    buildcache.store(keys[job], result, nums)
+                if progress:
+                    progress(f"card {job.card} ({job.lang}) rendered")
     if "html" in cfg.formats:
-        files.update(_html_pages(cfg, files, numbers))
-        # SVGs rendered only to be inlined are not outputs unless svg was asked for
-        if "svg" not in cfg.formats:
-            files = {
-                k: v for k, v in files.items() if not (k.endswith(".svg") and "/figures/" in k)
-            }
+        pages_key = buildcache.unit_key(
+            "pages",
+            cfg=BuildConfig(
+                cards=cfg.cards,
+                langs=cfg.langs,
+                formats=cfg.formats,
+                look=cfg.look,
+                params=cfg.params,
+            ),
+            units=sorted(keys.values()),
+            texts=[buildcache.card_text_digest(c) for c in cfg.cards],
+        )
+        hit = buildcache.load(pages_key) if use_cache else None
+        if hit is None:
+            pages = _html_pages(cfg, files, numbers)
+            if use_cache:
+                buildcache.store(pages_key, pages, {})
+        else:
+            pages = hit[0]
+        files.update(pages)
+        # helper files (the formula SVGs) and SVGs rendered only to be inlined are not outputs
+        files = {
+            k: v
+            for k, v in files.items()
+            if "/." not in k
+            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
+        }
     files = dict(sorted(files.items()))
     files["manifest.json"] = manifest(cfg, files)
     return files
@@ -245,7 +299,7 @@ def build_outputs(
 def manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
     doc = {
         "posecards": __version__,
-        "libraries": library_versions(),
+        "libraries": dict(buildcache.library_versions()),
         "parameters": asdict(cfg.params),
         "look": asdict(cfg.look),
         "cards": list(cfg.cards),
@@ -257,15 +311,54 @@ def manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
 
 
 def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
-    """Write files whose content changed; return the relative paths written."""
-    written = []
+    """Write the files whose content changed, as one step that cannot be left half done.
+
+    Every new file is first written under a temporary name next to its target; only when all
+    are written are they renamed into place, with SIGINT/SIGTERM held back for those renames.
+    If anything fails before that, the temporary files are removed and DIR is unchanged.
+    """
+    import signal
+    import tempfile
+
+    changed = []
     for rel, data in files.items():
+        if not safe_relative(rel):
+            raise ValueError(f"refusing to write outside the output folder: {rel!r}")
         path = out / rel
-        if path.is_file() and path.read_bytes() == data:
-            continue
-        write_bytes_atomic(path, data)
-        written.append(rel)
-    return written
+        if not (path.is_file() and path.read_bytes() == data):
+            changed.append(rel)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for rel in changed:
+            path = out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((rel, Path(tmp_name)))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(files[rel])
+        held = {signal.SIGINT, signal.SIGTERM}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            for rel, staged_path in staged:
+                os.replace(staged_path, out / rel)
+            staged = []
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    finally:
+        for _, leftover in staged:
+            leftover.unlink(missing_ok=True)
+    return changed
+
+
+def safe_relative(rel: str) -> bool:
+    """A manifest path: relative, no '..', no backslashes, no empty parts."""
+    parts = rel.split("/")
+    return (
+        bool(rel)
+        and not rel.startswith("/")
+        and "\\" not in rel
+        and all(p not in ("", ".", "..") for p in parts)
+    )
 
 
 def check_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:

@@ -4,11 +4,11 @@ never leaves a half-written file in place (write to a temporary name, then renam
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from posecards.cache import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,14 +24,7 @@ SAVE_METADATA: dict[str, dict[str, None]] = {
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 def figure_bytes(fig: Figure, fmt: str, tight: bool = False) -> bytes:
@@ -49,11 +42,20 @@ def figure_bytes(fig: Figure, fmt: str, tight: bool = False) -> bytes:
 def figure_bytes_multi(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
     """Encode one figure in several formats with the same layout.
 
-    The layout is computed once by a canonical Agg draw and then frozen, so the bytes of one
-    format do not depend on which other formats were asked for.
+    The layout is computed once by a canonical Agg draw at the figure's dpi (the PNG encoding
+    when PNG is asked for, which draws with Agg anyway, else a plain Agg draw) and then frozen,
+    so the bytes of one format do not depend on which other formats were asked for.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    FigureCanvasAgg(fig).draw()
+    FigureCanvasAgg(fig)
+    out: dict[str, bytes] = {}
+    if "png" in formats:
+        out["png"] = figure_bytes(fig, "png")
+    else:
+        fig.canvas.draw()
     fig.set_layout_engine("none")
-    return {fmt: figure_bytes(fig, fmt) for fmt in ("png", "svg", "pdf") if fmt in formats}
+    for fmt in ("svg", "pdf"):
+        if fmt in formats:
+            out[fmt] = figure_bytes(fig, fmt)
+    return out

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent
 
 
 def data_dir(name: str) -> Path:
-    """``cards`` or ``templates``: the installed copy if present, else the repository's folder."""
+    """``cards`` or ``templates``: the installed copy if present, else the repository's folder.
+
+    ``POSECARDS_CARDS_DIR`` points ``cards`` at a folder of your own (edited card text).
+    """
+    if name == "cards" and (own := os.environ.get("POSECARDS_CARDS_DIR")):
+        if not Path(own).is_dir():
+            raise FileNotFoundError(f"POSECARDS_CARDS_DIR={own} is not a folder")
+        return Path(own)
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():
             return candidate

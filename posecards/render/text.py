@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -286,3 +286,17 @@ class CardLabels:
             raise CardTextError(f"{self.card_file}: figure label '{key}' missing in [labels]")
         text = self.table[key].get(self.lang)
         return fill(text, values, f"{self.card_file}: 'labels.{key}'") if "{{" in text else text
+
+
+def check_figure_ids(text: CardText, known: Iterable[str]) -> None:
+    """Every [panels.<id>] of the card file must be a figure the card computes."""
+    known = list(known)
+    for p in text.panels:
+        if p.id not in known:
+            source = text.path.read_text(encoding="utf-8")
+            line = _line_of(source, p.id)
+            at = f" line {line}" if line else ""
+            raise CardTextError(
+                f"{text.path.name}{at}: unknown figure id '{p.id}' in [panels]; "
+                f"card {text.id} has: {', '.join(known)}"
+            )
