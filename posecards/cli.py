@@ -75,6 +75,13 @@ def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
+    value = raw.strip()
+    if value not in valid:
+        fail(f"{option}: unknown value {raw!r}; choose one of: {', '.join(valid)}")
+    return value
+
+
 def _params(d_model: int, base: float, positions: int) -> PEParams:
     if d_model <= 0 or d_model % 2 or d_model > MAX_D_MODEL:
         fail(f"--d-model must be an even integer from 2 to {MAX_D_MODEL}, got {d_model}")
@@ -125,8 +132,8 @@ def build(
         langs=_choices("--lang", lang, LANGS),
         formats=_choices("--format", format, FORMATS),
         look=Look(
-            theme=_choices("--theme", theme, THEMES)[0],
-            size=_choices("--size", size, tuple(SIZES))[0],
+            theme=_one("--theme", theme, THEMES),
+            size=_one("--size", size, tuple(SIZES)),
         ),
         params=_params(d_model, base, positions),
         jobs=jobs,
@@ -199,6 +206,11 @@ def _run_build(cfg: BuildConfig) -> None:
         raise typer.Exit(130) from None
     except BuildLockedError as exc:
         fail(str(exc))
+    except MemoryError:
+        fail(
+            f"out of memory for d_model={cfg.params.d_model}, positions={cfg.params.positions}; "
+            "lower --d-model or --positions"
+        )
     except (ValueError, RuntimeError, OSError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     if written:
@@ -237,8 +249,8 @@ def figure(
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
         fail(f"--out must end in .png, .svg or .pdf, got {out.name!r}")
-    lang_ = _choices("--lang", lang, LANGS)[0]
-    theme_ = _choices("--theme", theme, THEMES)[0]
+    lang_ = _one("--lang", lang, LANGS)
+    theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
     try:
         data = render_figure(figure_id, params, lang_, theme_, fmt)
@@ -265,7 +277,7 @@ def data(
     from posecards.render.data import to_csv, to_json
     from posecards.render.figure import figure_card
 
-    fmt = _choices("--format", format, ("csv", "json"))[0]
+    fmt = _one("--format", format, ("csv", "json"))
     params = _params(d_model, base, positions)
     try:
         content = compute_card(figure_card(figure_id), params)

@@ -151,7 +151,7 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
         (["--cards", "5"], "--cards: unknown value '5'; choose from: 1,2,3,4"),
         (["--lang", "fr"], "--lang: unknown value 'fr'; choose from: en,zh"),
         (["--format", "gif"], "--format: unknown value 'gif'"),
-        (["--theme", "blue"], "--theme: unknown value 'blue'; choose from: light,dark"),
+        (["--theme", "blue"], "--theme: unknown value 'blue'; choose one of: light, dark"),
         (["--size", "a3"], "--size: unknown value 'a3'"),
         (["--jobs", "-1"], "--jobs must be from 1 to 64"),
     ],

@@ -65,3 +65,29 @@ def test_missing_chinese_text_names_key_and_line(tmp_path: Path) -> None:
         CardTextError, match=r"card2\.toml line \d+: 'thesis' has no 中文 \(zh\) text"
     ):
         load_card_text(2, folder)
+
+
+def test_negative_numbers_use_a_real_minus_sign() -> None:
+    assert num(-1.5, 1) == "−1.5"
+    assert sci(-2.5e-3) == "−2.5×10⁻³"
+    assert sig(-62831.8, 3) == "−62,800" and group(-1234) == "−1,234"
+
+
+class _CharWidth:
+    """A stand-in measure: every character is one point wide."""
+
+    def width(self, s: str, size: float, weight: str = "normal") -> float:
+        return float(len(s))
+
+
+def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
+    from posecards.render.compose import wrap
+
+    text = "误差最大为 8.7×10⁻⁸。然后继续"
+    lines = wrap(text, 14, 10, _CharWidth())  # type: ignore[arg-type]
+    assert all(len(ln) <= 14 for ln in lines)
+    assert not any(ln[0] in "。，、" for ln in lines)
+    assert any("8.7×10⁻⁸。" in ln for ln in lines)  # the number moved down with its full stop
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    en = wrap("the quick brown fox jumps over the lazy dog", 12, 10, _CharWidth())  # type: ignore[arg-type]
+    assert en == ["the quick", "brown fox", "jumps over", "the lazy dog"]

@@ -90,27 +90,26 @@ class _Measure:
 
 
 def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "normal") -> list[str]:
-    """Greedy line breaking by measured width; keeps $math$ whole; CJK may break anywhere."""
+    """Greedy line breaking by measured width; keeps $math$ and numbers whole; CJK may break
+    between characters, but punctuation never starts a line (it takes the previous token along).
+    """
     lines: list[str] = []
     for paragraph in text.split("\n"):
-        line = ""
+        toks: list[str] = []  # tokens of the current line
         for tok in _TOKENS.findall(paragraph):
-            candidate = line + tok
-            if not line or m.width(candidate.strip(), size, weight) <= width_pt:
-                line = candidate
+            if not toks or m.width("".join(toks + [tok]).strip(), size, weight) <= width_pt:
+                toks.append(tok)
                 continue
             if tok.isspace():
-                lines.append(line.rstrip())
-                line = ""
+                lines.append("".join(toks).rstrip())
+                toks = []
                 continue
-            if tok[0] in _NO_LINE_START and line:
-                # keep punctuation with the previous character: move that character down
-                lines.append(line[:-1].rstrip())
-                line = line[-1] + tok
-                continue
-            lines.append(line.rstrip())
-            line = tok
-        lines.append(line.rstrip())
+            carry: list[str] = []
+            if tok[0] in _NO_LINE_START and len(toks) > 1:
+                carry = [toks.pop()]  # the whole previous token goes down with the punctuation
+            lines.append("".join(toks).rstrip())
+            toks = carry + [tok]
+        lines.append("".join(toks).rstrip())
     return [ln for ln in lines if ln] or [""]
 
 

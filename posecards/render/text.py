@@ -39,10 +39,17 @@ class CardTextError(ValueError):
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+MINUS = "\u2212"  # a real minus sign, as typeset: "−0.5", not "-0.5"
+
+
+def _minus(s: str) -> str:
+    return MINUS + s[1:] if s.startswith("-") else s
+
+
 def num(value: float, digits: int = 3) -> str:
     """Fixed-point: num(0.98765, 2) -> '0.99'. Negative zero prints as 0."""
     s = f"{float(value):.{digits}f}"
-    return s[1:] if s.startswith("-") and float(s) == 0 else s
+    return s[1:] if s.startswith("-") and float(s) == 0 else _minus(s)
 
 
 def sci(value: float, digits: int = 1) -> str:
@@ -54,12 +61,12 @@ def sci(value: float, digits: int = 1) -> str:
     mant = v / 10**exp
     if round(abs(mant), digits) >= 10:
         mant, exp = mant / 10, exp + 1
-    return f"{mant:.{digits}f}×10{str(exp).translate(_SUPERSCRIPT)}"
+    return _minus(f"{mant:.{digits}f}") + f"×10{str(exp).translate(_SUPERSCRIPT)}"
 
 
 def group(value: float) -> str:
     """Integer with thousands separators: 131072 -> '131,072'."""
-    return f"{round(float(value)):,}"
+    return _minus(f"{round(float(value)):,}")
 
 
 def sig(value: float, digits: int = 3) -> str:
@@ -70,9 +77,9 @@ def sig(value: float, digits: int = 3) -> str:
     exp = math.floor(math.log10(abs(v)))
     rounded = round(v, digits - 1 - exp)
     if abs(rounded) >= 1000:
-        return f"{round(rounded):,}"
+        return _minus(f"{round(rounded):,}")
     decimals = max(0, digits - 1 - exp)
-    return f"{rounded:.{decimals}f}"
+    return _minus(f"{rounded:.{decimals}f}")
 
 
 @cache
