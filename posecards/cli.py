@@ -19,6 +19,7 @@ from posecards.config import (
     FORMATS,
     LANGS,
     MAX_D_MODEL,
+    MAX_JOBS,
     MAX_POSITIONS,
     SIZES,
     THEMES,
@@ -75,6 +76,16 @@ def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+def _jobs(jobs: int | None) -> int:
+    import os
+
+    if jobs is None:
+        return os.cpu_count() or 1
+    if not 1 <= jobs <= MAX_JOBS:
+        fail(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
+    return jobs
+
+
 def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
     value = raw.strip()
     if value not in valid:
@@ -115,7 +126,9 @@ def build(
     d_model: OptDModel = D.d_model,
     base: OptBase = D.base,
     positions: OptPositions = D.positions,
-    jobs: Annotated[int, typer.Option("--jobs", help="Parallel processes (0: one per core).")] = 0,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
+    ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
     ] = False,
@@ -136,13 +149,11 @@ def build(
             size=_one("--size", size, tuple(SIZES)),
         ),
         params=_params(d_model, base, positions),
-        jobs=jobs,
+        jobs=_jobs(jobs),
         check=check,
         quiet=quiet,
         cache=not no_cache,
     )
-    if jobs < 0 or jobs > 64:
-        fail(f"--jobs must be from 1 to 64 (or 0 for one per core), got {jobs}")
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a folder")
     _run_build(cfg)

@@ -18,6 +18,7 @@ SIZES: dict[str, tuple[float, float]] = {
 }
 MAX_D_MODEL = 65536
 MAX_POSITIONS = 131072
+MAX_JOBS = 64
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class BuildConfig:
     formats: tuple[str, ...] = ("png", "svg", "html")
     look: Look = field(default_factory=Look)
     params: PEParams = field(default_factory=PEParams)
-    jobs: int = 0  # 0: one per core
+    jobs: int = 1  # the CLI defaults to one per core
     check: bool = False
     quiet: bool = False
     cache: bool = True  # --no-cache: render everything afresh

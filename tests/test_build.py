@@ -154,6 +154,8 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
         (["--theme", "blue"], "--theme: unknown value 'blue'; choose one of: light, dark"),
         (["--size", "a3"], "--size: unknown value 'a3'"),
         (["--jobs", "-1"], "--jobs must be from 1 to 64"),
+        (["--jobs", "0"], "--jobs must be from 1 to 64, got 0"),
+        (["--jobs", "65"], "--jobs must be from 1 to 64, got 65"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:

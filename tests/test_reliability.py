@@ -162,3 +162,56 @@ def test_missing_cards_dir_is_one_line(tmp_path: Path, monkeypatch: pytest.Monke
     r = run("build", "--out", str(tmp_path / "o"), *SMALL)
     one_line_exit_2(r, "POSECARDS_CARDS_DIR")
     assert os.listdir(tmp_path) == []
+
+
+def test_template_error_names_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jinja2
+
+    from posecards.render import html
+
+    folder = tmp_path / "templates"
+    shutil.copytree(data_dir("templates"), folder)
+    page = folder / "index.html.j2"
+    page.write_text(page.read_text(encoding="utf-8") + "\n{% for x in %}\n", encoding="utf-8")
+    broken = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), autoescape=True)
+    monkeypatch.setattr(html, "env", lambda: broken)
+    with pytest.raises(html.TemplateProblem, match=r"templates/index\.html\.j2 line \d+: "):
+        html.index_page(entries=[], footer="", theme={})
+
+
+def test_a_killed_worker_fails_the_build_cleanly(previous: tuple[Path, dict[str, bytes]]) -> None:
+    out, before = previous
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "posecards", "build", "--out", str(out), *SMALL, "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def workers() -> list[int]:
+        path = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        pids = [int(x) for x in path.read_text().split()] if path.exists() else []
+        found = []
+        for pid in pids:  # the render workers, not spawn's resource tracker
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmd:
+                found.append(pid)
+        return found
+
+    children: list[int] = []
+    deadline = time.monotonic() + 60
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.3)
+        children = workers()
+    assert children, "no worker process appeared"
+    time.sleep(2)
+    os.kill(children[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("posecards: error: ")
+    assert tree(out) == before

@@ -248,7 +248,7 @@ def build_outputs(
     if progress:
         progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
     if todo:
-        n_workers = max(1, min(len(todo), cfg.jobs or (os.cpu_count() or 1)))
+        n_workers = max(1, min(len(todo), cfg.jobs))
         # Every (card, language) renders in a fresh process: matplotlib keeps font and
         # text-layout state between figures, which can move a coordinate by an ulp, so a
         # figure's bytes would otherwise depend on what the same process drew before it.

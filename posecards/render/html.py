@@ -69,6 +69,20 @@ class PanelView:
     downloads: Sequence[tuple[str, str]]  # (label, relative href)
 
 
+class TemplateProblem(ValueError):
+    """A template in templates/ could not be loaded or rendered: names the file and line."""
+
+
+def _render(name: str, **values: Any) -> str:
+    try:
+        return env().get_template(name).render(**values)
+    except jinja2.TemplateSyntaxError as exc:
+        where = f"templates/{exc.name or name} line {exc.lineno}"
+        raise TemplateProblem(f"{where}: {exc.message}") from None
+    except jinja2.TemplateError as exc:
+        raise TemplateProblem(f"templates/{name}: {exc.message or type(exc).__name__}") from None
+
+
 def card_page(
     *,
     lang: str,
@@ -81,22 +95,19 @@ def card_page(
     theme: Mapping[str, str],
     nav: Sequence[tuple[str, str, bool]],
 ) -> str:
-    return (
-        env()
-        .get_template("card.html.j2")
-        .render(
-            lang=lang,
-            card=card,
-            panels=panels,
-            formula_svg=formula_svg,
-            downloads=downloads,
-            other_lang=other_lang,
-            footer=footer,
-            theme=theme,
-            nav=nav,
-            csp=CSP,
-            css=_css(),
-        )
+    return _render(
+        "card.html.j2",
+        lang=lang,
+        card=card,
+        panels=panels,
+        formula_svg=formula_svg,
+        downloads=downloads,
+        other_lang=other_lang,
+        footer=footer,
+        theme=theme,
+        nav=nav,
+        csp=CSP,
+        css=_css(),
     )
 
 
@@ -111,14 +122,11 @@ def _css() -> Markup:
 def index_page(
     *, entries: Sequence[Mapping[str, Any]], footer: str, theme: Mapping[str, str]
 ) -> str:
-    return (
-        env()
-        .get_template("index.html.j2")
-        .render(
-            entries=entries,
-            footer=footer,
-            theme=theme,
-            csp=CSP,
-            css=_css(),
-        )
+    return _render(
+        "index.html.j2",
+        entries=entries,
+        footer=footer,
+        theme=theme,
+        csp=CSP,
+        css=_css(),
     )
