@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 PY = sys.executable
+ROOT = Path(__file__).resolve().parent.parent
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 
 
@@ -102,6 +103,18 @@ def main() -> None:
     noop = statistics.median(peak_rss([*build, "--jobs", "2"], env)[0] for _ in range(2))
     rows.append(("no-op rebuild / cold full build", f"{noop / cold_wall:.3f}", "≤ 0.03"))
     rows.append(("no-op rebuild / `import typer`", f"{noop / typer_import:.1f}", "≤ 5"))
+    # edit one card's text (in a private copy of cards/): only that card is rendered again
+    cards = tmp / "cards"
+    shutil.copytree(ROOT / "cards", cards)
+    card2 = cards / "card2.toml"
+    card2.write_text(
+        card2.read_text(encoding="utf-8").replace("[thesis]", "[thesis]\n# edited", 1),
+        encoding="utf-8",
+    )
+    edited = peak_rss([*build, "--jobs", "2"], {**env, "POSECARDS_CARDS_DIR": str(cards)})[0]
+    rows.append(
+        ("rebuild after changing one card / cold full build", f"{edited / cold_wall:.2f}", "≤ 0.4")
+    )
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
     one = peak_rss([*build, "--jobs", "1"], env)[0]
