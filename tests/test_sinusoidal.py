@@ -218,3 +218,14 @@ def test_bad_arguments_in_frequency_helpers() -> None:
         wavelengths(8, base=-3.0)
     with pytest.raises(ValueError, match="choose one of: paper, tensor2tensor"):
         wavelengths(8, frequencies="rope")
+
+
+def test_display_sampling_rules() -> None:
+    from posecards.encodings.sampling import even_positions, position_step, spread_positions
+
+    assert position_step(131072, 512) == 256 and position_step(100, 512) == 1
+    np.testing.assert_array_equal(even_positions(10, 4), [0.0, 3.0, 6.0, 9.0])
+    assert even_positions(131072, 512).size == 512
+    s = spread_positions(131072, 1024)
+    assert s[0] == 0 and s[-1] == 131071 and s.size == 1024 and np.all(np.diff(s) > 0)
+    np.testing.assert_array_equal(spread_positions(5, 100), np.arange(5.0))

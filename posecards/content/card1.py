@@ -18,6 +18,7 @@ from posecards.content import CardContent, Scalar
 from posecards.encodings.attention import attention_permutation_demo
 from posecards.encodings.learned import PositionOutOfRangeError, learned_pe
 from posecards.encodings.projection import project_2d
+from posecards.encodings.sampling import spread_positions
 from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
 
 # The sentence of the permutation demo, per card language; the demo reverses it.
@@ -182,9 +183,7 @@ def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
     # every sinusoidal PE vector has norm sqrt(d/2): one (sin, cos) pair contributes 1
     # checked on at most NORM_SAMPLE evenly spaced positions (first and last included), so the
     # cost stays bounded at any --positions / --d-model
-    sample = np.unique(
-        np.linspace(0, params.positions - 1, min(params.positions, NORM_SAMPLE)).round()
-    )
+    sample = spread_positions(params.positions, NORM_SAMPLE)  # (<= NORM_SAMPLE,)
     pe = sinusoidal_pe(sample, params.d_model, params.base)  # (sample, d)
     norms = np.linalg.norm(pe, axis=1)  # (sample,)
     return {

@@ -21,6 +21,7 @@ from posecards.content import CardContent, Scalar
 from posecards.encodings.dimension_index_bug import dimension_index_bug_pe
 from posecards.encodings.precision import float32_angle_error
 from posecards.encodings.rope import rope_layout_permutation
+from posecards.encodings.sampling import even_positions, position_step, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
 from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
 
@@ -50,16 +51,6 @@ CHUNK_ELEMENTS = 2**20
 def _rows(cost_per_row: int, most: int, least: int = 16) -> int:
     """How many rows of a given cost (sines/cosines per row) fit in TRIG_BUDGET, within bounds."""
     return max(least, min(most, TRIG_BUDGET // max(1, cost_per_row)))
-
-
-def _step(n: int, most: int) -> int:
-    """Smallest integer step that shows at most ``most`` of n evenly spaced items."""
-    return max(1, -(-n // most))
-
-
-def _even_positions(n: int, most: int) -> npt.NDArray[np.float64]:
-    """Positions 0, s, 2s, ... < n with the smallest s giving at most ``most`` of them."""
-    return np.arange(0, n, _step(n, most), dtype=np.float64)  # (m,)
 
 
 def _pe_columns(
@@ -93,8 +84,8 @@ def _row_dots(
 
 def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    pos = _even_positions(n, _rows(d, MAX_ROWS))  # (m,)
-    pair_step = _step(d // 2, MAX_PAIRS)
+    pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,)
+    pair_step = position_step(d // 2, MAX_PAIRS)
     pairs = np.arange(0, d // 2, pair_step, dtype=np.int64)  # (c/2,)
     dims = np.sort(np.concatenate([2 * pairs, 2 * pairs + 1]))  # (c,): sin and cos of each
     values = _pe_columns(pos, dims, params)  # (m, c)
@@ -129,7 +120,7 @@ def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
 def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    pos = _even_positions(n, _rows(d, MAX_CURVE_POINTS, 64))  # (m,)
+    pos = even_positions(n, _rows(d, MAX_CURVE_POINTS, 64))  # (m,)
     fast = [j for j in range(4) if j < d]
     # two slow sine dimensions: pairs d/8 and d/4 (dims d/4 and d/2 when 8 divides d)
     slow_pairs = sorted({max(2, d // 8), max(2, d // 4)})
@@ -188,7 +179,7 @@ def _first_rise(params: PEParams) -> tuple[int, float, bool]:
 def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     half = d / 2
-    pos = _even_positions(n, _rows(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
+    pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
     sim = pe_similarity(pos, d, params.base)  # (m, m)
 
     # every integer offset k = 0..K-1 (K <= MAX_OFFSETS): 3 starts, d sines/cosines per row
@@ -203,7 +194,7 @@ def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
     # distance identity: ||PE(p) - PE(q)||² = Σ_i (2 - 2cos((q-p)ω_i)) on a grid of positions
     g = min(n, DIST_GRID, max(4, int(np.sqrt(2 * TRIG_BUDGET / d))))  # G² offsets × d/2 cosines
-    grid = np.unique(np.round(np.linspace(0, n - 1, g)))  # (G,)
+    grid = spread_positions(n, g)  # (G,)
     pe = _pe_columns(grid, None, params)  # (G, d)
     dist_err = 0.0
     for a in range(grid.shape[0]):
@@ -249,7 +240,7 @@ def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
 def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    starts = _even_positions(n, _rows(4 * d, MAX_BUG_STARTS))  # (S,): 4 rows of d per start
+    starts = even_positions(n, _rows(4 * d, MAX_BUG_STARTS))  # (S,): 4 rows of d per start
     k = float(OFFSET_B)
     rows = max(1, CHUNK_ELEMENTS // (2 * d))
     cos_bug = np.empty(starts.shape[0], dtype=np.float64)  # (S,)
@@ -291,13 +282,13 @@ def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
 def _layouts(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    grid = _even_positions(n, _rows(2 * d, LAYOUT_GRID, 8))  # (G,)
+    grid = even_positions(n, _rows(2 * d, LAYOUT_GRID, 8))  # (G,)
     inter = _pe_columns(grid, None, params)  # (G, d)
     half = _pe_columns(grid, None, params, layout="half")  # (G, d)
     perm = rope_layout_permutation(d)  # (d,): half = interleaved[:, perm]
     sim_inter = inter @ inter.T / (d / 2)  # (G, G)
     sim_half = half @ half.T / (d / 2)  # (G, G)
-    sim_grid = _even_positions(n, _rows(2 * d, MAX_ROWS))  # two pe_similarity calls
+    sim_grid = even_positions(n, _rows(2 * d, MAX_ROWS))  # two pe_similarity calls
     t2t = pe_similarity(sim_grid, d, params.base, "tensor2tensor") if d >= 4 else None
     paper = pe_similarity(sim_grid, d, params.base)
     data = {
@@ -313,11 +304,11 @@ def _layouts(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 def _float32(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     n_rows = max(8, min(F32_MAX_ROWS, F32_ELEMENTS // (d // 2)))
-    pos = np.unique(np.round(np.linspace(0, n - 1, min(n, n_rows))))  # (r,): includes n-1
+    pos = spread_positions(n, n_rows)  # (r,): includes n-1
     err = float32_angle_error(d, pos, params.base)
     angle_error = err.angle_error  # (r, d/2)
     at = np.unravel_index(int(np.argmax(angle_error)), angle_error.shape)
-    cols = np.arange(0, d // 2, _step(d // 2, F32_MAX_COLS), dtype=np.int64)  # (c,)
+    cols = np.arange(0, d // 2, position_step(d // 2, F32_MAX_COLS), dtype=np.int64)  # (c,)
     slow_from = d // 4
     slow = angle_error[:, slow_from:]
     data = {

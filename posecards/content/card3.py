@@ -10,8 +10,6 @@ Which dimension is used where (also stored in each figure's data):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from posecards.config import PEParams
@@ -24,6 +22,7 @@ from posecards.encodings.rope import (
     rotation_2d,
 )
 from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.encodings.sampling import even_positions, position_step
 from posecards.encodings.sinusoidal import sinusoidal_pe
 from posecards.encodings.toeplitz import diagonal_spread
 
@@ -50,8 +49,7 @@ def _bases(params: PEParams) -> list[float]:
 
 def _shown_positions(positions: int) -> tuple[np.ndarray, int]:
     """Evenly spaced positions 0, s, 2s, ... < positions, at most MAX_SHOWN of them."""
-    step = max(1, math.ceil(positions / MAX_SHOWN))
-    return np.arange(0, positions, step, dtype=np.float64), step  # (n,)
+    return even_positions(positions, MAX_SHOWN), position_step(positions, MAX_SHOWN)  # (n,)
 
 
 def _rotation(numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
