@@ -48,6 +48,10 @@ _API: dict[str, str] = {
     "umap_2d": "projection",
     "cosine_similarity": "cosine",
     "softmax": "softmax",
+    "row_norms": "position_table",
+    "unit_rows": "position_table",
+    "table_similarity": "position_table",
+    "table_offset_profile": "position_table",
 }
 
 

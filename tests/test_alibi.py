@@ -133,3 +133,29 @@ def test_key_only_bias_gives_the_same_causal_softmax(n_heads: int, scores: np.nd
 def test_bad_arguments(call: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("max_bias", [8.0, 4.0, 16.0])
+@pytest.mark.parametrize("n_heads", list(range(1, 65)))
+def test_mpt_slopes_match_transformers(n_heads: int, max_bias: float) -> None:
+    """MPT's order (even-h slopes of the next power of two first) against HF's MPT code.
+
+    HF builds slopes in float32 (``1 / torch.pow(2, base)``, base float32): rtol 2^-23.
+    """
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    length = 5
+    ref = build_mpt_alibi_tensor(n_heads, length, alibi_bias_max=max_bias)  # (H, 1, L)
+    # HF: bias[h, 0, j] = m_h * (j - (L - 1)); the last key (distance 1 back) gives -m_h
+    ref_slopes = -ref[:, 0, length - 2].double().numpy()
+    got = alibi_slopes(n_heads, max_bias)
+    np.testing.assert_allclose(got, ref_slopes, rtol=2.0**-23, atol=0)
+
+
+def test_press_bloom_rule_is_mpt_rule_at_max_bias_8() -> None:
+    # The two reference rules look different but give the same slopes for every head count
+    # (Press multiplies start * ratio^i: a few ulps of rounding).
+    for n in range(1, 200):
+        np.testing.assert_allclose(alibi_slopes(n), _press_get_slopes(n), rtol=1e-14, atol=0)
+    with pytest.raises(ValueError, match="max_bias"):
+        alibi_slopes(8, float("nan"))

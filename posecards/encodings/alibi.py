@@ -17,34 +17,39 @@ import numpy as np
 from posecards.encodings._checks import F64, check_positive_int
 
 
-def _power_of_two_slopes(n: int) -> list[float]:
-    # m_h = 2^(-8h/n), h = 1..n  (start = 2^(-8/n), ratio = start)
-    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+def _power_of_two_slopes(n: int, max_bias: float = 8.0) -> list[float]:
+    # m_h = 2^(-max_bias·h/n), h = 1..n  (start = 2^(-max_bias/n), ratio = start)
+    return [2.0 ** (-max_bias * h / n) for h in range(1, n + 1)]
 
 
-def alibi_slopes(n_heads: int) -> F64:
-    """The head slopes m_h of the official rule (Press et al.; Bloom), shape (n_heads,).
+def alibi_slopes(n_heads: int, max_bias: float = 8.0) -> F64:
+    """The head slopes m_h, shape (n_heads,).
 
-    For n a power of two: m_h = 2^(-8h/n), h = 1..n (e.g. n=8: 1/2, 1/4, ..., 1/256).
-    Otherwise, with n0 the largest power of two below n: the n0 slopes of n0, then the slopes of
-    2·n0 at odd h (``get_slopes(2*n0)[0::2]``) for the remaining n - n0 heads. Slopes are
-    positive; they are not sorted when n is not a power of two.
+    For n a power of two: m_h = 2^(-B·h/n), h = 1..n (B = max_bias; B = 8, n = 8 gives
+    1/2, 1/4, ..., 1/256). Otherwise, with N the next power of two: the N slopes of N heads at
+    even h (these are exactly the slopes of N/2 heads), then those at odd h, cut to n. This is
+    MPT's ``gen_slopes`` (``concat([s[1::2], s[::2]])[:n]``, any B); for B = 8 it is also Press
+    et al.'s and BLOOM's rule (the N/2-head slopes, then ``get_slopes(N)[0::2]``), so the two
+    families agree. Slopes are positive; they are not sorted when n is not a power of two.
     """
     n = check_positive_int("n_heads", n_heads)
-    n0 = 2 ** math.floor(math.log2(n))
-    slopes = _power_of_two_slopes(n0)
-    if n0 != n:
-        slopes += _power_of_two_slopes(2 * n0)[0::2][: n - n0]
-    return np.asarray(slopes, dtype=np.float64)  # (n_heads,)
+    if not (math.isfinite(max_bias) and max_bias > 0):
+        raise ValueError(f"max_bias must be a positive finite number, got {max_bias!r}")
+    big = 2 ** math.ceil(math.log2(n))
+    s = _power_of_two_slopes(big, max_bias)  # (N,)
+    if big != n:
+        s = (s[1::2] + s[0::2])[:n]  # even h (= the N/2-head slopes) first, then odd h
+    return np.asarray(s, dtype=np.float64)  # (n_heads,)
 
 
-def alibi_bias(n_heads: int, length: int, causal: bool = True) -> F64:
+def alibi_bias(n_heads: int, length: int, causal: bool = True, max_bias: float = 8.0) -> F64:
     """The bias added to the scores, shape (n_heads, length, length), queries i by keys j.
 
     causal=True:  bias[h, i, j] = -m_h·(i - j) for j <= i, and -inf for j > i (masked).
     causal=False: bias[h, i, j] = -m_h·|i - j| (the symmetric form used by encoders).
+    Slopes as :func:`alibi_slopes` (``max_bias``).
     """
-    m = alibi_slopes(n_heads)  # (H,)
+    m = alibi_slopes(n_heads, max_bias)  # (H,)
     n = check_positive_int("length", length)
     pos = np.arange(n, dtype=np.float64)  # (L,)
     dist = pos[:, None] - pos[None, :]  # (L, L): i - j

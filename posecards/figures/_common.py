@@ -91,3 +91,11 @@ def value_table(
 def grid(fig: FigureBase, nrows: int, ncols: int, **kw: Any) -> Any:
     """Subplots on a Figure or SubFigure with constrained spacing."""
     return fig.subplots(nrows, ncols, squeeze=False, **kw)
+
+
+def upper_triangle(n: int) -> list[tuple[float, float]]:
+    """Outline of the cells j > i of an n x n imshow (cell centres at integers): a staircase."""
+    pts = [(n - 0.5, -0.5), (n - 0.5, n - 1.5)]
+    for i in range(n - 2, -1, -1):  # bottom-left corner of row i's masked part, then up one row
+        pts += [(i + 0.5, i + 0.5), (i + 0.5, i - 0.5)]
+    return pts

@@ -15,16 +15,8 @@ from matplotlib.patches import Polygon, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from posecards.figures import DrawFn, Labels
-from posecards.figures._common import heatmap
+from posecards.figures._common import heatmap, upper_triangle
 from posecards.figures.style import Theme
-
-
-def _upper_triangle(n: int) -> list[tuple[float, float]]:
-    """Outline of the cells j > i of an n x n imshow (cell centres at integers): a staircase."""
-    pts = [(n - 0.5, -0.5), (n - 0.5, n - 1.5)]
-    for i in range(n - 2, -1, -1):  # bottom-left corner of row i's masked part, then up one row
-        pts += [(i + 0.5, i + 0.5), (i + 0.5, i - 0.5)]
-    return pts
 
 
 def _pow2_formatter(v: float, _pos: int) -> str:
@@ -47,7 +39,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         im = heatmap(ax, shown[k], theme, signed=True, vmax=vmax, colorbar=False)
         ax.add_patch(
             Polygon(
-                _upper_triangle(n),
+                upper_triangle(n),
                 closed=True,
                 fill=False,
                 hatch="///",
