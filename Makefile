@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help cards test lint bench clean lock
+.PHONY: help cards test lint example bench clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -41,6 +41,10 @@ lint: $(VENV)/.testdeps ## ruff (check, format --check) and mypy on posecards/
 	$(BIN)/ruff check posecards tests benchmarks
 	$(BIN)/ruff format --check posecards tests benchmarks
 	$(BIN)/mypy posecards
+
+example: $(VENV)/.runtime ## re-render the README's example inspection card (docs/img/)
+	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet
+	cp build/example/en/llama-3-1-8b.png docs/img/inspect-llama-3-1-8b.png
 
 bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test)
 	$(BIN)/python benchmarks/run.py

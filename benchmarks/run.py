@@ -71,7 +71,119 @@ fig.savefig(sys.argv[1], dpi=100)
 """
 
 
+MAKE_GPT2 = """
+import sys
+import torch
+import transformers as T
+T.logging.set_verbosity_error()
+torch.manual_seed(0)
+# GPT-2 small's shapes (1024 positions x 768) with 14 layers instead of 12: 139M parameters,
+# about 555 MB in float32, so the checkpoint is well over 500 MB
+n_layer, out = int(sys.argv[1]), sys.argv[2]
+model = T.GPT2Model(T.GPT2Config(n_layer=n_layer))
+model.save_pretrained(out)
+if len(sys.argv) > 3:  # the same weights as one pytorch_model.bin
+    import pathlib
+    p = pathlib.Path(sys.argv[3])
+    p.mkdir(parents=True, exist_ok=True)
+    model.config.save_pretrained(p)
+    torch.save({k: v.contiguous() for k, v in model.state_dict().items()}, p / "pytorch_model.bin")
+"""
+
+LOAD_WHOLE = """
+import sys
+import torch
+import transformers as T
+model = T.GPT2Model.from_pretrained(sys.argv[1])
+w = model.wpe.weight.detach().double()
+u = w / w.norm(dim=1, keepdim=True)
+sim = u @ u.T
+"""
+
+
+def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Peak memory of `posecards inspect` on a >= 500 MB checkpoint against a tiny one."""
+    posecards = [PY, "-m", "posecards"]
+    make = tmp / "make_gpt2.py"
+    make.write_text(MAKE_GPT2)
+    big, big_bin, tiny = tmp / "gpt2-big", tmp / "gpt2-big-bin", tmp / "gpt2-tiny"
+    subprocess.run(
+        [PY, str(make), "14", str(big), str(big_bin)], check=True, env={**os.environ, **env}
+    )
+    subprocess.run([PY, str(make), "1", str(tiny)], check=True, env={**os.environ, **env})
+    size = (big / "model.safetensors").stat().st_size
+    size_bin = (big_bin / "pytorch_model.bin").stat().st_size
+    wpe = 1024 * 768 * 4  # the table read: (1024, 768) float32
+
+    def run_inspect(folder: Path) -> tuple[float, float]:
+        walls, peaks = [], []
+        for _ in range(3):
+            out = tmp / f"inspect-{folder.name}"
+            shutil.rmtree(out, ignore_errors=True)
+            w, r = peak_rss(
+                [
+                    *posecards,
+                    "inspect",
+                    str(folder),
+                    "--out",
+                    str(out),
+                    "--format",
+                    "png",
+                    "--lang",
+                    "en",
+                    "--jobs",
+                    "1",
+                    "--quiet",
+                ],
+                env,
+            )
+            walls.append(w)
+            peaks.append(r)
+        return statistics.median(walls), statistics.median(peaks)
+
+    tw, tr = run_inspect(tiny)
+    bw, br = run_inspect(big)
+    nw, nr = run_inspect(big_bin)
+    load = tmp / "load_whole.py"
+    load.write_text(LOAD_WHOLE)
+    lw, lr = peak_rss([PY, str(load), str(big)], env)
+    mib = 1024 * 1024
+    return [
+        (
+            "inspect: checkpoint size (safetensors; .bin) vs position tensor read",
+            f"{size / mib:.0f} MiB; {size_bin / mib:.0f} MiB vs {wpe / mib:.1f} MiB",
+            "report",
+        ),
+        (
+            "inspect tiny GPT-2 (wall s; peak MiB of any process)",
+            f"{tw:.1f} s; {tr:.0f} MiB",
+            "report",
+        ),
+        (
+            f"inspect {size / 1e6:.0f} MB safetensors (wall s; peak MiB; peak / tiny)",
+            f"{bw:.1f} s; {br:.0f} MiB; {br / tr:.2f}",
+            "peak / tiny ≤ 1.2",
+        ),
+        (
+            f"inspect {size_bin / 1e6:.0f} MB pytorch_model.bin (wall s; peak MiB; peak / tiny)",
+            f"{nw:.1f} s; {nr:.0f} MiB; {nr / tr:.2f}",
+            "peak / tiny ≤ 1.2",
+        ),
+        (
+            "peer: GPT2Model.from_pretrained + wpe cosine (wall s; peak MiB)",
+            f"{lw:.1f} s; {lr:.0f} MiB",
+            "peer",
+        ),
+    ]
+
+
 def main() -> None:
+    if sys.argv[1:] == ["inspect"]:  # only the inspect rows: `python benchmarks/run.py inspect`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = inspect_rows(tmp, {"POSECARDS_CACHE_DIR": str(tmp / "cache")})
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
     posecards = [PY, "-m", "posecards"]
     rows: list[tuple[str, str, str]] = []
 
@@ -196,9 +308,15 @@ def main() -> None:
         )
     )
 
+    rows += inspect_rows(tmp, env)
     shutil.rmtree(tmp, ignore_errors=True)
+    _print(rows, typer_import)
+
+
+def _print(rows: list[tuple[str, str, str]], typer_import: float | None) -> None:
     print(f"posecards benchmarks ({os.cpu_count()} cores, {REPEAT} repeats; medians)")
-    print(f"`python -c 'import typer'`: {typer_import:.3f} s")
+    if typer_import is not None:
+        print(f"`python -c 'import typer'`: {typer_import:.3f} s")
     print("| figure | measured | goal |")
     print("|---|---|---|")
     for name, value, goal in rows:

@@ -18,12 +18,14 @@ from posecards.config import (
     CARD_IDS,
     FORMATS,
     LANGS,
+    MAX_BASE,
     MAX_D_MODEL,
     MAX_JOBS,
     MAX_POSITIONS,
     SIZES,
     THEMES,
     BuildConfig,
+    InspectConfig,
     Look,
     PEParams,
 )
@@ -96,8 +98,8 @@ def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
 def _params(d_model: int, base: float, positions: int) -> PEParams:
     if d_model <= 0 or d_model % 2 or d_model > MAX_D_MODEL:
         fail(f"--d-model must be an even integer from 2 to {MAX_D_MODEL}, got {d_model}")
-    if not math.isfinite(base) or base <= 1:
-        fail(f"--base must be a finite number greater than 1, got {base}")
+    if not math.isfinite(base) or base <= 1 or base > MAX_BASE:
+        fail(f"--base must be a number greater than 1 and at most {MAX_BASE:.4g}, got {base}")
     if positions < 2 or positions > MAX_POSITIONS:
         fail(f"--positions must be from 2 to {MAX_POSITIONS}, got {positions}")
     return PEParams(d_model=d_model, base=base, positions=positions)
@@ -228,6 +230,111 @@ def _run_build(cfg: BuildConfig) -> None:
         progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
     else:
         progress(f"{cfg.out} is up to date ({len(files)} files)")
+
+
+@app.command("inspect")
+def inspect_model(
+    path: Annotated[
+        str, typer.Argument(help="Local model folder (config.json + weights) or .safetensors file.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Output folder (default: out/inspect/<model name>)."),
+    ] = None,
+    lang: OptLang = _LANGS,
+    format: Annotated[
+        str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")
+    ] = _FORMATS,
+    theme: OptTheme = _DEFAULT.look.theme,
+    size: Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")] = (
+        _DEFAULT.look.size
+    ),
+    tensor: Annotated[
+        str | None,
+        typer.Option("--tensor", help="Read this 2-D tensor as the position table."),
+    ] = None,
+    offset: Annotated[
+        int | None,
+        typer.Option(
+            "--offset", help="Table rows before position 0 (default: from the model type)."
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+) -> None:
+    """Build the inspection card of a local model: its learned table, RoPE or ALiBi settings."""
+    if offset is not None and offset < 0:
+        fail(f"--offset must be 0 or more, got {offset}")
+    cfg = InspectConfig(
+        out=out,
+        langs=_choices("--lang", lang, LANGS),
+        formats=_choices("--format", format, FORMATS),
+        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, tuple(SIZES))),
+        tensor=tensor,
+        offset=offset,
+        jobs=_jobs(jobs),
+        quiet=quiet,
+    )
+    if out is not None and out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    _run_inspect(path, cfg)
+
+
+def _run_inspect(path: str, cfg: InspectConfig) -> None:
+    import signal
+    import time
+
+    from posecards.content.inspect import compute_inspection
+    from posecards.model.checkpoint import CheckpointError, open_checkpoint
+    from posecards.model.positions import InspectOptions, find_positions
+    from posecards.render.build import write_outputs
+    from posecards.render.inspect import default_out, inspect_outputs
+    from posecards.render.lock import BuildLockedError, build_lock
+
+    t0 = time.perf_counter()
+
+    def progress(msg: str) -> None:
+        if not cfg.quiet:
+            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    out = cfg.out
+    try:
+        ckpt = open_checkpoint(path)
+        found = find_positions(ckpt, InspectOptions(tensor=cfg.tensor, offset=cfg.offset))
+        if cfg.offset is not None and found.kind != "learned":
+            fail(f"--offset applies to a learned position table; {ckpt.name} uses {found.kind}")
+        out = out if out is not None else default_out(ckpt)
+        if out.exists() and not out.is_dir():
+            fail(f"--out {out} exists and is not a folder")
+        if why := _writable(out):
+            fail(f"cannot write to --out {out}: {why}")
+        progress(f"{ckpt.name}: {found.kind} positions; computing")
+        content = compute_inspection(ckpt, found)
+        with build_lock(out, wait=True):
+            files = inspect_outputs(cfg, ckpt, found, content, progress)
+            try:
+                written = write_outputs(out, files)
+            except OSError as exc:
+                fail(f"cannot write to {out}: {exc.strerror or exc}")
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        where = f"{out} was left as it was" if out is not None else "nothing was written"
+        typer.echo(f"posecards: interrupted; {where}", err=True)
+        raise typer.Exit(130) from None
+    except BuildLockedError as exc:
+        fail(str(exc))
+    except MemoryError:
+        fail(f"out of memory while inspecting {path}")
+    except (CheckpointError, ValueError, RuntimeError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    progress(f"wrote {len(written)} of {len(files)} files to {out}")
 
 
 @app.command("list")

@@ -19,6 +19,9 @@ SIZES: dict[str, tuple[float, float]] = {
 MAX_D_MODEL = 65536
 MAX_POSITIONS = 131072
 MAX_JOBS = 64
+# Largest --base: float32's largest finite value (np.finfo(np.float32).max). Card 2 shows how
+# the common float32 code computes base ** (2i/d); a larger base is inf in float32.
+MAX_BASE = 3.4028234663852886e38
 
 
 @dataclass(frozen=True)
@@ -52,3 +55,17 @@ class BuildConfig:
     check: bool = False
     quiet: bool = False
     cache: bool = True  # --no-cache: render everything afresh
+
+
+@dataclass(frozen=True)
+class InspectConfig:
+    """One `posecards inspect` run (the model path and --tensor/--offset are checked first)."""
+
+    out: Path | None = None  # default: out/inspect/<model-slug>
+    langs: tuple[str, ...] = LANGS
+    formats: tuple[str, ...] = ("png", "svg", "html")
+    look: Look = field(default_factory=Look)
+    tensor: str | None = None  # --tensor NAME: read this 2-D tensor as the position table
+    offset: int | None = None  # --offset N: table rows before position 0 (default: detect)
+    jobs: int = 1
+    quiet: bool = False

@@ -84,3 +84,10 @@ def test_error_grows_with_position() -> None:
     assert large.angle_error.max() > 1e-3
     assert large.sin_error.max() > 1e-3
     assert large.angle_error.max() < 100_100 * 4 * 2.0**-24
+
+
+def test_a_base_beyond_float32_is_refused() -> None:
+    # the float32 path would turn such a base into inf; found by the CLI fuzz test
+    float32_angle_error(4, 2, float(np.finfo(np.float32).max))
+    with pytest.raises(ValueError, match="must fit in float32"):
+        float32_angle_error(4, 2, 3.4028235677973366e38)

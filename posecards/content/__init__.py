@@ -19,7 +19,7 @@ Scalar = float | int | str | bool
 
 @dataclass(frozen=True)
 class CardContent:
-    card: int
+    card: int | str
     # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str)
     figures: Mapping[str, Mapping[str, Any]]
     # placeholder name -> value, used by the card text ({{ name | num(3) }})

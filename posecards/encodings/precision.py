@@ -48,6 +48,8 @@ def float32_angle_error(
     """
     d = check_even_dim("d_model", d_model)
     b = check_base(base)
+    if b > float(np.finfo(np.float32).max):
+        raise ValueError(f"base must fit in float32 (at most 3.4e38) for the float32 path, got {b}")
     pos = as_positions(positions)  # (n,)
     i = np.arange(d // 2, dtype=np.int64)  # (d/2,)
 

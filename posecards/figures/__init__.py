@@ -30,7 +30,9 @@ class Labels(Protocol):
 DrawFn = Callable[["FigureBase", Mapping[str, Any], Labels, "Theme"], None]
 
 
-def draw_functions(card: int) -> dict[str, DrawFn]:
-    module = importlib.import_module(f"posecards.figures.card{int(card)}")
+def draw_functions(card: int | str) -> dict[str, DrawFn]:
+    """Card N's draw functions (``figures/cardN.py``); an inspection card's (``inspect.py``)."""
+    name = f"card{int(card)}" if isinstance(card, int) else "inspect"
+    module = importlib.import_module(f"posecards.figures.{name}")
     draw: dict[str, DrawFn] = module.DRAW
     return draw

@@ -46,6 +46,7 @@ class Theme:
     box_edge: str
     pitfall_box: str
     neutral: str
+    categorical: tuple[str, ...]  # distinct colours for categories (e.g. RoPE pairs), in order
 
 
 @cache
@@ -53,7 +54,9 @@ def theme(name: str) -> Theme:
     data = tomllib.loads((STYLE_DIR / "theme.toml").read_text(encoding="utf-8"))
     if name not in data:
         raise ValueError(f"unknown theme {name!r}; choose one of: {', '.join(data)}")
-    return Theme(name=name, **data[name])
+    values = dict(data[name])
+    values["categorical"] = tuple(values.get("categorical", ()))
+    return Theme(name=name, **values)
 
 
 def cjk_font_path() -> Path:

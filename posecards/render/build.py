@@ -84,77 +84,101 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     gc.disable()
     try:
         with card_style(job.look.theme) as th:
-            out.update(_render_unit(job, text, content, stem, th))
+            out.update(
+                render_unit(
+                    text,
+                    content,
+                    stem,
+                    th,
+                    lang=job.lang,
+                    formats=job.formats,
+                    size=job.look.size,
+                    footer=footer_text(job.params, job.look, job.lang),
+                )
+            )
     finally:
         gc.enable()
     return out, plain_numbers(content.numbers)
 
 
-def _render_unit(job: CardJob, text: Any, content: Any, stem: str, th: Any) -> dict[str, bytes]:
-    """The whole card and its standalone figures for one language, encoded."""
+def render_unit(
+    text: Any,
+    content: Any,
+    stem: str,
+    th: Any,
+    *,
+    lang: str,
+    formats: tuple[str, ...],
+    size: str,
+    footer: str,
+) -> dict[str, bytes]:
+    """The whole card and its standalone figures for one language, encoded (inside card_style).
+
+    Shared by the four cards and the inspection card; garbage collection must be disabled by
+    the caller (see render_card).
+    """
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
     from posecards.render.files import figure_bytes_multi
     from posecards.render.text import fill_card
 
-    lang = job.lang
     out: dict[str, bytes] = {}
     filled = fill_card(text, lang, content.numbers)
-    whole = [f for f in job.formats if f in ("png", "svg", "pdf")]
+    whole = [f for f in formats if f in ("png", "svg", "pdf")]
     if whole:
-        fig = compose_card(
-            filled,
-            text,
-            content.figures,
-            th,
-            job.look.size,
-            footer_text(job.params, job.look, lang),
-        )
+        fig = compose_card(filled, text, content.figures, th, size, footer)
         for fmt, data in figure_bytes_multi(fig, whole).items():
             out[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
-    wanted = [
-        f for f in ("png", "svg") if f in job.formats or (f == "svg" and "html" in job.formats)
-    ]
+    wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
     for fid, *_ in filled.panels:
-        fig = draw_standalone(fid, content.figures[fid], lang, job.look.theme)
+        fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
         for fmt, data in figure_bytes_multi(fig, wanted).items():
             out[f"{lang}/figures/{fid}.{fmt}"] = data
         del fig
         gc.collect()
-    if "html" in job.formats:
+    if "html" in formats:
         out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
     return out
 
 
-def _html_pages(
-    cfg: BuildConfig, files: dict[str, bytes], numbers: Mapping[int, Mapping[str, Any]]
+@dataclass(frozen=True)
+class PageSource:
+    """One card of an HTML build: its text, computed numbers, file stem and nav label prefix."""
+
+    text: Any  # CardText
+    numbers: Mapping[str, Any]
+    stem: str
+    prefix: str  # "1. " before the title in the nav and index, or ""
+
+
+def html_pages(
+    sources: list[PageSource],
+    langs: tuple[str, ...],
+    formats: tuple[str, ...],
+    look: Look,
+    footer: Callable[[str], str],
+    files: Mapping[str, bytes],
 ) -> dict[str, bytes]:
     """Card pages and the index, from the card text and the already rendered SVGs."""
     from posecards.figures.style import theme
+    from posecards.render.compose import layout
     from posecards.render.html import PanelView, card_page, index_page, inline_svg
-    from posecards.render.text import fill_card, load_card_text
+    from posecards.render.text import fill_card
 
-    th = asdict(theme(cfg.look.theme))
+    th = asdict(theme(look.theme))
     out: dict[str, bytes] = {}
     entries: list[dict[str, Any]] = []
-    texts = {c: load_card_text(c) for c in cfg.cards}
-    from posecards.render.compose import layout
-
-    lay = layout(cfg.look.size)
-    for lang in cfg.langs:
+    lay = layout(look.size)
+    for lang in langs:
+        filled_all = [fill_card(src.text, lang, src.numbers) for src in sources]
         nav = [
-            (
-                f"{c}. {fill_card(texts[c], lang, numbers[c]).title}",
-                f"{card_stem(c, texts[c].slug)}.html",
-            )
-            for c in cfg.cards
+            (f"{src.prefix}{filled.title}", f"{src.stem}.html")
+            for src, filled in zip(sources, filled_all, strict=True)
         ]
-        for c in cfg.cards:
-            text = texts[c]
-            filled = fill_card(text, lang, numbers[c])
-            stem = card_stem(c, text.slug)
+        for src, filled in zip(sources, filled_all, strict=True):
+            stem = src.stem
             page_downloads = [
                 (fmt.upper(), f"{stem}.{fmt}")
                 for fmt in ("png", "svg", "pdf")
@@ -173,12 +197,12 @@ def _html_pages(
                         downloads=[
                             (fmt.upper(), f"figures/{fid}.{fmt}")
                             for fmt in ("png", "svg")
-                            if fmt in cfg.formats
+                            if fmt in formats
                         ],
                     )
                 )
             formula = files[f"{lang}/.{stem}.formula.svg"]
-            others = [x for x in cfg.langs if x != lang]
+            others = [x for x in langs if x != lang]
             html = card_page(
                 lang=lang,
                 card=filled,
@@ -186,7 +210,7 @@ def _html_pages(
                 formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
                 downloads=page_downloads,
                 other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
-                footer=footer_text(cfg.params, cfg.look, lang),
+                footer=footer(lang),
                 theme=th,
                 nav=[(label, href, href == f"{stem}.html") for label, href in nav],
             )
@@ -194,7 +218,7 @@ def _html_pages(
             entries.append(
                 {
                     "lang": lang,
-                    "title": f"{c}. {filled.title}",
+                    "title": f"{src.prefix}{filled.title}",
                     "thesis": filled.thesis,
                     "page": f"{lang}/{stem}.html",
                     "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
@@ -210,14 +234,32 @@ def _html_pages(
                         (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
                         for fid, *_ in filled.panels
                         for fmt in ("png", "svg")
-                        if fmt in cfg.formats
+                        if fmt in formats
                     ],
                 }
             )
-    out["index.html"] = index_page(
-        entries=entries, footer=footer_text(cfg.params, cfg.look, "en"), theme=th
-    ).encode("utf-8")
+    out["index.html"] = index_page(entries=entries, footer=footer("en"), theme=th).encode("utf-8")
     return out
+
+
+def _html_pages(
+    cfg: BuildConfig, files: dict[str, bytes], numbers: Mapping[int, Mapping[str, Any]]
+) -> dict[str, bytes]:
+    """The pages of a `posecards build`."""
+    from posecards.render.text import load_card_text
+
+    sources = []
+    for c in cfg.cards:
+        text = load_card_text(c)
+        sources.append(PageSource(text, numbers[c], card_stem(c, text.slug), f"{c}. "))
+    return html_pages(
+        sources,
+        cfg.langs,
+        cfg.formats,
+        cfg.look,
+        lambda lang: footer_text(cfg.params, cfg.look, lang),
+        files,
+    )
 
 
 def build_outputs(

@@ -209,8 +209,13 @@ def compose_card(
     )
 
     # --- footer ------------------------------------------------------------------------------
-    footer_h = lay.footer_size * 2.0 * pt
-    fig.text(margin / W, margin * 0.5 / H, footer, fontsize=lay.footer_size, color=th.muted)
+    # (wrapped: an inspection card's footer names the tensor and config keys it read)
+    footer_lines = wrap(footer, full_w_pt, lay.footer_size, m)
+    line_h = lay.footer_size * 1.3 * pt
+    for i, ln in enumerate(footer_lines):
+        y_ln = margin * 0.5 + (len(footer_lines) - 1 - i) * line_h
+        fig.text(margin / W, y_ln / H, ln, fontsize=lay.footer_size, color=th.muted)
+    footer_h = lay.footer_size * 2.0 * pt + (len(footer_lines) - 1) * line_h
     body_top = header_bottom - 8 * pt
     body_bottom = margin * 0.5 + footer_h
 

@@ -33,14 +33,18 @@ def draw_standalone(
     lang: str,
     theme_name: str,
     size: tuple[float, float] = STANDALONE_SIZE,
+    card: int | str | None = None,
 ) -> Figure:
-    """Draw one figure on a new Figure. Call inside ``card_style(theme_name)``."""
+    """Draw one figure on a new Figure. Call inside ``card_style(theme_name)``.
+
+    ``card``: the card the figure belongs to (default: from the id, 'c<N>-...').
+    """
     from matplotlib.figure import Figure
 
     from posecards.figures import draw_functions
     from posecards.figures.style import theme
 
-    card = figure_card(figure_id)
+    card = figure_card(figure_id) if card is None else card
     text = load_card_text(card)
     draw = draw_functions(card)
     if figure_id not in draw:

@@ -123,7 +123,7 @@ class CardText:
     """The raw (unfilled) text of one card."""
 
     path: Path
-    id: int
+    id: int | str  # 1..4 for the explanatory cards; "inspect-<kind>" for an inspection card
     slug: str
     title: Bilingual
     thesis: Bilingual
@@ -171,10 +171,15 @@ def _formula_lines(tex: Any, path: Path, source: str) -> str:
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-def load_card_text(card: int, folder: Path | None = None) -> CardText:
-    """Read and validate ``cardN.toml``; errors name the file, the key and the line."""
+def card_file_name(card: int | str) -> str:
+    """``cardN.toml`` for card N; ``<name>.toml`` for a named card such as "inspect-rope"."""
+    return f"card{int(card)}.toml" if isinstance(card, int) else f"{card}.toml"
+
+
+def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
+    """Read and validate a card file; errors name the file, the key and the line."""
     folder = folder or data_dir("cards")
-    path = folder / f"card{card}.toml"
+    path = folder / card_file_name(card)
     if not path.is_file():
         raise CardTextError(f"card source {path} not found")
     source = path.read_text(encoding="utf-8")
@@ -219,9 +224,12 @@ def load_card_text(card: int, folder: Path | None = None) -> CardText:
     labels = {
         k: _bilingual(v, path, source, f"labels.{k}") for k, v in data.get("labels", {}).items()
     }
+    raw_id = need("id")
+    if raw_id != card:
+        raise CardTextError(f"{path.name}: id must be {card!r}, got {raw_id!r}")
     return CardText(
         path=path,
-        id=int(need("id")),
+        id=raw_id,
         slug=slug,
         title=_bilingual(need("title"), path, source, "title"),
         thesis=_bilingual(need("thesis"), path, source, "thesis"),
@@ -240,7 +248,7 @@ def load_card_text(card: int, folder: Path | None = None) -> CardText:
 class FilledCard:
     """The text of one card in one language, placeholders filled."""
 
-    id: int
+    id: int | str
     slug: str
     lang: str
     title: str

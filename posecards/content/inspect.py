@@ -1,0 +1,251 @@
+"""What the inspection card of a real model shows, as numbers (no plotting, no templating).
+
+``compute_inspection(ckpt, found)`` reads the one tensor it needs (learned tables only) and
+returns a CardContent for the card text ``cards/inspect-<kind>.toml``:
+
+- learned: cosine similarity of the rows, row norms, mean similarity per offset, and the same
+  for the sinusoidal table of the same size (d rounded down to even);
+- rope: per-pair wavelengths before and after the checkpoint's scaling, the frequency ratios,
+  full turns inside the trained and the scaled context, and the pair layout;
+- alibi: the head slopes, bias matrices of three heads, and the distance at which each head
+  halves the weight of a key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from posecards.content import CardContent
+from posecards.encodings.alibi import alibi_bias, alibi_slopes
+from posecards.encodings.position_table import (
+    row_norms,
+    table_offset_profile,
+    table_similarity,
+)
+from posecards.encodings.rope import rope_layout_permutation
+from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.encodings.sampling import even_positions, spread_positions
+from posecards.encodings.similarity import offset_profile, pe_similarity
+from posecards.encodings.softmax import softmax
+from posecards.model.checkpoint import Checkpoint, read_tensor
+from posecards.model.names import display_name
+from posecards.model.positions import AlibiPositions, Found, LearnedPositions, RopePositions
+
+HEATMAP_MOST = 512  # rows of a similarity heatmap shown at most (a regular subsample)
+CURVE_MOST = 2048  # points of a line plot at most
+SINUSOID_BASE = 10000.0
+ALIBI_LEN = 16  # tokens of the shown bias matrices
+WEIGHTS_LEN = 2048  # keys of the attention-weight curves when the config names no context
+HALF = 0.5  # the similarity level whose first crossing is reported
+
+
+def card_name(found: Found) -> str:
+    """The card text file (without .toml) for this kind of position encoding."""
+    return f"inspect-{found.kind}"
+
+
+def _first_below(values: np.ndarray, level: float) -> int:
+    """First index where ``values`` < level, or -1 if never."""
+    hits = np.flatnonzero(values < level)
+    return int(hits[0]) if hits.size else -1
+
+
+def _common(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
+    return {
+        "model": display_name(ckpt.name),
+        "config_keys": ", ".join(found.config_keys) if found.config_keys else "none",
+        "weights": ", ".join(p.name for p in ckpt.weights[:2])
+        + (f" (+{len(ckpt.weights) - 2})" if len(ckpt.weights) > 2 else ""),
+    }
+
+
+def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
+    table = read_tensor(ckpt, found.tensor)[found.offset :]  # (n, d)
+    n, d = table.shape
+    norms = row_norms(table)  # (n,)
+    g = table_offset_profile(table)  # (n,)
+    shown = even_positions(n, HEATMAP_MOST)  # (m,) positions 0, s, 2s, ...
+    sim = table_similarity(table, shown.astype(np.int64))  # (m, m)
+    d_sin = d - d % 2
+    sin_sim = pe_similarity(shown, d_sin, SINUSOID_BASE)  # (m, m)
+    ks = np.arange(n, dtype=np.float64)  # (n,)
+    f = offset_profile(ks, d_sin, SINUSOID_BASE)  # (n,)
+    curve = spread_positions(n, CURVE_MOST).astype(np.int64)  # (c,) shown points of the curves
+    zero_rows = int(np.count_nonzero(norms == 0))
+    k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
+    far = slice(n // 2, n)
+    figures: dict[str, dict[str, Any]] = {
+        "i-similarity": {
+            "positions": shown,
+            "similarity": sim,
+            "first_row": float(found.offset),
+        },
+        "i-norms": {"positions": ks[curve], "norm": norms[curve], "zero_rows": zero_rows},
+        "i-offset": {
+            "offset": ks[curve],
+            "model": g[curve],
+            "sinusoidal": f[curve],
+            "level": HALF,
+        },
+        "i-sinusoidal": {"positions": shown, "similarity": sin_sim, "d_model": d_sin},
+    }
+    numbers: dict[str, Any] = {
+        **_common(ckpt, found),
+        "tensor": display_name(found.tensor),
+        "rows": found.shape[0],
+        "width": d,
+        "d_sin": d_sin,
+        "dtype": found.dtype,
+        "offset": found.offset,
+        "offset_rule": found.offset_rule,
+        "positions": n,
+        "shown": int(shown.size),
+        "step": int(shown[1] - shown[0]) if shown.size > 1 else 1,
+        "g1": float(g[1]),
+        "f1": float(f[1]),
+        "k_half": k_half,
+        "sin_k_half": sin_k_half,
+        "g_far": float(g[far].mean()),
+        "f_far": float(f[far].mean()),
+        "norm_min": float(norms.min()),
+        "norm_max": float(norms.max()),
+        "norm_mean": float(norms.mean()),
+        "norm_first": float(norms[0]),
+        "zero_rows": zero_rows,
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+
+
+def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
+    dim = found.rotary_dim
+    pairs = dim // 2
+    orig, _ = rope_inv_freq(dim, found.base)  # (pairs,) theta_k = base^(-2k/dim)
+    seq_len = found.scaled_context if found.rope_type in ("dynamic", "longrope") else None
+    scaled, attention = rope_inv_freq(
+        dim,
+        found.base,
+        found.scaling,
+        seq_len=seq_len,
+        max_position_embeddings=found.max_position_embeddings,
+    )  # (pairs,), scalar
+    wl_orig = 2 * math.pi / orig  # (pairs,) positions per full turn
+    wl_scaled = 2 * math.pi / scaled  # (pairs,)
+    ratio = scaled / orig  # (pairs,)
+    turns_trained = found.trained_context / wl_orig  # (pairs,) turns within the trained context
+    turns_scaled = found.scaled_context / wl_scaled  # (pairs,)
+    k = np.arange(pairs, dtype=np.float64)  # (pairs,)
+    # pair index of each of the head_dim slots; -1: not rotated (partial rotary)
+    this = np.full(found.head_dim, -1.0)  # (head_dim,)
+    other = np.full(found.head_dim, -1.0)  # (head_dim,)
+    half_slots = np.concatenate([k, k])  # (dim,): slot s of "half" holds pair s mod dim/2
+    inter_slots = np.repeat(k, 2)  # (dim,): slots 2k, 2k+1 hold pair k
+    assert np.array_equal(half_slots, inter_slots[rope_layout_permutation(dim)])
+    this[:dim], other[:dim] = (
+        (half_slots, inter_slots) if found.layout == "half" else (inter_slots, half_slots)
+    )
+    unchanged = np.isclose(ratio, 1.0, rtol=1e-12, atol=0.0)
+    factor = found.scaling.get("factor")
+    figures: dict[str, dict[str, Any]] = {
+        "i-wavelengths": {
+            "pair": k,
+            "original": wl_orig,
+            "scaled": wl_scaled,
+            "trained_context": float(found.trained_context),
+            "scaled_context": float(found.scaled_context),
+        },
+        "i-ratios": {
+            "pair": k,
+            "ratio": ratio,
+            "theta": orig,
+            "theta_scaled": scaled,
+            "attention_factor": float(attention),
+        },
+        "i-turns": {"pair": k, "trained": turns_trained, "scaled": turns_scaled},
+        "i-layout": {"this": this, "other": other, "layout": found.layout},
+    }
+    numbers: dict[str, Any] = {
+        **_common(ckpt, found),
+        "rope_type": found.rope_type,
+        "scaled_by": found.rope_type != "default",
+        "factor": float(factor) if factor is not None else 1.0,
+        "base": found.base,
+        "head_dim": found.head_dim,
+        "rotary_dim": dim,
+        "partial": dim < found.head_dim,
+        "pairs": pairs,
+        "trained": found.trained_context,
+        "scaled_ctx": found.scaled_context,
+        "attention": float(attention),
+        "turn_trained": int(np.count_nonzero(turns_trained >= 1)),
+        "turn_scaled": int(np.count_nonzero(turns_scaled >= 1)),
+        "wl_short": float(wl_orig[0]),
+        "wl_long": float(wl_orig[-1]),
+        "wl_long_scaled": float(wl_scaled[-1]),
+        "ratio_min": float(ratio.min()),
+        "ratio_max": float(ratio.max()),
+        "unchanged": int(np.count_nonzero(unchanged)),
+        "layout": found.layout,
+        "ignored": ", ".join(found.ignored_keys) if found.ignored_keys else "none",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+
+
+def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
+    h = found.n_heads
+    m = alibi_slopes(h, found.max_bias)  # (H,)
+    shown = sorted({0, (h - 1) // 2, h - 1})  # head indices (0-based)
+    bias = alibi_bias(h, ALIBI_LEN, True, found.max_bias)[shown]  # (s, L, L)
+    half = math.log(2) / m  # (H,) distance at which a key's weight halves (equal content)
+    # weights of the last of L queries over its keys, equal content: softmax_j(-m_h (L-1-j))
+    length = found.context or WEIGHTS_LEN
+    dist = np.arange(length, dtype=np.float64)  # (L,) distance back, 0 = the query itself
+    weights = softmax(-m[shown][:, None] * dist[None, :], axis=-1)  # (s, L)
+    figures: dict[str, dict[str, Any]] = {
+        "i-slopes": {"head": np.arange(1, h + 1, dtype=np.float64), "slope": m},
+        "i-bias": {"bias": bias, "heads": np.asarray(shown, dtype=np.float64) + 1},
+        "i-weights": {
+            "distance": dist,
+            "weights": weights,
+            "heads": np.asarray(shown, dtype=np.float64) + 1,
+        },
+        "i-reach": {
+            "head": np.arange(1, h + 1, dtype=np.float64),
+            "half_distance": half,
+            "context": float(found.context or 0),
+        },
+    }
+    numbers: dict[str, Any] = {
+        **_common(ckpt, found),
+        "heads": h,
+        "family": found.family,
+        "pow2": h & (h - 1) == 0,
+        "max_bias": found.max_bias,
+        "m_first": float(m[0]),
+        "m_last": float(m[-1]),
+        "m_min": float(m.min()),
+        "m_max": float(m.max()),
+        "half_min": float(half.min()),
+        "half_max": float(half.max()),
+        "context": found.context or 0,
+        "sorted": bool(np.all(np.diff(m) < 0)),
+        "corner": float(bias[0, -1, 0]),
+        "step_first": math.exp(-float(m[0])),  # weight ratio of neighbouring keys, head 1
+        "len": ALIBI_LEN,
+        "weights_len": length,
+        "w_first_far": float(weights[0, -1]),
+        "w_last_far": float(weights[-1, -1]),
+        "w_first_self": float(weights[0, 0]),
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+
+
+def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
+    """Everything the inspection card shows for ``ckpt``."""
+    if isinstance(found, LearnedPositions):
+        return _learned(ckpt, found)
+    if isinstance(found, RopePositions):
+        return _rope(ckpt, found)
+    return _alibi(ckpt, found)

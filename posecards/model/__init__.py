@@ -1,0 +1,1 @@
+"""Reading a local model checkpoint: its config and the one tensor a card needs."""

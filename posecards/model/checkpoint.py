@@ -1,0 +1,270 @@
+"""Read a local Hugging Face checkpoint one tensor at a time, never the whole file.
+
+A checkpoint is a folder with ``config.json`` and its weights, in one of the layouts
+``save_pretrained`` writes:
+
+    model.safetensors                                     one file
+    model.safetensors.index.json + model-0000i-of-0000n   sharded; the index maps names to files
+    pytorch_model.bin (or its .index.json + shards)       torch's zip format
+
+or a single ``.safetensors`` file (with ``config.json`` beside it, if there is one).
+
+safetensors is an 8-byte little-endian header length, a JSON header
+``{name: {dtype, shape, data_offsets: [begin, end]}}`` and the raw little-endian bytes; a tensor
+is read by seeking to ``8 + header_len + begin`` and reading ``end - begin`` bytes. ``.bin`` files
+are opened with ``torch.load(mmap=True, weights_only=True)``: the storages are memory-mapped and
+only the pages of the tensor converted are read. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from posecards.encodings._checks import F64
+
+
+class CheckpointError(ValueError):
+    """The path is not a readable local checkpoint; the message says what was looked for."""
+
+
+# safetensors dtype -> numpy dtype of the stored bytes (little-endian). BF16 is read as uint16.
+_ST_DTYPES: dict[str, str] = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "BF16": "<u2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
+_MAX_HEADER = 100 * 1024 * 1024  # a safetensors header larger than this is not a checkpoint
+
+SINGLE_SAFETENSORS = "model.safetensors"
+SHARDED_SAFETENSORS = "model.safetensors.index.json"
+SINGLE_BIN = "pytorch_model.bin"
+SHARDED_BIN = "pytorch_model.bin.index.json"
+WEIGHT_FILES = (SINGLE_SAFETENSORS, SHARDED_SAFETENSORS, SINGLE_BIN, SHARDED_BIN)
+
+# "gpt2", "openai-community/gpt2": what a hub id looks like (a local path that does not exist)
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """Where one tensor lives: its file, stored dtype and shape (nothing read yet)."""
+
+    name: str
+    file: Path
+    dtype: str  # as stored: "F32", "BF16", ... (safetensors) or "float32", ... (torch)
+    shape: tuple[int, ...]
+    begin: int = 0  # safetensors: absolute byte offset of the data in the file
+    end: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A local checkpoint: its config (may be empty) and an index of its tensors."""
+
+    root: Path  # the folder (or the .safetensors file given)
+    name: str  # folder or file name, for display
+    config: Mapping[str, Any]
+    config_file: Path | None
+    weights: tuple[Path, ...]  # the weight files, in shard order
+    format: str  # "safetensors", "bin" or "none" (config only)
+    tensors: Mapping[str, TensorEntry]
+
+    def file_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.weights)
+
+
+def _read_safetensors_index(path: Path) -> dict[str, TensorEntry]:
+    """The header of one safetensors file: name -> TensorEntry (reads only the header)."""
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise CheckpointError(f"{path.name} is not a safetensors file (too short)")
+            (n,) = struct.unpack("<Q", head)
+            if n > min(_MAX_HEADER, size - 8):
+                raise CheckpointError(f"{path.name} is not a safetensors file (bad header length)")
+            header = json.loads(fh.read(n))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CheckpointError(f"{path.name} is not a safetensors file (bad header)") from None
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path.name} is not a safetensors file (bad header)")
+    out = {}
+    start = 8 + n
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype, shape = str(info["dtype"]), tuple(int(s) for s in info["shape"])
+            begin, end = (int(x) for x in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(f"{path.name}: bad header entry for {name!r}") from None
+        if not 0 <= begin <= end or start + end > size:
+            raise CheckpointError(f"{path.name}: tensor {name!r} lies outside the file")
+        out[name] = TensorEntry(name, path, dtype, shape, start + begin, start + end)
+    return out
+
+
+def _torch_load(path: Path) -> dict[str, Any]:
+    """A .bin state dict, memory-mapped (only the tensors converted are read from disk)."""
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception as exc:  # torch raises RuntimeError, UnpicklingError, ValueError...
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(
+            f"cannot read {path.name} as a torch zip checkpoint ({first}); "
+            "re-save it with torch.save or as safetensors"
+        ) from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path.name} does not hold a state dict of tensors")
+    return state
+
+
+def _bin_index(path: Path) -> dict[str, TensorEntry]:
+    state = _torch_load(path)
+    out = {}
+    for name, t in state.items():
+        if hasattr(t, "shape") and hasattr(t, "dtype"):
+            out[name] = TensorEntry(name, path, str(t.dtype).removeprefix("torch."), tuple(t.shape))
+    return out
+
+
+def _shards(folder: Path, index_name: str) -> list[Path]:
+    index_file = folder / index_name
+    try:
+        weight_map = json.loads(index_file.read_text(encoding="utf-8"))["weight_map"]
+        files = sorted({str(f) for f in weight_map.values()})
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        raise CheckpointError(f"{index_file.name} is not a shard index (no 'weight_map')") from None
+    paths = []
+    for f in files:
+        p = folder / f
+        if "/" in f or "\\" in f or f.startswith(".") or not p.is_file():
+            raise CheckpointError(f"{index_file.name} names shard {f!r}, which is not in {folder}")
+        paths.append(p)
+    return paths
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path.name} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{path.name} must hold a JSON object")
+    return config
+
+
+def open_checkpoint(path: str | Path) -> Checkpoint:
+    """Index a local checkpoint (config and tensor headers only; no tensor data is read)."""
+    raw = str(path)
+    p = Path(path)
+    if not p.exists():
+        if _HUB_ID.fullmatch(raw) and not raw.startswith("."):
+            raise CheckpointError(
+                f"{raw!r} is not a local path; posecards inspect reads only local model folders "
+                "or .safetensors files and downloads nothing (download the model first)"
+            )
+        raise CheckpointError(f"{raw} does not exist")
+    if p.is_file():
+        if p.suffix != ".safetensors":
+            raise CheckpointError(
+                f"{p.name}: give a model folder (config.json + weights) or a .safetensors file"
+            )
+        config_file = p.parent / "config.json"
+        config = _read_config(config_file) if config_file.is_file() else {}
+        return Checkpoint(
+            root=p,
+            name=p.stem,
+            config=config,
+            config_file=config_file if config_file.is_file() else None,
+            weights=(p,),
+            format="safetensors",
+            tensors=_read_safetensors_index(p),
+        )
+    if not p.is_dir():
+        raise CheckpointError(f"{raw} is neither a folder nor a .safetensors file")
+    config_file = p / "config.json"
+    config = _read_config(config_file) if config_file.is_file() else {}
+    weights: list[Path] = []
+    fmt = "none"
+    if (p / SINGLE_SAFETENSORS).is_file():
+        weights, fmt = [p / SINGLE_SAFETENSORS], "safetensors"
+    elif (p / SHARDED_SAFETENSORS).is_file():
+        weights, fmt = _shards(p, SHARDED_SAFETENSORS), "safetensors"
+    elif (p / SINGLE_BIN).is_file():
+        weights, fmt = [p / SINGLE_BIN], "bin"
+    elif (p / SHARDED_BIN).is_file():
+        weights, fmt = _shards(p, SHARDED_BIN), "bin"
+    if not config and not weights:
+        raise CheckpointError(
+            f"{raw} has no config.json and none of {', '.join(WEIGHT_FILES)}: not a model folder"
+        )
+    tensors: dict[str, TensorEntry] = {}
+    for w in weights:
+        tensors.update(_read_safetensors_index(w) if fmt == "safetensors" else _bin_index(w))
+    return Checkpoint(
+        root=p,
+        name=p.resolve().name,
+        config=config,
+        config_file=config_file if config_file.is_file() else None,
+        weights=tuple(weights),
+        format=fmt,
+        tensors=tensors,
+    )
+
+
+def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    # bfloat16 is the top half of a float32: shift the 16 bits up and reinterpret.
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def read_tensor(ckpt: Checkpoint, name: str) -> F64:
+    """One tensor as float64, reading only its own bytes."""
+    entry = ckpt.tensors.get(name)
+    if entry is None:
+        raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
+    if entry.file.suffix == ".safetensors":
+        if entry.dtype not in _ST_DTYPES:
+            raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
+        dt = np.dtype(_ST_DTYPES[entry.dtype])
+        count = math.prod(entry.shape)
+        if count * dt.itemsize != entry.nbytes:
+            raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
+        with entry.file.open("rb") as fh:
+            fh.seek(entry.begin)
+            buf = fh.read(entry.nbytes)
+        if len(buf) != entry.nbytes:
+            raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
+        arr = np.frombuffer(buf, dtype=dt, count=count)
+        if entry.dtype == "BF16":
+            arr = _bf16_to_f32(arr)
+        return np.asarray(arr, dtype=np.float64).reshape(entry.shape)
+    import torch
+
+    t = _torch_load(entry.file)[name]
+    return np.asarray(t.to(torch.float64).numpy(), dtype=np.float64).reshape(entry.shape)

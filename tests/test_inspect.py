@@ -1,0 +1,466 @@
+"""`posecards inspect` reading layer: tiny models built with transformers, saved every way
+save_pretrained (and torch.save) can, and compared with the models' own tensors and with
+transformers' own RoPE and ALiBi code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import transformers as T
+from tiny_models import gpt2_model, save_bin
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+from posecards.content.inspect import compute_inspection
+from posecards.encodings.cosine import cosine_similarity
+from posecards.model.checkpoint import CheckpointError, open_checkpoint, read_tensor
+from posecards.model.positions import (
+    AlibiPositions,
+    InspectOptions,
+    LearnedPositions,
+    RopePositions,
+    find_positions,
+)
+
+T.logging.set_verbosity_error()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]]:
+    root = tmp_path_factory.mktemp("models")
+    out: dict[str, tuple[Path, Any]] = {}
+
+    def keep(name: str, model: Any, **kw: Any) -> None:
+        model.save_pretrained(root / name, **kw)
+        out[name] = (root / name, model)
+
+    keep("gpt2", gpt2_model(0))
+    keep("gpt2-sharded", gpt2_model(1, n_layer=2), max_shard_size="20KB")
+    keep("gpt2-bf16", gpt2_model(2).to(torch.bfloat16))
+    keep("gpt2-f16", gpt2_model(3).to(torch.float16))
+    bin_model = gpt2_model(4)
+    save_bin(bin_model, root / "gpt2-bin")
+    out["gpt2-bin"] = (root / "gpt2-bin", bin_model)
+    save_bin(bin_model, root / "gpt2-bin-sharded", shards=3)
+    out["gpt2-bin-sharded"] = (root / "gpt2-bin-sharded", bin_model)
+    small = dict(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+    )
+    torch.manual_seed(5)
+    keep("bert", T.BertModel(T.BertConfig(**small, max_position_embeddings=64)))
+    torch.manual_seed(6)
+    keep("roberta", T.RobertaForMaskedLM(T.RobertaConfig(**small, max_position_embeddings=66)))
+    torch.manual_seed(7)
+    opt = T.OPTConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        ffn_dim=37,
+        max_position_embeddings=64,
+        word_embed_proj_dim=32,
+    )
+    keep("opt", T.OPTForCausalLM(opt))
+    return out
+
+
+def _config_only(root: Path, name: str, config: Any) -> Path:
+    config.save_pretrained(root / name)
+    return root / name
+
+
+# ---------------------------------------------------------------- learned absolute tables
+
+
+@pytest.mark.parametrize(
+    "name", ["gpt2", "gpt2-sharded", "gpt2-bin", "gpt2-bin-sharded", "gpt2-bf16", "gpt2-f16"]
+)
+def test_gpt2_wpe_is_read_exactly(models: dict[str, tuple[Path, Any]], name: str) -> None:
+    folder, model = models[name]
+    ckpt = open_checkpoint(folder)
+    found = find_positions(ckpt)
+    assert isinstance(found, LearnedPositions)
+    assert (found.tensor, found.offset, found.shape) == ("wpe.weight", 0, (64, 32))
+    table = read_tensor(ckpt, found.tensor)
+    expected = model.wpe.weight.detach().double().numpy()  # bf16/f16 -> float64 is exact
+    assert table.dtype == np.float64
+    np.testing.assert_array_equal(table, expected)
+
+
+def test_a_sharded_checkpoint_reads_the_shard_that_holds_the_table(
+    models: dict[str, tuple[Path, Any]],
+) -> None:
+    folder, _ = models["gpt2-sharded"]
+    ckpt = open_checkpoint(folder)
+    index = json.loads((folder / "model.safetensors.index.json").read_text())["weight_map"]
+    assert len(ckpt.weights) > 2
+    assert ckpt.tensors["wpe.weight"].file.name == index["wpe.weight"]
+
+
+def test_a_single_safetensors_file(models: dict[str, tuple[Path, Any]]) -> None:
+    folder, model = models["gpt2"]
+    ckpt = open_checkpoint(folder / "model.safetensors")
+    found = find_positions(ckpt)
+    assert ckpt.config["model_type"] == "gpt2"  # config.json beside the file is used
+    np.testing.assert_array_equal(
+        read_tensor(ckpt, found.tensor), model.wpe.weight.detach().double().numpy()
+    )
+
+
+def test_reader_agrees_with_the_safetensors_library(models: dict[str, tuple[Path, Any]]) -> None:
+    from safetensors import safe_open
+
+    for name in ("gpt2", "gpt2-bf16", "gpt2-f16"):
+        path = models[name][0] / "model.safetensors"
+        ckpt = open_checkpoint(path)
+        with safe_open(str(path), "pt") as f:
+            for key in f.keys():  # noqa: SIM118 (safe_open is not a dict)
+                ref = f.get_tensor(key).double().numpy()
+                np.testing.assert_array_equal(read_tensor(ckpt, key), ref)
+
+
+def test_bert_roberta_opt_tables_and_offsets(models: dict[str, tuple[Path, Any]]) -> None:
+    from transformers.models.opt.modeling_opt import OPTLearnedPositionalEmbedding
+    from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
+
+    bert_dir, bert = models["bert"]
+    found = find_positions(open_checkpoint(bert_dir))
+    assert isinstance(found, LearnedPositions)
+    assert (found.tensor, found.offset) == ("embeddings.position_embeddings.weight", 0)
+
+    rob_dir, rob = models["roberta"]
+    ckpt = open_checkpoint(rob_dir)
+    found = find_positions(ckpt)
+    assert isinstance(found, LearnedPositions)
+    assert found.tensor == "roberta.embeddings.position_embeddings.weight"
+    # RoBERTa numbers the first real token padding_idx + 1: that row is position 0
+    ids = torch.tensor([[5, 6, 7]])
+    first = RobertaEmbeddings.create_position_ids_from_input_ids(ids, rob.config.pad_token_id)
+    assert found.offset == int(first[0, 0]) == 2
+    assert "pad_token_id" in found.config_keys
+    np.testing.assert_array_equal(
+        read_tensor(ckpt, found.tensor)[found.offset :],
+        rob.roberta.embeddings.position_embeddings.weight.detach().double().numpy()[2:],
+    )
+
+    opt_dir, opt = models["opt"]
+    found = find_positions(open_checkpoint(opt_dir))
+    assert isinstance(found, LearnedPositions)
+    layer = opt.model.decoder.embed_positions
+    assert isinstance(layer, OPTLearnedPositionalEmbedding)
+    assert found.offset == layer.offset == 2
+    assert found.shape == (64 + 2, 32)
+
+
+def test_heatmap_norms_and_profile_are_computed_from_the_table(
+    models: dict[str, tuple[Path, Any]],
+) -> None:
+    folder, model = models["roberta"]
+    ckpt = open_checkpoint(folder)
+    found = find_positions(ckpt)
+    content = compute_inspection(ckpt, found)
+    w = model.roberta.embeddings.position_embeddings.weight.detach().double()[2:]  # (64, 32)
+    sim = torch.nn.functional.cosine_similarity(w[:, None, :], w[None, :, :], dim=-1).numpy()
+    data = content.figures["i-similarity"]
+    np.testing.assert_array_equal(data["positions"], np.arange(64.0))
+    np.testing.assert_allclose(data["similarity"], sim, atol=1e-14)
+    np.testing.assert_allclose(
+        content.figures["i-norms"]["norm"], w.norm(dim=1).numpy(), rtol=1e-14
+    )
+    g = content.figures["i-offset"]["model"]
+    direct = [np.diagonal(sim, k).mean() for k in range(64)]
+    np.testing.assert_allclose(g, direct, atol=1e-13)
+    assert content.numbers["g1"] == pytest.approx(direct[1], abs=1e-13)
+    assert content.numbers["positions"] == 64 and content.numbers["offset"] == 2
+
+
+def test_tensor_option_reads_any_table(models: dict[str, tuple[Path, Any]]) -> None:
+    folder, model = models["gpt2"]
+    ckpt = open_checkpoint(folder)
+    found = find_positions(ckpt, InspectOptions(tensor="wte.weight", offset=3))
+    assert isinstance(found, LearnedPositions)
+    assert (found.offset, found.offset_rule, found.shape) == (3, "option", (50, 32))
+    content = compute_inspection(ckpt, found)
+    rows = model.wte.weight.detach().double().numpy()[3:]
+    np.testing.assert_allclose(
+        content.figures["i-similarity"]["similarity"], cosine_similarity(rows, rows), atol=1e-14
+    )
+    with pytest.raises(CheckpointError, match="--tensor 'nope' is not in"):
+        find_positions(ckpt, InspectOptions(tensor="nope"))
+    with pytest.raises(CheckpointError, match="a position table is 2-D"):
+        find_positions(ckpt, InspectOptions(tensor="ln_f.weight"))
+    with pytest.raises(CheckpointError, match="fewer than 2 positions"):
+        find_positions(ckpt, InspectOptions(offset=63))
+
+
+def test_large_tables_are_shown_subsampled(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(1500, 8)).astype(np.float32)
+    save_file({"wpe.weight": table}, str(tmp_path / "model.safetensors"))
+    ckpt = open_checkpoint(tmp_path / "model.safetensors")
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    pos = content.figures["i-similarity"]["positions"]
+    assert pos.size <= 512 and pos[1] - pos[0] == 3  # ceil(1500 / 512)
+    rows = table.astype(np.float64)[pos.astype(int)]
+    np.testing.assert_allclose(
+        content.figures["i-similarity"]["similarity"], cosine_similarity(rows, rows), atol=1e-14
+    )
+    assert content.numbers["positions"] == 1500
+
+
+# ---------------------------------------------------------------- RoPE
+
+
+def _hf_inv_freq(folder: Path) -> tuple[np.ndarray, float, Any]:
+    """inv_freq and attention factor as transformers computes them from the saved config."""
+    config = T.AutoConfig.from_pretrained(folder)
+    params = dict(config.rope_parameters or {})
+    rope_type = params.get("rope_type", "default")
+    if rope_type == "default":
+        from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+        inv, att = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)
+    else:
+        seq_len = None
+        if rope_type in ("dynamic", "longrope"):
+            orig = params.get("original_max_position_embeddings")
+            seq_len = config.max_position_embeddings * (1 if orig else int(params["factor"]))
+        inv, att = ROPE_INIT_FUNCTIONS[rope_type](config, seq_len=seq_len)
+    return inv.double().numpy(), float(att), config
+
+
+LLAMA = dict(
+    vocab_size=16,
+    hidden_size=128,
+    intermediate_size=8,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+)
+
+ROPE_CASES: dict[str, dict[str, Any]] = {
+    "default": dict(max_position_embeddings=4096, rope_parameters={"rope_type": "default"}),
+    "llama3": dict(
+        max_position_embeddings=131072,
+        rope_parameters={
+            "rope_type": "llama3",
+            "rope_theta": 500000.0,
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    ),
+    "yarn": dict(
+        max_position_embeddings=32768,
+        rope_parameters={
+            "rope_type": "yarn",
+            "rope_theta": 1000000.0,
+            "factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    ),
+    "linear": dict(
+        max_position_embeddings=4096, rope_parameters={"rope_type": "linear", "factor": 2.0}
+    ),
+    "dynamic": dict(
+        max_position_embeddings=4096, rope_parameters={"rope_type": "dynamic", "factor": 4.0}
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROPE_CASES))
+def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
+    folder = _config_only(tmp_path, case, T.LlamaConfig(**LLAMA, **ROPE_CASES[case]))
+    ckpt = open_checkpoint(folder)
+    assert ckpt.format == "none"  # RoPE needs config.json only
+    found = find_positions(ckpt)
+    assert isinstance(found, RopePositions)
+    content = compute_inspection(ckpt, found)
+    ref_inv, ref_att, config = _hf_inv_freq(folder)
+    data = content.figures["i-ratios"]
+    base = float(config.rope_parameters["rope_theta"])
+    rtol = (math.log(base) + 8.0) * 2.0**-24  # transformers builds inv_freq in float32
+    np.testing.assert_allclose(data["theta_scaled"], ref_inv, rtol=rtol, atol=0)
+    assert data["attention_factor"] == pytest.approx(ref_att, rel=1e-12)
+    assert found.head_dim == 64 and found.layout == "half"
+    params = ROPE_CASES[case]["rope_parameters"]
+    orig = params.get("original_max_position_embeddings")
+    assert found.trained_context == (orig or ROPE_CASES[case]["max_position_embeddings"])
+    wl = content.figures["i-wavelengths"]
+    np.testing.assert_allclose(wl["scaled"], 2 * np.pi / data["theta_scaled"], rtol=1e-15)
+    turns = content.figures["i-turns"]["trained"]
+    assert content.numbers["turn_trained"] == int(np.sum(turns >= 1))
+    np.testing.assert_allclose(turns, found.trained_context / wl["original"], rtol=1e-15)
+
+
+def test_partial_rotary_and_interleaved_layout(tmp_path: Path) -> None:
+    from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+    neox = T.GPTNeoXConfig(
+        vocab_size=16,
+        hidden_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=8,
+        rotary_pct=0.25,
+        max_position_embeddings=2048,
+    )
+    folder = _config_only(tmp_path, "neox", neox)
+    found = find_positions(open_checkpoint(folder))
+    assert isinstance(found, RopePositions)
+    assert (found.head_dim, found.rotary_dim, found.layout) == (32, 8, "half")
+    content = compute_inspection(open_checkpoint(folder), found)
+    ref, _ = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(
+        T.AutoConfig.from_pretrained(folder)
+    )
+    np.testing.assert_allclose(content.figures["i-ratios"]["theta"], ref.double(), rtol=1e-6)
+    this = content.figures["i-layout"]["this"]
+    assert (this[8:] == -1).all() and this[:8].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+
+    gptj = T.GPTJConfig(vocab_size=16, n_embd=64, n_layer=1, n_head=2, rotary_dim=16)
+    found = find_positions(open_checkpoint(_config_only(tmp_path, "gptj", gptj)))
+    assert isinstance(found, RopePositions)
+    assert (found.rotary_dim, found.layout) == (16, "interleaved")
+
+
+def test_transformers_4_style_config(tmp_path: Path) -> None:
+    folder = tmp_path / "old"
+    folder.mkdir()
+    config = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "linear", "factor": 2.0, "some_future_key": 1},
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    found = find_positions(open_checkpoint(folder))
+    assert isinstance(found, RopePositions)
+    assert found.rope_type == "linear" and found.ignored_keys == ("some_future_key",)
+    assert (found.trained_context, found.scaled_context) == (4096, 8192)
+    assert {"rope_theta", "rope_scaling", "max_position_embeddings"} <= set(found.config_keys)
+    content = compute_inspection(open_checkpoint(folder), found)
+    np.testing.assert_allclose(content.figures["i-ratios"]["ratio"], 0.5, rtol=1e-15)
+
+
+# ---------------------------------------------------------------- ALiBi
+
+
+@pytest.mark.parametrize("heads", [4, 6, 12])
+def test_bloom_slopes_equal_transformers(tmp_path: Path, heads: int) -> None:
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    folder = _config_only(tmp_path, "bloom", T.BloomConfig(hidden_size=heads * 4, n_head=heads))
+    found = find_positions(open_checkpoint(folder))
+    assert isinstance(found, AlibiPositions) and found.n_heads == heads
+    content = compute_inspection(open_checkpoint(folder), found)
+    ref = build_alibi_tensor(torch.ones(1, 3), heads, torch.float32)  # (H, 1, 3): m_h * j
+    np.testing.assert_allclose(
+        content.figures["i-slopes"]["slope"], ref[:, 0, 1].double(), rtol=2.0**-23
+    )
+
+
+@pytest.mark.parametrize(("heads", "max_bias"), [(4, 8), (6, 8), (12, 16)])
+def test_mpt_slopes_equal_transformers(tmp_path: Path, heads: int, max_bias: int) -> None:
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    cfg = T.MptConfig(
+        d_model=heads * 4,
+        n_heads=heads,
+        max_seq_len=128,
+        attn_config={"alibi": True, "alibi_bias_max": max_bias},
+    )
+    folder = _config_only(tmp_path, "mpt", cfg)
+    found = find_positions(open_checkpoint(folder))
+    assert isinstance(found, AlibiPositions)
+    assert (found.family, found.max_bias, found.context) == ("mpt", max_bias, 128)
+    content = compute_inspection(open_checkpoint(folder), found)
+    ref = build_mpt_alibi_tensor(heads, 3, alibi_bias_max=max_bias)  # (H, 1, 3): m_h (j - 2)
+    np.testing.assert_allclose(
+        content.figures["i-slopes"]["slope"], -ref[:, 0, 1].double(), rtol=2.0**-23
+    )
+    w = content.figures["i-weights"]["weights"]
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-12)
+    assert w.shape[1] == 128
+
+
+# ---------------------------------------------------------------- what is not a checkpoint
+
+
+def test_errors_say_what_was_looked_for(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="not a local path.*downloads nothing"):
+        open_checkpoint("openai-community/gpt2")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        open_checkpoint(str(tmp_path / "nope"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CheckpointError, match="no config.json and none of model.safetensors"):
+        open_checkpoint(empty)
+    (empty / "config.json").write_text('{"model_type": "mystery", "hidden_size": 8}')
+    with pytest.raises(CheckpointError, match="no position encoding found.*looked for learned"):
+        find_positions(open_checkpoint(empty))
+    (empty / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00not json at all!")
+    with pytest.raises(CheckpointError, match="not a safetensors file"):
+        open_checkpoint(empty)
+    (empty / "model.safetensors").unlink()
+    (empty / "pytorch_model.bin").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="cannot read pytorch_model.bin"):
+        open_checkpoint(empty)
+    (empty / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="config.json is not valid JSON"):
+        open_checkpoint(empty)
+    other = tmp_path / "weights.pt"
+    other.write_bytes(b"x")
+    with pytest.raises(CheckpointError, match="give a model folder"):
+        open_checkpoint(other)
+
+
+def test_a_truncated_safetensors_file_is_refused(
+    models: dict[str, tuple[Path, Any]], tmp_path: Path
+) -> None:
+    data = (models["gpt2"][0] / "model.safetensors").read_bytes()
+    (tmp_path / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="lies outside the file"):
+        open_checkpoint(tmp_path / "model.safetensors")
+
+
+def test_falcon_alibi_is_named_not_misread(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "falcon", "alibi": True, "rope_theta": 10000.0})
+    )
+    with pytest.raises(CheckpointError, match="BLOOM and MPT configs only"):
+        find_positions(open_checkpoint(tmp_path))
+
+
+def test_a_table_with_nan_or_too_large_is_refused(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    table = np.ones((8, 4), dtype=np.float32)
+    table[5, 2] = np.nan
+    save_file({"wpe.weight": table}, str(tmp_path / "nan.safetensors"))
+    ckpt = open_checkpoint(tmp_path / "nan.safetensors")
+    with pytest.raises(ValueError, match="non-finite value \\(row 5\\)"):
+        compute_inspection(ckpt, find_positions(ckpt))
+    # a header that declares a huge table (data never read: the size check comes first)
+    header = json.dumps(
+        {"wpe.weight": {"dtype": "F32", "shape": [1 << 20, 1 << 8], "data_offsets": [0, 1 << 30]}}
+    ).encode()
+    path = tmp_path / "huge.safetensors"
+    with path.open("wb") as fh:
+        fh.write(len(header).to_bytes(8, "little") + header)
+        fh.truncate(8 + len(header) + (1 << 30))
+    with pytest.raises(CheckpointError, match="at most 134,217,728 values"):
+        find_positions(open_checkpoint(path))

@@ -1,0 +1,235 @@
+"""`posecards inspect` from the command line: every kind of model builds a card, the bytes are
+deterministic, bad input is one line with exit code 2, and a large checkpoint is not loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers as T
+from conftest import ALL_FORMATS, run, tree
+from tiny_models import gpt2_model, save_bin
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "docs" / "examples" / "llama-3.1-8b"
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("zoo")
+    gpt2_model(0).save_pretrained(root / "gpt2")
+    save_bin(gpt2_model(1), root / "gpt2-bin")
+    torch.manual_seed(2)
+    small = dict(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+    T.RobertaModel(
+        T.RobertaConfig(**small, intermediate_size=37, max_position_embeddings=66)
+    ).save_pretrained(root / "roberta")
+    T.OPTModel(
+        T.OPTConfig(**small, ffn_dim=37, max_position_embeddings=64, word_embed_proj_dim=32)
+    ).save_pretrained(root / "opt")
+    llama = dict(
+        vocab_size=16,
+        hidden_size=128,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+    )
+    # weights saved too (as save_pretrained writes them): inspect reads only config.json
+    T.LlamaForCausalLM(
+        T.LlamaConfig(
+            **llama,
+            max_position_embeddings=32768,
+            rope_parameters={
+                "rope_type": "yarn",
+                "rope_theta": 1000000.0,
+                "factor": 4.0,
+                "original_max_position_embeddings": 8192,
+            },
+        )
+    ).save_pretrained(root / "llama-yarn")
+    llama3 = T.LlamaForCausalLM(
+        T.LlamaConfig(
+            **llama,
+            max_position_embeddings=131072,
+            rope_parameters={
+                "rope_type": "llama3",
+                "rope_theta": 500000.0,
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192,
+            },
+        )
+    )
+    save_bin(llama3, root / "llama3-bin")
+    T.BloomModel(
+        T.BloomConfig(vocab_size=50, hidden_size=48, n_layer=1, n_head=12)
+    ).save_pretrained(root / "bloom")
+    T.MptForCausalLM(
+        T.MptConfig(vocab_size=50, d_model=32, n_heads=4, max_seq_len=256)
+    ).save_pretrained(root / "mpt", max_shard_size="20KB")
+    return {p.name: p for p in root.iterdir()}
+
+
+def _ok(*args: str) -> subprocess.CompletedProcess[str]:
+    r = run("inspect", *args)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.parametrize(
+    ("name", "card"),
+    [
+        ("gpt2-bin", "learned"),
+        ("roberta", "learned"),
+        ("opt", "learned"),
+        ("llama-yarn", "rope"),
+        ("llama3-bin", "rope"),
+        ("bloom", "alibi"),
+        ("mpt", "alibi"),
+    ],
+)
+def test_every_kind_builds_a_card(
+    zoo: dict[str, Path], tmp_path: Path, name: str, card: str
+) -> None:
+    out = tmp_path / "out"
+    _ok(str(zoo[name]), "--out", str(out), "--format", "png,html", "--lang", "en", "--quiet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"]["found"]["kind"] == card
+    stem = name.replace("_", "-")
+    assert (out / "en" / f"{stem}.png").stat().st_size > 50_000
+    html = (out / "en" / f"{stem}.html").read_text()
+    assert "config keys" in html  # the footer says what was read
+    assert set(manifest["files"]) == {
+        str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "manifest.json"
+    }
+
+
+def test_all_formats_deterministic_and_default_out(zoo: dict[str, Path], tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    _ok(str(zoo["gpt2"]), "--out", str(a), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    _ok(str(zoo["gpt2"]), "--out", str(b), "--format", ALL_FORMATS, "--jobs", "1", "--quiet")
+    ta, tb = tree(a), tree(b)
+    assert ta == tb
+    for lang in ("en", "zh"):
+        for ext in ("png", "svg", "pdf", "html"):
+            assert f"{lang}/gpt2.{ext}" in ta
+        for fid in ("i-similarity", "i-norms", "i-offset", "i-sinusoidal"):
+            assert f"{lang}/figures/{fid}.png" in ta
+    assert "model.safetensors" in ta["en/gpt2.html"].decode()
+    # without --out: out/inspect/<model> under the working folder
+    r = run("inspect", str(zoo["gpt2"]), "--format", "png", "--lang", "zh", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "inspect" / "gpt2" / "zh" / "gpt2.png").is_file()
+
+
+@pytest.fixture(scope="module")
+def previous(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An earlier inspection's outputs, copied into each error test's DIR."""
+    out = tmp_path_factory.mktemp("previous") / "out"
+    _ok(str(zoo["gpt2"]), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["openai-community/gpt2"], "is not a local path; posecards inspect reads only local"),
+        (["gpt2-nowhere"], "is not a local path"),
+        (["./missing-folder"], "does not exist"),
+        (["{gpt2}", "--tensor", "nope"], "--tensor 'nope' is not in gpt2"),
+        (["{gpt2}", "--tensor", "ln_f.bias"], "a position table is 2-D"),
+        (["{gpt2}", "--offset", "-1"], "--offset must be 0 or more, got -1"),
+        (["{gpt2}", "--offset", "63"], "fewer than 2 positions"),
+        (["{bloom}", "--offset", "2"], "--offset applies to a learned position table"),
+        (["{gpt2}", "--format", "gif"], "--format: unknown value 'gif'"),
+        (["{gpt2}", "--theme", "blue"], "--theme: unknown value 'blue'"),
+        (["{gpt2}", "--jobs", "0"], "--jobs must be from 1 to 64, got 0"),
+        (["{empty}"], "no position encoding found"),
+    ],
+)
+def test_bad_input_is_one_line_and_leaves_dir_alone(
+    zoo: dict[str, Path], previous: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(previous, out)
+    before = tree(out)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text('{"model_type": "mystery"}')
+    paths = {"{gpt2}": str(zoo["gpt2"]), "{bloom}": str(zoo["bloom"]), "{empty}": str(empty)}
+    r = run("inspect", *[paths.get(a, a) for a in args], "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("posecards: error: "), r.stderr
+    assert message in lines[0]
+    assert "Traceback" not in r.stderr
+    assert tree(out) == before
+
+
+def _sparse_checkpoint(folder: Path, big_bytes: int) -> tuple[Path, np.ndarray]:
+    """A safetensors file with a small wpe table and a huge tensor of holes (no disk used)."""
+    folder.mkdir()
+    table = np.random.default_rng(0).normal(size=(1024, 64)).astype("<f4")
+    n_big = big_bytes // 4
+    header = {
+        "wpe.weight": {"dtype": "F32", "shape": [1024, 64], "data_offsets": [0, table.nbytes]},
+        "h.0.big.weight": {
+            "dtype": "F32",
+            "shape": [n_big // 1024, 1024],
+            "data_offsets": [table.nbytes, table.nbytes + n_big * 4],
+        },
+    }
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    path = folder / "model.safetensors"
+    with path.open("wb") as fh:
+        fh.write(struct.pack("<Q", len(raw)) + raw + table.tobytes())
+        fh.truncate(8 + len(raw) + table.nbytes + n_big * 4)
+    (folder / "config.json").write_text('{"model_type": "gpt2", "n_positions": 1024}')
+    return path, table
+
+
+def test_a_4_gib_checkpoint_is_not_loaded(tmp_path: Path) -> None:
+    big = 4 << 30
+    path, table = _sparse_checkpoint(tmp_path / "huge", big)
+    assert path.stat().st_size > big
+    out = tmp_path / "out"
+    # peak resident memory of the inspect process and of its drawing processes
+    probe = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:])\n"
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    cmd = [sys.executable, "-c", probe, sys.executable, "-m", "posecards", "inspect"]
+    r = subprocess.run(
+        [*cmd, str(path.parent), "--out", str(out), "--format", "png", "--lang", "en", "--quiet"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=600,
+    )
+    code, peak_kib = (int(x) for x in r.stdout.split())
+    assert code == 0, r.stderr
+    # reading the 4 GiB tensor would need 4 GiB at least; the table is 256 KiB
+    assert peak_kib < 1024 * 1024, f"peak RSS {peak_kib / 1024:.0f} MiB"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"]["found"]["tensor"] == "wpe.weight"
+
+
+def test_readme_example_card_is_a_fresh_render(tmp_path: Path) -> None:
+    """The example card in the README is this build's output, byte for byte."""
+    out = tmp_path / "out"
+    _ok(str(EXAMPLE), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
+    committed = ROOT / "docs" / "img" / "inspect-llama-3-1-8b.png"
+    assert (out / "en" / "llama-3-1-8b.png").read_bytes() == committed.read_bytes(), (
+        "docs/img/inspect-llama-3-1-8b.png is stale: run 'make example'"
+    )
