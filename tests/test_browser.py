@@ -20,11 +20,10 @@ if CHROMIUM is None:
     pytest.skip("chromium is not installed here (CI installs it)", allow_module_level=True)
 
 
-def test_every_page_renders_offline(built: Path) -> None:
+def _open_pages(pages: list[Path], root: Path, prefix: str = "") -> None:
+    """Open each page in Chromium: images and SVGs have a size, no console error, no network."""
     from playwright.sync_api import sync_playwright
 
-    pages = [built / "index.html", *sorted(built.glob("*/card-*.html"))]
-    assert len(pages) == 9
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(
@@ -63,11 +62,27 @@ def test_every_page_renders_offline(built: Path) -> None:
                 assert not errors, f"{path.name}: {errors}"
                 external = [u for u in requests if not u.startswith(("file:", "data:"))]
                 assert not external, f"{path.name}: {external}"
-                name = (
-                    f"{path.parent.name}-{path.stem}.png" if path.parent != built else "index.png"
-                )
-                page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+                name = f"{path.parent.name}-{path.stem}.png" if path.parent != root else "index.png"
+                page.screenshot(path=str(ARTIFACTS / f"{prefix}{name}"), full_page=True)
                 page.close()
         finally:
             browser.close()
+
+
+def test_every_page_renders_offline(built: Path) -> None:
+    pages = [built / "index.html", *sorted(built.glob("*/card-*.html"))]
+    assert len(pages) == 9
+    _open_pages(pages, built)
     assert len(list(ARTIFACTS.glob("*.png"))) >= 9
+
+
+def test_inspection_pages_render_offline(tmp_path: Path) -> None:
+    from conftest import run
+    from tiny_models import gpt2_model
+
+    gpt2_model(0).save_pretrained(tmp_path / "gpt2")
+    out = tmp_path / "out"
+    r = run("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
+    assert r.returncode == 0, r.stderr
+    pages = [out / "index.html", out / "en" / "gpt2.html", out / "zh" / "gpt2.html"]
+    _open_pages(pages, out, prefix="inspect-")

@@ -305,7 +305,7 @@ def draw_reach(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax = fig.subplots()
     h = np.asarray(data["head"])
     d = np.asarray(data["half_distance"])
-    ax.plot(h, d, "o-", color=theme.accent, markersize=5)
+    ax.plot(h, d, "o", color=theme.accent, markersize=6)  # no line: heads are not ordered
     ctx = float(data["context"])
     if ctx > 0:
         _context_line(ax, ctx, t("context", L=ctx), theme.warn)
