@@ -285,6 +285,7 @@ def inspect_model(
 def _run_inspect(path: str, cfg: InspectConfig) -> None:
     import signal
     import time
+    import warnings
 
     from posecards.content.inspect import compute_inspection
     from posecards.model.checkpoint import CheckpointError, open_checkpoint
@@ -304,6 +305,9 @@ def _run_inspect(path: str, cfg: InspectConfig) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     out = cfg.out
+    # a checkpoint is untrusted input: warnings from torch or numpy about odd tensors would add
+    # lines to stderr; problems are reported as errors instead
+    warnings.simplefilter("ignore")
     try:
         ckpt = open_checkpoint(path)
         found = find_positions(ckpt, InspectOptions(tensor=cfg.tensor, offset=cfg.offset))
@@ -334,6 +338,9 @@ def _run_inspect(path: str, cfg: InspectConfig) -> None:
         fail(f"out of memory while inspecting {path}")
     except (CheckpointError, ValueError, RuntimeError, OSError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except Exception as exc:  # noqa: BLE001 -- a malformed checkpoint must not print a traceback
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        fail(f"cannot inspect {path}: {type(exc).__name__}{': ' + first if first else ''}")
     progress(f"wrote {len(written)} of {len(files)} files to {out}")
 
 

@@ -297,7 +297,10 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
     assert found.head_dim == 64 and found.layout == "half"
     params = ROPE_CASES[case]["rope_parameters"]
     orig = params.get("original_max_position_embeddings")
-    assert found.trained_context == (orig or ROPE_CASES[case]["max_position_embeddings"])
+    max_pos = ROPE_CASES[case]["max_position_embeddings"]
+    if orig is None and case == "linear":  # interpolation: max_position_embeddings is stretched
+        orig = max_pos // int(params["factor"])
+    assert found.trained_context == (orig or max_pos)
     wl = content.figures["i-wavelengths"]
     np.testing.assert_allclose(wl["scaled"], 2 * np.pi / data["theta_scaled"], rtol=1e-15)
     turns = content.figures["i-turns"]["trained"]
@@ -350,8 +353,9 @@ def test_transformers_4_style_config(tmp_path: Path) -> None:
     found = find_positions(open_checkpoint(folder))
     assert isinstance(found, RopePositions)
     assert found.rope_type == "linear" and found.ignored_keys == ("some_future_key",)
-    assert (found.trained_context, found.scaled_context) == (4096, 8192)
-    assert {"rope_theta", "rope_scaling", "max_position_embeddings"} <= set(found.config_keys)
+    assert (found.trained_context, found.scaled_context) == (2048, 4096)  # 4096 = stretched
+    assert {"rope_theta", "rope_scaling.factor", "rope_scaling.type"} <= set(found.config_keys)
+    assert "rope_scaling.some_future_key" not in found.config_keys
     content = compute_inspection(open_checkpoint(folder), found)
     np.testing.assert_allclose(content.figures["i-ratios"]["ratio"], 0.5, rtol=1e-15)
 
@@ -464,3 +468,249 @@ def test_a_table_with_nan_or_too_large_is_refused(tmp_path: Path) -> None:
         fh.truncate(8 + len(header) + (1 << 30))
     with pytest.raises(CheckpointError, match="at most 134,217,728 values"):
         find_positions(open_checkpoint(path))
+
+
+# ---------------------------------------------------------------- real-world config shapes
+
+
+def _write_config(folder: Path, config: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _hf_theta(folder: Path, seq_len: int | None = None) -> np.ndarray:
+    """inv_freq as transformers computes it for the config in ``folder`` (full attention)."""
+    config = T.AutoConfig.from_pretrained(folder)
+    params = dict(config.rope_parameters or {})
+    if "full_attention" in params:
+        params = params["full_attention"]
+        inv, _ = ROPE_INIT_FUNCTIONS[params["rope_type"]](
+            config, seq_len=seq_len, layer_type="full_attention"
+        )
+        return inv.double().numpy()
+    rope_type = params.get("rope_type", "default")
+    if rope_type == "default":
+        from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+        return GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)[0].double().numpy()
+    return ROPE_INIT_FUNCTIONS[rope_type](config, seq_len=seq_len)[0].double().numpy()
+
+
+def _theta(folder: Path) -> tuple[RopePositions, Any]:
+    ckpt = open_checkpoint(folder)
+    found = find_positions(ckpt)
+    assert isinstance(found, RopePositions)
+    return found, compute_inspection(ckpt, found)
+
+
+LLAMA2 = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 4096,
+    "rope_scaling": None,
+}
+
+
+def test_configs_without_rope_keys_use_hf_defaults(tmp_path: Path) -> None:
+    found, content = _theta(_write_config(tmp_path / "llama2", LLAMA2))
+    assert found.defaults == ("rope_theta = 10000",) and found.rope_type == "default"
+    np.testing.assert_allclose(
+        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "llama2"), rtol=1e-6
+    )
+    falcon = {
+        "model_type": "falcon",
+        "alibi": False,
+        "hidden_size": 4544,
+        "num_attention_heads": 71,
+    }
+    found, _ = _theta(_write_config(tmp_path / "falcon", falcon))
+    assert (found.head_dim, found.trained_context) == (64, 2048)
+    assert "max_position_embeddings = 2048" in found.defaults
+
+
+def test_extended_context_rules(tmp_path: Path) -> None:
+    qwen = {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "num_attention_heads": 28,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1000000.0,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    }
+    found, content = _theta(_write_config(tmp_path / "qwen", qwen))
+    assert (found.trained_context, found.scaled_context, found.context_rule) == (
+        32768,
+        131072,
+        "original",
+    )
+    np.testing.assert_allclose(
+        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "qwen"), rtol=1e-6
+    )
+    linear = {
+        **LLAMA2,
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"type": "linear", "factor": 8},
+    }
+    found, _ = _theta(_write_config(tmp_path / "linear", linear))
+    assert (found.trained_context, found.scaled_context, found.context_rule) == (
+        4096,
+        32768,
+        "linear",
+    )
+    dynamic = {**LLAMA2, "rope_scaling": {"type": "dynamic", "factor": 2}}
+    found, _ = _theta(_write_config(tmp_path / "dynamic", dynamic))
+    assert (found.trained_context, found.scaled_context, found.context_rule) == (
+        4096,
+        8192,
+        "extend",
+    )
+
+
+def test_gemma3_per_layer_type_parameters(tmp_path: Path) -> None:
+    gemma = {
+        "model_type": "gemma3_text",
+        "head_dim": 256,
+        "hidden_size": 2560,
+        "num_attention_heads": 8,
+        "max_position_embeddings": 131072,
+        "rope_parameters": {
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        },
+    }
+    found, content = _theta(_write_config(tmp_path / "gemma3", gemma))
+    assert (found.rope_type, found.base, found.ignored_keys) == ("linear", 1e6, ())
+    assert "rope_parameters.full_attention.factor" in found.config_keys
+    np.testing.assert_allclose(
+        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "gemma3"), rtol=1e-6
+    )
+
+
+def test_deepseek_rope_head_and_interleaved_layout(tmp_path: Path) -> None:
+    ds = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "num_attention_heads": 128,
+        "qk_rope_head_dim": 64,
+        "max_position_embeddings": 163840,
+        "rope_interleave": True,
+        "rope_theta": 10000,
+        "rope_scaling": {
+            "type": "yarn",
+            "factor": 40,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+        },
+    }
+    found, content = _theta(_write_config(tmp_path / "ds", ds))
+    assert (found.rotary_dim, found.layout, found.trained_context) == (64, "interleaved", 4096)
+    np.testing.assert_allclose(
+        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "ds"), rtol=1e-6
+    )
+
+
+def test_longrope_trained_frequencies_are_the_short_ones(tmp_path: Path) -> None:
+    half = 48
+    phi3 = {
+        "model_type": "phi3",
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {
+            "type": "longrope",
+            "short_factor": [1.0 + 0.01 * i for i in range(half)],
+            "long_factor": [1.0 + 1.3 * i for i in range(half)],
+        },
+    }
+    folder = _write_config(tmp_path / "phi3", phi3)
+    found, content = _theta(folder)
+    assert (found.trained_context, found.scaled_context) == (4096, 131072)
+    data = content.figures["i-ratios"]
+    np.testing.assert_allclose(data["theta"], _hf_theta(folder, seq_len=4096), rtol=1e-6)
+    np.testing.assert_allclose(data["theta_scaled"], _hf_theta(folder, seq_len=131072), rtol=1e-6)
+    assert content.figures["i-wavelengths"]["baseline"] == "short"
+
+
+def test_zero_rows_are_blank_not_dissimilar(models: dict[str, tuple[Path, Any]]) -> None:
+    folder, model = models["roberta"]
+    ckpt = open_checkpoint(folder)
+    found = find_positions(ckpt, InspectOptions(offset=0))  # keep RoBERTa's zero padding row 1
+    content = compute_inspection(ckpt, found)
+    assert content.numbers["zero_rows"] == 1
+    sim = content.figures["i-similarity"]["similarity"]
+    assert np.isnan(sim[1]).all() and np.isnan(sim[:, 1]).all()
+    assert content.figures["i-offset"]["model"][0] == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("heads", "expected"), [(1, [1]), (2, [1, 2]), (3, [3, 1, 2]), (8, [1, 4, 8])]
+)
+def test_alibi_shows_the_steepest_a_middle_and_the_gentlest_head(
+    tmp_path: Path, heads: int, expected: list[int]
+) -> None:
+    folder = _write_config(tmp_path / "bloom", {"model_type": "bloom", "n_head": heads})
+    ckpt = open_checkpoint(folder)
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    shown = content.figures["i-bias"]["heads"].astype(int).tolist()
+    assert shown == expected
+    slopes = content.figures["i-slopes"]["slope"]
+    assert slopes[shown[0] - 1] == slopes.max() and slopes[shown[-1] - 1] == slopes.min()
+    assert content.numbers["n_shown"] == len(expected)
+
+
+def test_mpt_attn_config_null_means_alibi_and_false_means_none(tmp_path: Path) -> None:
+    mpt = {"model_type": "mpt", "d_model": 64, "n_heads": 4, "max_seq_len": 64, "attn_config": None}
+    found = find_positions(open_checkpoint(_write_config(tmp_path / "a", mpt)))
+    assert isinstance(found, AlibiPositions) and found.defaults == ("alibi_bias_max = 8",)
+    off = {**mpt, "attn_config": {"alibi": False}}
+    with pytest.raises(CheckpointError, match="no position encoding found"):
+        find_positions(open_checkpoint(_write_config(tmp_path / "b", off)))
+
+
+def test_hf_cache_snapshot_is_named_after_the_repo(
+    models: dict[str, tuple[Path, Any]], tmp_path: Path
+) -> None:
+    import shutil
+
+    snap = tmp_path / "hub" / "models--openai-community--gpt2" / "snapshots" / "607a30d783dfa66"
+    shutil.copytree(models["gpt2"][0], snap)
+    assert open_checkpoint(snap).name == "openai-community/gpt2"
+    assert open_checkpoint(snap / "model.safetensors").name == "openai-community/gpt2"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"dtype": "F32", "shape": [2.5, 4], "data_offsets": [0, 32]}, "bad header entry"),
+        ({"dtype": "F32", "shape": [2, 4], "data_offsets": "0,32"}, "bad header entry"),
+        ({"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 1e400]}, "bad header entry"),
+    ],
+)
+def test_malformed_safetensors_headers(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
+    header = json.dumps({"wpe.weight": entry}).encode()
+    (tmp_path / "model.safetensors").write_bytes(
+        len(header).to_bytes(8, "little") + header + bytes(64)
+    )
+    with pytest.raises(CheckpointError, match=message):
+        open_checkpoint(tmp_path / "model.safetensors")
+
+
+def test_overlapping_tensors_are_refused(tmp_path: Path) -> None:
+    header = json.dumps(
+        {
+            "wpe.weight": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 32]},
+            "h.0.x": {"dtype": "F32", "shape": [2, 4], "data_offsets": [16, 48]},
+        }
+    ).encode()
+    (tmp_path / "model.safetensors").write_bytes(
+        len(header).to_bytes(8, "little") + header + bytes(64)
+    )
+    with pytest.raises(CheckpointError, match="overlap"):
+        open_checkpoint(tmp_path / "model.safetensors")

@@ -22,10 +22,14 @@ finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=64)
 
 
 def _direct_profile(table: np.ndarray) -> np.ndarray:
-    """mean_p cos(P_p, P_{p+k}) from the full similarity matrix, zero rows counted as 0."""
-    u = unit_rows(table)
-    c = u @ u.T
-    return np.array([np.diagonal(c, k).mean() for k in range(table.shape[0])])
+    """mean_p cos(P_p, P_{p+k}) from the full similarity matrix, over pairs of non-zero rows."""
+    c = table_similarity(table)
+    out = []
+    for k in range(table.shape[0]):
+        diag = np.diagonal(c, k)
+        ok = ~np.isnan(diag)
+        out.append(diag[ok].mean() if ok.any() else np.nan)
+    return np.array(out)
 
 
 @settings(max_examples=60, deadline=None)
@@ -36,8 +40,10 @@ def _direct_profile(table: np.ndarray) -> np.ndarray:
 )
 def test_offset_profile_is_the_mean_of_each_diagonal(table: np.ndarray) -> None:
     # FFT autocorrelation vs the diagonals of the similarity matrix: rounding of an FFT of
-    # length <= 128 on unit rows is far below 1e-12.
+    # length <= 128 on unit rows is far below 1e-12 (NaN where no pair of non-zero rows exists).
     np.testing.assert_allclose(table_offset_profile(table), _direct_profile(table), atol=1e-12)
+    if np.any(table != 0):
+        assert abs(table_offset_profile(table)[0] - 1.0) < 1e-12
 
 
 def test_similarity_is_the_cosine_of_rows() -> None:
@@ -59,13 +65,16 @@ def test_sinusoidal_table_profile_matches_closed_form() -> None:
     )
 
 
-def test_zero_rows_count_as_zero_similarity() -> None:
-    table = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+def test_zero_rows_have_no_direction() -> None:
+    table = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0], [-2.0, 0.0], [0.0, 0.0]])
     g = table_offset_profile(table)
-    # offset 0: 3 of 4 rows non-zero; offset 1: pairs (0,1)=0, (1,2)=0, (2,3)=1 -> 1/3;
-    # offset 2: (0,2)=1, (1,3)=0 -> 1/2; offset 3: (0,3)=1
-    np.testing.assert_allclose(g, [0.75, 1 / 3, 0.5, 1.0], atol=1e-15)
-    assert table_similarity(table)[1].tolist() == [0.0, 0.0, 0.0, 0.0]
+    # non-zero rows 0, 2, 3: offset 1 -> (2,3) = -1; offset 2 -> (0,2) = 1; offset 3 -> (0,3) = -1;
+    # offset 4 -> (0,4) has a zero row: no pair
+    np.testing.assert_allclose(g[:4], [1.0, -1.0, 1.0, -1.0], atol=1e-15)
+    assert np.isnan(g[4])
+    sim = table_similarity(table)
+    assert np.isnan(sim[1]).all() and np.isnan(sim[:, 4]).all()
+    assert sim[0, 2] == 1.0 and sim[0, 3] == -1.0
 
 
 def test_bad_tables_are_refused() -> None:

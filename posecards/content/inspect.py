@@ -57,6 +57,7 @@ def _common(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
     return {
         "model": display_name(ckpt.name),
         "config_keys": ", ".join(found.config_keys) if found.config_keys else "none",
+        "defaults": ", ".join(found.defaults),
         "weights": ", ".join(p.name for p in ckpt.weights[:2])
         + (f" (+{len(ckpt.weights) - 2})" if len(ckpt.weights) > 2 else ""),
     }
@@ -75,6 +76,8 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
     f = offset_profile(ks, d_sin, SINUSOID_BASE)  # (n,)
     curve = spread_positions(n, CURVE_MOST).astype(np.int64)  # (c,) shown points of the curves
     zero_rows = int(np.count_nonzero(norms == 0))
+    if zero_rows == n:
+        raise ValueError(f"every row of {found.tensor!r} is zero: it holds no position information")
     k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
     far = slice(n // 2, n)
     figures: dict[str, dict[str, Any]] = {
@@ -108,7 +111,7 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "f1": float(f[1]),
         "k_half": k_half,
         "sin_k_half": sin_k_half,
-        "g_far": float(g[far].mean()),
+        "g_far": float(np.nanmean(g[far])) if np.any(~np.isnan(g[far])) else math.nan,
         "f_far": float(f[far].mean()),
         "norm_min": float(norms.min()),
         "norm_max": float(norms.max()),
@@ -123,6 +126,15 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     dim = found.rotary_dim
     pairs = dim // 2
     orig, _ = rope_inv_freq(dim, found.base)  # (pairs,) theta_k = base^(-2k/dim)
+    if found.rope_type == "longrope":
+        # longrope trains with short_factor: up to the original length HF applies those
+        orig, _ = rope_inv_freq(
+            dim,
+            found.base,
+            found.scaling,
+            seq_len=found.trained_context,
+            max_position_embeddings=found.max_position_embeddings,
+        )
     seq_len = found.scaled_context if found.rope_type in ("dynamic", "longrope") else None
     scaled, attention = rope_inv_freq(
         dim,
@@ -155,6 +167,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
             "scaled": wl_scaled,
             "trained_context": float(found.trained_context),
             "scaled_context": float(found.scaled_context),
+            "baseline": "short" if found.rope_type == "longrope" else "original",
         },
         "i-ratios": {
             "pair": k,
@@ -163,13 +176,20 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
             "theta_scaled": scaled,
             "attention_factor": float(attention),
         },
-        "i-turns": {"pair": k, "trained": turns_trained, "scaled": turns_scaled},
+        "i-turns": {
+            "pair": k,
+            "trained": turns_trained,
+            "scaled": turns_scaled,
+            "baseline": "short" if found.rope_type == "longrope" else "original",
+        },
         "i-layout": {"this": this, "other": other, "layout": found.layout},
     }
     numbers: dict[str, Any] = {
         **_common(ckpt, found),
         "rope_type": found.rope_type,
         "scaled_by": found.rope_type != "default",
+        "context_rule": found.context_rule,
+        "longrope": found.rope_type == "longrope",
         "factor": float(factor) if factor is not None else 1.0,
         "base": found.base,
         "head_dim": found.head_dim,
@@ -196,7 +216,9 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
 def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
     h = found.n_heads
     m = alibi_slopes(h, found.max_bias)  # (H,)
-    shown = sorted({0, (h - 1) // 2, h - 1})  # head indices (0-based)
+    by_slope = np.argsort(-m, kind="stable")  # (H,) head indices, steepest first
+    # the steepest, a middle and the gentlest head (fewer when there are fewer heads)
+    shown = [int(i) for i in dict.fromkeys(by_slope[[0, (h - 1) // 2, h - 1]].tolist())]
     bias = alibi_bias(h, ALIBI_LEN, True, found.max_bias)[shown]  # (s, L, L)
     half = math.log(2) / m  # (H,) distance at which a key's weight halves (equal content)
     # weights of the last of L queries over its keys, equal content: softmax_j(-m_h (L-1-j))
@@ -234,12 +256,16 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
         "context": found.context or 0,
         "sorted": bool(np.all(np.diff(m) < 0)),
         "corner": float(bias[0, -1, 0]),
+        "corner_gentle": float(bias[-1, -1, 0]),
+        "n_shown": len(shown),
+        "head_steep": shown[0] + 1,
+        "head_gentle": shown[-1] + 1,
         "step_first": math.exp(-float(m[0])),  # weight ratio of neighbouring keys, head 1
         "len": ALIBI_LEN,
         "weights_len": length,
-        "w_first_far": float(weights[0, -1]),
-        "w_last_far": float(weights[-1, -1]),
-        "w_first_self": float(weights[0, 0]),
+        "w_steep_far": float(weights[0, -1]),
+        "w_gentle_far": float(weights[-1, -1]),
+        "w_steep_self": float(weights[0, 0]),
     }
     return CardContent(card=card_name(found), figures=figures, numbers=numbers)
 

@@ -92,7 +92,8 @@ def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     k = np.asarray(data["pair"])
-    ax.plot(k, np.asarray(data["original"]), color=theme.muted, linestyle="--", label=t("orig"))
+    before = "orig_short" if data["baseline"] == "short" else "orig"
+    ax.plot(k, np.asarray(data["original"]), color=theme.muted, linestyle="--", label=t(before))
     ax.plot(k, np.asarray(data["scaled"]), color=theme.accent, linewidth=2.2, label=t("scaled"))
     _context_line(
         ax, float(data["trained_context"]), t("trained", L=data["trained_context"]), theme.ok
@@ -149,7 +150,13 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         color=theme.warn,
         fontsize=SMALL,
     )
-    ax.plot(k, np.asarray(data["trained"]), color=theme.ok, linewidth=2.0, label=t("in_trained"))
+    ax.plot(
+        k,
+        np.asarray(data["trained"]),
+        color=theme.ok,
+        linewidth=2.0,
+        label=t("in_trained_short" if data["baseline"] == "short" else "in_trained"),
+    )
     ax.plot(
         k,
         np.asarray(data["scaled"]),

@@ -105,7 +105,7 @@ def _read_safetensors_index(path: Path) -> dict[str, TensorEntry]:
             if n > min(_MAX_HEADER, size - 8):
                 raise CheckpointError(f"{path.name} is not a safetensors file (bad header length)")
             header = json.loads(fh.read(n))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise CheckpointError(f"{path.name} is not a safetensors file (bad header)") from None
     except OSError as exc:
         raise CheckpointError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -113,18 +113,40 @@ def _read_safetensors_index(path: Path) -> dict[str, TensorEntry]:
         raise CheckpointError(f"{path.name} is not a safetensors file (bad header)")
     out = {}
     start = 8 + n
+    spans = []
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        try:
-            dtype, shape = str(info["dtype"]), tuple(int(s) for s in info["shape"])
-            begin, end = (int(x) for x in info["data_offsets"])
-        except (KeyError, TypeError, ValueError):
-            raise CheckpointError(f"{path.name}: bad header entry for {name!r}") from None
-        if not 0 <= begin <= end or start + end > size:
-            raise CheckpointError(f"{path.name}: tensor {name!r} lies outside the file")
-        out[name] = TensorEntry(name, path, dtype, shape, start + begin, start + end)
+        entry = _header_entry(path, name, info, start, size)
+        out[name] = entry
+        spans.append((entry.begin, entry.end, name))
+    spans.sort()
+    for (_, end, a), (begin, _, b) in zip(spans, spans[1:], strict=False):
+        if begin < end:
+            raise CheckpointError(f"{path.name}: tensors {a!r} and {b!r} overlap")
     return out
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _header_entry(path: Path, name: str, info: Any, start: int, size: int) -> TensorEntry:
+    """One header entry, checked as strictly as the safetensors library does."""
+    bad = CheckpointError(f"{path.name}: bad header entry for {name!r}")
+    if not isinstance(info, dict):
+        raise bad
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if not isinstance(dtype, str) or not isinstance(shape, list) or not isinstance(offsets, list):
+        raise bad
+    if not all(_is_int(s) and s >= 0 for s in shape) or len(shape) > 16:
+        raise bad
+    if len(offsets) != 2 or not all(_is_int(x) for x in offsets):
+        raise bad
+    begin, end = offsets
+    if not 0 <= begin <= end or start + end > size:
+        raise CheckpointError(f"{path.name}: tensor {name!r} lies outside the file")
+    return TensorEntry(name, path, dtype, tuple(shape), start + begin, start + end)
 
 
 def _torch_load(path: Path) -> dict[str, Any]:
@@ -146,9 +168,14 @@ def _torch_load(path: Path) -> dict[str, Any]:
 
 def _bin_index(path: Path) -> dict[str, TensorEntry]:
     state = _torch_load(path)
+    import torch
+
     out = {}
     for name, t in state.items():
-        if hasattr(t, "shape") and hasattr(t, "dtype"):
+        if not isinstance(name, str):
+            raise CheckpointError(f"{path.name}: a state dict key is not a string: {name!r}")
+        # dense tensors only: sparse, quantized or meta tensors cannot be read as a table
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_quantized:
             out[name] = TensorEntry(name, path, str(t.dtype).removeprefix("torch."), tuple(t.shape))
     return out
 
@@ -158,7 +185,15 @@ def _shards(folder: Path, index_name: str) -> list[Path]:
     try:
         weight_map = json.loads(index_file.read_text(encoding="utf-8"))["weight_map"]
         files = sorted({str(f) for f in weight_map.values()})
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+    except (
+        OSError,
+        UnicodeDecodeError,
+        ValueError,
+        RecursionError,
+        KeyError,
+        TypeError,
+        AttributeError,
+    ):
         raise CheckpointError(f"{index_file.name} is not a shard index (no 'weight_map')") from None
     paths = []
     for f in files:
@@ -172,11 +207,22 @@ def _shards(folder: Path, index_name: str) -> list[Path]:
 def _read_config(path: Path) -> dict[str, Any]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path.name} is not valid JSON: {exc}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise CheckpointError(f"{path.name} is not valid JSON: {why}") from None
     if not isinstance(config, dict):
         raise CheckpointError(f"{path.name} must hold a JSON object")
     return config
+
+
+def model_name(folder: Path) -> str:
+    """The model's name: the folder's, or 'org/name' for a Hugging Face cache snapshot
+    (``.../models--org--name/snapshots/<commit>/``)."""
+    folder = folder.resolve()
+    repo = folder.parent.parent.name
+    if folder.parent.name == "snapshots" and repo.startswith("models--"):
+        return repo.removeprefix("models--").replace("--", "/")
+    return folder.name
 
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
@@ -197,9 +243,10 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             )
         config_file = p.parent / "config.json"
         config = _read_config(config_file) if config_file.is_file() else {}
+        generic = p.stem == "model" or p.stem.startswith("model-")
         return Checkpoint(
             root=p,
-            name=p.stem,
+            name=model_name(p.parent) if generic else p.stem,
             config=config,
             config_file=config_file if config_file.is_file() else None,
             weights=(p,),
@@ -229,7 +276,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         tensors.update(_read_safetensors_index(w) if fmt == "safetensors" else _bin_index(w))
     return Checkpoint(
         root=p,
-        name=p.resolve().name,
+        name=model_name(p),
         config=config,
         config_file=config_file if config_file.is_file() else None,
         weights=tuple(weights),
@@ -249,7 +296,7 @@ def read_tensor(ckpt: Checkpoint, name: str) -> F64:
     if entry is None:
         raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
     if entry.file.suffix == ".safetensors":
-        if entry.dtype not in _ST_DTYPES:
+        if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
             raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
         dt = np.dtype(_ST_DTYPES[entry.dtype])
         count = math.prod(entry.shape)
@@ -267,4 +314,6 @@ def read_tensor(ckpt: Checkpoint, name: str) -> F64:
     import torch
 
     t = _torch_load(entry.file)[name]
+    if t.is_complex():
+        raise CheckpointError(f"tensor {name!r} is complex ({entry.dtype}); a table is real")
     return np.asarray(t.to(torch.float64).numpy(), dtype=np.float64).reshape(entry.shape)

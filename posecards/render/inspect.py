@@ -43,6 +43,9 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
     if isinstance(found, RopePositions) and found.ignored_keys:
         label = "未使用的键" if lang == "zh" else "keys not used"
         ignored = f" · {label}: {', '.join(found.ignored_keys)}"
+    if found.defaults:
+        label = "默认值" if lang == "zh" else "defaults"
+        ignored += f" · {label}: {', '.join(found.defaults)}"
     if lang == "zh":
         return f"模型 {name} · 读取 {what} · 配置键：{keys}{ignored}"
     return f"Model {name} · read {what} · config keys: {keys}{ignored}"
