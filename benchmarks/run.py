@@ -155,7 +155,7 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
             "report",
         ),
         (
-            "inspect tiny GPT-2, safetensors; .bin (wall s, peak MiB of any process)",
+            "inspect tiny GPT-2, safetensors; .bin (median of 3: wall s, peak MiB of any process)",
             f"{tw:.1f} s, {tr:.0f} MiB; {tnw:.1f} s, {tnr:.0f} MiB",
             "report",
         ),
