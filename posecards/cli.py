@@ -111,6 +111,12 @@ OptBase = Annotated[float, typer.Option("--base", help="Frequency base of sinuso
 OptPositions = Annotated[int, typer.Option("--positions", help="Number of positions shown.")]
 OptTheme = Annotated[str, typer.Option("--theme", help=f"One of: {', '.join(THEMES)}.")]
 OptLang = Annotated[str, typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)}.")]
+OptFormat = Annotated[str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")]
+OptSize = Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")]
+OptJobs = Annotated[
+    int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
+]
+OptQuiet = Annotated[bool, typer.Option("--quiet", help="No progress output.")]
 
 
 @app.command()
@@ -118,23 +124,17 @@ def build(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
     cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = _CARDS,
     lang: OptLang = _LANGS,
-    format: Annotated[
-        str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")
-    ] = _FORMATS,
+    format: OptFormat = _FORMATS,
     theme: OptTheme = _DEFAULT.look.theme,
-    size: Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")] = (
-        _DEFAULT.look.size
-    ),
+    size: OptSize = _DEFAULT.look.size,
     d_model: OptDModel = D.d_model,
     base: OptBase = D.base,
     positions: OptPositions = D.positions,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
-    ] = None,
+    jobs: OptJobs = None,
     check: Annotated[
         bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    quiet: OptQuiet = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore the build cache; render everything.")
     ] = False,
@@ -242,13 +242,9 @@ def inspect_model(
         typer.Option("--out", help="Output folder (default: out/inspect/<model name>)."),
     ] = None,
     lang: OptLang = _LANGS,
-    format: Annotated[
-        str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")
-    ] = _FORMATS,
+    format: OptFormat = _FORMATS,
     theme: OptTheme = _DEFAULT.look.theme,
-    size: Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")] = (
-        _DEFAULT.look.size
-    ),
+    size: OptSize = _DEFAULT.look.size,
     tensor: Annotated[
         str | None,
         typer.Option("--tensor", help="Read this 2-D tensor as the position table."),
@@ -259,10 +255,8 @@ def inspect_model(
             "--offset", help="Table rows before position 0 (default: from the model type)."
         ),
     ] = None,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    jobs: OptJobs = None,
+    quiet: OptQuiet = False,
 ) -> None:
     """Build the inspection card of a local model: its learned table, RoPE or ALiBi settings."""
     if offset is not None and offset < 0:

@@ -99,3 +99,29 @@ def upper_triangle(n: int) -> list[tuple[float, float]]:
     for i in range(n - 2, -1, -1):  # bottom-left corner of row i's masked part, then up one row
         pts += [(i + 0.5, i + 0.5), (i + 0.5, i - 0.5)]
     return pts
+
+
+def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
+    """One (L, L) causal bias matrix per axes, on one signed colour scale; masked cells
+    (-inf, keys after the query) blank and hatched. Returns the last image (for a colour bar)."""
+    from matplotlib.patches import Polygon
+
+    values = np.asarray(bias, dtype=np.float64)  # (s, L, L), -inf above the diagonal
+    shown = np.where(np.isfinite(values), values, np.nan)
+    n = shown.shape[-1]
+    vmax = float(np.nanmax(np.abs(shown)))
+    im = None
+    for k, ax in enumerate(axes):
+        im = heatmap(ax, shown[k], theme, signed=True, vmax=vmax, colorbar=False)
+        ax.add_patch(
+            Polygon(
+                upper_triangle(n),
+                closed=True,
+                fill=False,
+                hatch="///",
+                edgecolor=theme.neutral,
+                linewidth=0.0,
+            )
+        )
+    assert im is not None
+    return im

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import FigureBase
-from matplotlib.patches import Polygon, Rectangle
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from posecards.figures import DrawFn, Labels
-from posecards.figures._common import heatmap, upper_triangle
+from posecards.figures._common import causal_bias_maps, heatmap
 from posecards.figures.style import Theme
 
 
@@ -29,24 +29,10 @@ def _pow2_formatter(v: float, _pos: int) -> str:
 def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     top, bottom = fig.subfigures(2, 1, squeeze=False, height_ratios=[0.9, 1.1])[:, 0]
     bias = np.asarray(data["bias"], dtype=np.float64)  # (3, L, L), -inf above the diagonal
-    shown = bias.copy()
-    shown[~np.isfinite(shown)] = np.nan  # masked cells: blank, then hatched
-    n = shown.shape[-1]
-    vmax = float(np.nanmax(np.abs(shown)))
+    n = bias.shape[-1]
     axes = top.subplots(1, 3, sharey=True)
-    im = None
+    im = causal_bias_maps(axes, bias, theme)
     for k, ax in enumerate(axes):
-        im = heatmap(ax, shown[k], theme, signed=True, vmax=vmax, colorbar=False)
-        ax.add_patch(
-            Polygon(
-                upper_triangle(n),
-                closed=True,
-                fill=False,
-                hatch="///",
-                edgecolor=theme.neutral,
-                linewidth=0.0,
-            )
-        )
         ax.set_title(
             t(
                 "alibi_head",

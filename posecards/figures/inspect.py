@@ -16,7 +16,7 @@ from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from posecards.figures import DrawFn, Labels
-from posecards.figures._common import heatmap, upper_triangle
+from posecards.figures._common import causal_bias_maps, heatmap
 from posecards.figures.style import Theme
 
 SMALL = 12  # pt, the smallest text on a card
@@ -268,29 +268,15 @@ def draw_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
 
 def draw_bias(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     bias = np.asarray(data["bias"], dtype=np.float64)  # (s, L, L), -inf above the diagonal
-    shown = np.where(np.isfinite(bias), bias, np.nan)
-    n = shown.shape[-1]
-    vmax = float(np.nanmax(np.abs(shown)))
-    axes = fig.subplots(1, shown.shape[0], sharey=True, squeeze=False)[0]
-    im = None
+    n = bias.shape[-1]
+    axes = fig.subplots(1, bias.shape[0], sharey=True, squeeze=False)[0]
+    im = causal_bias_maps(axes, bias, theme)
     for k, ax in enumerate(axes):
-        im = heatmap(ax, shown[k], theme, signed=True, vmax=vmax, colorbar=False)
-        ax.add_patch(
-            Polygon(
-                upper_triangle(n),
-                closed=True,
-                fill=False,
-                hatch="///",
-                edgecolor=theme.neutral,
-                linewidth=0.0,
-            )
-        )
         ax.set_title(t("head_n", h=int(data["heads"][k])), fontsize=13)
         ax.set_xticks([0, n - 1])
         ax.set_yticks([0, n - 1])
         ax.set_xlabel(t("key_j"))
     axes[0].set_ylabel(t("query_i"))
-    assert im is not None
     fig.colorbar(im, ax=list(axes), fraction=0.05, pad=0.02, location="bottom").set_label(t("bias"))
 
 
