@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
-from tiny_models import gpt2_model, save_bin
+from tiny_models import LLAMA3_ROPE, gpt2_model, save_bin
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from posecards.content.inspect import compute_inspection
@@ -253,14 +253,7 @@ ROPE_CASES: dict[str, dict[str, Any]] = {
     "default": dict(max_position_embeddings=4096, rope_parameters={"rope_type": "default"}),
     "llama3": dict(
         max_position_embeddings=131072,
-        rope_parameters={
-            "rope_type": "llama3",
-            "rope_theta": 500000.0,
-            "factor": 8.0,
-            "low_freq_factor": 1.0,
-            "high_freq_factor": 4.0,
-            "original_max_position_embeddings": 8192,
-        },
+        rope_parameters=dict(LLAMA3_ROPE),
     ),
     "yarn": dict(
         max_position_embeddings=32768,

@@ -16,7 +16,7 @@ import pytest
 import torch
 import transformers as T
 from conftest import ALL_FORMATS, run, tree
-from tiny_models import gpt2_model, save_bin
+from tiny_models import LLAMA3_ROPE, gpt2_model, save_bin
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "llama-3.1-8b"
@@ -59,14 +59,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         T.LlamaConfig(
             **llama,
             max_position_embeddings=131072,
-            rope_parameters={
-                "rope_type": "llama3",
-                "rope_theta": 500000.0,
-                "factor": 8.0,
-                "low_freq_factor": 1.0,
-                "high_freq_factor": 4.0,
-                "original_max_position_embeddings": 8192,
-            },
+            rope_parameters=dict(LLAMA3_ROPE),
         )
     )
     save_bin(llama3, root / "llama3-bin")

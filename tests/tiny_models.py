@@ -36,3 +36,14 @@ def save_bin(model: Any, folder: Path, shards: int = 1) -> None:
     (folder / "pytorch_model.bin.index.json").write_text(
         json.dumps({"metadata": {}, "weight_map": weight_map})
     )
+
+
+# Llama 3.1's published RoPE settings (config.json "rope_scaling"), as rope_parameters
+LLAMA3_ROPE: dict[str, Any] = {
+    "rope_type": "llama3",
+    "rope_theta": 500000.0,
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}

@@ -58,8 +58,6 @@ def _common(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
         "model": display_name(ckpt.name),
         "config_keys": ", ".join(found.config_keys) if found.config_keys else "none",
         "defaults": ", ".join(found.defaults),
-        "weights": ", ".join(p.name for p in ckpt.weights[:2])
-        + (f" (+{len(ckpt.weights) - 2})" if len(ckpt.weights) > 2 else ""),
     }
 
 
@@ -81,11 +79,7 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
     k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
     far = slice(n // 2, n)
     figures: dict[str, dict[str, Any]] = {
-        "i-similarity": {
-            "positions": shown,
-            "similarity": sim,
-            "first_row": float(found.offset),
-        },
+        "i-similarity": {"positions": shown, "similarity": sim},
         "i-norms": {"positions": ks[curve], "norm": norms[curve], "zero_rows": zero_rows},
         "i-offset": {
             "offset": ks[curve],
@@ -116,7 +110,6 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "norm_min": float(norms.min()),
         "norm_max": float(norms.max()),
         "norm_mean": float(norms.mean()),
-        "norm_first": float(norms[0]),
         "zero_rows": zero_rows,
     }
     return CardContent(card=card_name(found), figures=figures, numbers=numbers)

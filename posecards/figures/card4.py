@@ -55,7 +55,6 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ax.set_yticks([0, n - 1])
         ax.set_xlabel(t("key_j"))
     axes[0].set_ylabel(t("query_i"))
-    assert im is not None
     cb = top.colorbar(im, ax=list(axes), fraction=0.05, pad=0.02)
     cb.set_label(t("bias"))
 

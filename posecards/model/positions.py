@@ -21,16 +21,17 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import Checkpoint, CheckpointError
 
-# Known learned position tables: (name pattern, what it is).
-LEARNED_TABLES: tuple[tuple[str, str], ...] = (
-    (r"(.+\.)?wpe\.weight", "GPT-2 style wpe"),
-    (r"(.+\.)?embeddings\.position_embeddings\.weight", "BERT/RoBERTa position_embeddings"),
-    (r"(.+\.)?embed_positions\.weight", "OPT/BART embed_positions"),
+# Known learned position tables (name patterns): GPT-2 wpe, BERT/RoBERTa position_embeddings,
+# OPT/BART embed_positions.
+LEARNED_TABLES: tuple[str, ...] = (
+    r"(.+\.)?wpe\.weight",
+    r"(.+\.)?embeddings\.position_embeddings\.weight",
+    r"(.+\.)?embed_positions\.weight",
 )
 # model_type -> rows before position 0, because position ids start at padding_idx + 1
 PADDING_OFFSET_TYPES = frozenset(
@@ -123,6 +124,11 @@ LOOKED_FOR = (
 )
 
 
+def _finite(v: Any) -> TypeGuard[int | float]:
+    """A real, finite JSON number (not a bool, string, list or null)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
 class _Config:
     """config.json with a record of the keys read (dotted for nested keys) and typed getters."""
 
@@ -152,13 +158,7 @@ class _Config:
         key, v = self.first(*keys)
         if key is None:
             return None
-        if (
-            not isinstance(v, int | float)
-            or isinstance(v, bool)
-            or not math.isfinite(v)
-            or v != int(v)
-            or not low <= int(v) <= high
-        ):
+        if not _finite(v) or v != int(v) or not low <= int(v) <= high:
             raise CheckpointError(
                 f"config.json: {key} must be an integer from {low} to {high:,}, got {v!r}"
             )
@@ -169,12 +169,7 @@ class _Config:
         key, v = self.first(*keys)
         if key is None:
             return None
-        if (
-            not isinstance(v, int | float)
-            or isinstance(v, bool)
-            or not math.isfinite(v)
-            or not low < float(v) <= high
-        ):
+        if not _finite(v) or not low < float(v) <= high:
             bound = "" if high == math.inf else f" and at most {high:g}"
             raise CheckpointError(
                 f"config.json: {key} must be a finite number above {low:g}{bound}, got {v!r}"
@@ -251,7 +246,7 @@ def _learned(ckpt: Checkpoint, cfg: _Config, opts: InspectOptions) -> LearnedPos
             raise CheckpointError(f"--tensor {name!r} is not in {ckpt.name}{hint}")
     else:
         hits = [
-            n for n in ckpt.tensors for pat, _ in LEARNED_TABLES if re.fullmatch(pat, n) is not None
+            n for n in ckpt.tensors for pat in LEARNED_TABLES if re.fullmatch(pat, n) is not None
         ]
         if not hits:
             return None

@@ -31,11 +31,10 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
     keys = ", ".join(found.config_keys) if found.config_keys else "-"
     name = display_name(ckpt.name)
     if isinstance(found, LearnedPositions):
-        files = sorted({ckpt.tensors[found.tensor].file.name})
         rows, width = found.shape
         what = (
             f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
-            f"{'来自' if lang == 'zh' else 'from'} {', '.join(files)}"
+            f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
         )
     else:
         what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
