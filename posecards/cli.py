@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -69,13 +69,13 @@ def _root(
 
 
 def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in raw.split(",") if x.strip())
+    items = tuple(x.strip().lower() for x in raw.split(",") if x.strip())
     if not items:
         fail(f"{option} is empty; choose from: {','.join(valid)}")
     for x in items:
         if x not in valid:
             fail(f"{option}: unknown value {x!r}; choose from: {','.join(valid)}")
-    return tuple(dict.fromkeys(items))
+    return tuple(v for v in valid if v in items)  # one canonical order: same options, same site
 
 
 def _jobs(jobs: int | None) -> int:
@@ -89,7 +89,7 @@ def _jobs(jobs: int | None) -> int:
 
 
 def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
-    value = raw.strip()
+    value = raw.strip().lower()
     if value not in valid:
         fail(f"{option}: unknown value {raw!r}; choose one of: {', '.join(valid)}")
     return value
@@ -117,22 +117,57 @@ OptJobs = Annotated[
     int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
 ]
 OptQuiet = Annotated[bool, typer.Option("--quiet", help="No progress output.")]
+OptDModelOrNone = Annotated[
+    int | None,
+    typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
+]
+OptBaseOrNone = Annotated[
+    float | None,
+    typer.Option("--base", help=f"Frequency base of sinusoids and RoPE [default: {D.base:g}]."),
+]
+OptPositionsOrNone = Annotated[
+    int | None,
+    typer.Option("--positions", help=f"Number of positions shown [default: {D.positions}]."),
+]
+OptThemeOrNone = Annotated[
+    str | None,
+    typer.Option("--theme", help=f"One of: {', '.join(THEMES)} [default: {_DEFAULT.look.theme}]."),
+]
+OptLangOrNone = Annotated[
+    str | None,
+    typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)} [default: {_LANGS}]."),
+]
+OptFormatOrNone = Annotated[
+    str | None,
+    typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)} [default: {_FORMATS}]."),
+]
+OptSizeOrNone = Annotated[
+    str | None,
+    typer.Option("--size", help=f"One of: {', '.join(SIZES)} [default: {_DEFAULT.look.size}]."),
+]
 
 
 @app.command()
 def build(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
-    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = _CARDS,
-    lang: OptLang = _LANGS,
-    format: OptFormat = _FORMATS,
-    theme: OptTheme = _DEFAULT.look.theme,
-    size: OptSize = _DEFAULT.look.size,
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+    cards: Annotated[
+        str | None, typer.Option("--cards", help=f"Comma list of card numbers [default: {_CARDS}].")
+    ] = None,
+    lang: OptLangOrNone = None,
+    format: OptFormatOrNone = None,
+    theme: OptThemeOrNone = None,
+    size: OptSizeOrNone = None,
+    d_model: OptDModelOrNone = None,
+    base: OptBaseOrNone = None,
+    positions: OptPositionsOrNone = None,
     jobs: OptJobs = None,
     check: Annotated[
-        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+        bool,
+        typer.Option(
+            "--check",
+            help="Check that DIR is what this build would make (its recipe and file hashes, "
+            "without drawing); write nothing. Options not given come from DIR's manifest.",
+        ),
     ] = False,
     quiet: OptQuiet = False,
     no_cache: Annotated[
@@ -140,25 +175,91 @@ def build(
     ] = False,
 ) -> None:
     """Build the cards into DIR: PNG/SVG/PDF cards and figures, HTML pages, index, manifest."""
-    card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+    given: dict[str, Any] = {}
+    if cards is not None:
+        card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+        given["cards"] = tuple(sorted(int(c) for c in card_ids))
+    if lang is not None:
+        given["langs"] = _choices("--lang", lang, LANGS)
+    if format is not None:
+        given["formats"] = _choices("--format", format, FORMATS)
+    if theme is not None:
+        given["theme"] = _one("--theme", theme, THEMES)
+    if size is not None:
+        given["size"] = _one("--size", size, tuple(SIZES))
+    if d_model is not None or base is not None or positions is not None:
+        p = _params(
+            D.d_model if d_model is None else d_model,
+            D.base if base is None else base,
+            D.positions if positions is None else positions,
+        )
+        for name, raw, value in (
+            ("d_model", d_model, p.d_model),
+            ("base", base, p.base),
+            ("positions", positions, p.positions),
+        ):
+            if raw is not None:
+                given[name] = value
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    opts = _defaults()
+    if check:
+        from posecards.render.manifest import read_manifest, recorded_options
+
+        doc = read_manifest(out)
+        recorded = recorded_options(doc) if doc is not None else None
+        opts.update(recorded or {})
+    opts.update(given)
     cfg = BuildConfig(
         out=out,
-        cards=tuple(sorted(int(c) for c in card_ids)),
-        langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, FORMATS),
-        look=Look(
-            theme=_one("--theme", theme, THEMES),
-            size=_one("--size", size, tuple(SIZES)),
-        ),
-        params=_params(d_model, base, positions),
+        cards=opts["cards"],
+        langs=opts["langs"],
+        formats=opts["formats"],
+        look=Look(theme=opts["theme"], size=opts["size"]),
+        params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
         jobs=_jobs(jobs),
         check=check,
         quiet=quiet,
         cache=not no_cache,
     )
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
+    if check:
+        _run_check(cfg, given)
+        return
     _run_build(cfg)
+
+
+def _defaults() -> dict[str, Any]:
+    return {
+        "cards": _DEFAULT.cards,
+        "langs": _DEFAULT.langs,
+        "formats": _DEFAULT.formats,
+        "theme": _DEFAULT.look.theme,
+        "size": _DEFAULT.look.size,
+        "d_model": D.d_model,
+        "base": D.base,
+        "positions": D.positions,
+    }
+
+
+def _run_check(cfg: BuildConfig, given: dict[str, Any]) -> None:
+    """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale."""
+    from posecards.render.lock import BuildLockedError, build_lock
+    from posecards.render.manifest import check_site
+
+    try:
+        with build_lock(cfg.out, wait=False):
+            verdict = check_site(cfg, given)
+    except BuildLockedError as exc:
+        fail(str(exc))
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    if verdict.reasons:
+        n = len(verdict.stale)
+        typer.echo(f"{n} of {verdict.files} file(s) out of date in {cfg.out}:")
+        for line in verdict.reasons:
+            typer.echo(f"  {line}")
+        raise typer.Exit(1)
+    typer.echo(f"{cfg.out} is up to date ({verdict.files} files)")
 
 
 def _writable(out: Path) -> str | None:
@@ -179,7 +280,7 @@ def _run_build(cfg: BuildConfig) -> None:
     import signal
     import time
 
-    from posecards.render.build import build_outputs, check_outputs, write_outputs
+    from posecards.render.build import build_outputs, write_outputs
     from posecards.render.lock import BuildLockedError, build_lock
 
     t0 = time.perf_counter()
@@ -188,7 +289,7 @@ def _run_build(cfg: BuildConfig) -> None:
         if not cfg.quiet:
             typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
 
-    if not cfg.check and (why := _writable(cfg.out)):
+    if why := _writable(cfg.out):
         fail(f"cannot write to --out {cfg.out}: {why}")
 
     def on_term(signum: int, frame: object) -> None:
@@ -196,18 +297,9 @@ def _run_build(cfg: BuildConfig) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        with build_lock(cfg.out, wait=not cfg.check):
+        with build_lock(cfg.out, wait=True):
             progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
             files = build_outputs(cfg, progress, use_cache=cfg.cache)
-            if cfg.check:
-                stale = check_outputs(cfg.out, files)
-                if stale:
-                    typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
-                    for line in stale:
-                        typer.echo(f"  {line}")
-                    raise typer.Exit(1)
-                typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
-                return
             try:
                 written = write_outputs(cfg.out, files)
             except OSError as exc:

@@ -7,8 +7,6 @@ each to a temporary name and renamed into place, so a failed build leaves DIR as
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping
@@ -18,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
+from posecards.cache import file_mode
 from posecards.config import BuildConfig, Look, PEParams
 from posecards.render import buildcache
 from posecards.render.buildcache import plain_numbers
+from posecards.render.manifest import build_manifest
 
 LANG_LABEL = {"en": "English", "zh": "中文"}
 
@@ -334,22 +334,8 @@ def build_outputs(
             and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
         }
     files = dict(sorted(files.items()))
-    files["manifest.json"] = manifest(cfg, files)
+    files["manifest.json"] = build_manifest(cfg, files)
     return files
-
-
-def manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
-    doc = {
-        "posecards": __version__,
-        "libraries": dict(buildcache.library_versions()),
-        "parameters": asdict(cfg.params),
-        "look": asdict(cfg.look),
-        "cards": list(cfg.cards),
-        "languages": list(cfg.langs),
-        "formats": list(cfg.formats),
-        "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
-    }
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
@@ -370,12 +356,15 @@ def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
         if not (path.is_file() and path.read_bytes() == data):
             changed.append(rel)
     staged: list[tuple[str, Path]] = []
+    mode = file_mode()
+    _fix_modes(out, [rel for rel in files if rel not in changed], mode)
     try:
         for rel in changed:
             path = out / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             staged.append((rel, Path(tmp_name)))
+            os.fchmod(fd, mode)  # mkstemp makes 0600; a web server must be able to read it
             with os.fdopen(fd, "wb") as fh:
                 fh.write(files[rel])
         held = {signal.SIGINT, signal.SIGTERM}
@@ -403,13 +392,12 @@ def safe_relative(rel: str) -> bool:
     )
 
 
-def check_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
-    """Paths under ``out`` that are missing or differ from a fresh build."""
-    stale = []
-    for rel, data in files.items():
+def _fix_modes(out: Path, unchanged: list[str], mode: int) -> None:
+    """Files left 0600 by posecards 0.1.0 (written through mkstemp) get the umask's mode."""
+    for rel in unchanged:
         path = out / rel
-        if not path.is_file():
-            stale.append(f"missing: {rel}")
-        elif path.read_bytes() != data:
-            stale.append(f"stale:   {rel}")
-    return stale
+        try:
+            if path.stat().st_mode & 0o777 == 0o600 and mode != 0o600:
+                path.chmod(mode)
+        except OSError:
+            pass

@@ -1,0 +1,174 @@
+"""`posecards build --check`: judged by recipe and file hashes, without drawing. Each stale line
+says why; options not given come from the manifest; outputs follow the umask."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ALL_FORMATS, run
+
+from posecards.config import BuildConfig
+from posecards.render import buildcache
+from posecards.render.manifest import check_site, planned_units
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dark, one-card, one-language site (png, svg, html)."""
+    out = tmp_path_factory.mktemp("check") / "site"
+    r = run(
+        "build", "--out", str(out), "--cards", "2", "--lang", "en", "--format", "png,svg,html",
+        "--theme", "dark", "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def copy(site: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "site"
+    shutil.copytree(site, dest)
+    return dest
+
+
+def test_planned_files_are_the_files_a_build_writes(built: Path) -> None:
+    # --check works out every file name from the options and card text alone
+    man = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    cfg = BuildConfig(out=built, formats=tuple(ALL_FORMATS.split(",")))
+    planned = {f for _, made in planned_units(cfg).values() for f in made}
+    assert planned == set(man["files"])
+    for unit in man["units"].values():
+        assert len(unit["recipe"]) == 64 and unit["files"]
+
+
+def test_a_full_site_checks_fresh_without_options(built: Path) -> None:
+    r = run("build", "--out", str(built), "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "is up to date" in r.stdout
+
+
+def test_check_imports_nothing_heavy(small: Path) -> None:
+    code = (
+        "import sys\nfrom posecards.cli import app\n"
+        f"try:\n    app(['build', '--out', {str(small)!r}, '--check'])\n"
+        "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+        "heavy = [m for m in ('matplotlib', 'numpy', 'torch', 'umap', 'numba') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_options_come_from_the_manifest(small: Path) -> None:
+    r = run("build", "--out", str(small), "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run("build", "--out", str(small), "--check", "--theme", "DARK", "--lang", "en")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run("build", "--out", str(small), "--check", "--theme", "light")
+    assert r.returncode == 1
+    assert "built with --theme dark; asked for light" in r.stdout
+    r = run("build", "--out", str(small), "--check", "--cards", "1,2", "--base", "500")
+    assert r.returncode == 1
+    assert "built with --cards 2; asked for 1,2" in r.stdout
+    assert "built with --base 10000; asked for 500" in r.stdout
+
+
+def test_a_hand_edited_png_and_a_missing_file_are_named(small: Path, tmp_path: Path) -> None:
+    site = copy(small, tmp_path)
+    png = next((site / "en").glob("card-2-*.png"))
+    data = bytearray(png.read_bytes())
+    data[-20] ^= 1
+    png.write_bytes(bytes(data))
+    (site / "en" / "figures" / "c2-curves.svg").unlink()
+    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    r = run("build", "--out", str(site), "--check")
+    assert r.returncode == 1
+    assert f"  edited after the build: en/{png.name}\n" in r.stdout
+    assert "  missing: en/figures/c2-curves.svg\n" in r.stdout
+    assert r.stdout.startswith(f"2 of 13 file(s) out of date in {site}:")
+    assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_an_edited_card_text_is_named(small: Path, tmp_path: Path) -> None:
+    cards = tmp_path / "cards"
+    shutil.copytree(ROOT / "cards", cards)
+    text = cards / "card2.toml"
+    text.write_text(text.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
+    env = {**os.environ, "POSECARDS_CARDS_DIR": str(cards)}
+    r = subprocess.run(
+        [sys.executable, "-m", "posecards", "build", "--out", str(small), "--check"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "card text changed: cards/card2.toml (12 files)" in r.stdout
+    # another card's text does not concern a card-2 site
+    text.write_text((ROOT / "cards" / "card2.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    (cards / "card3.toml").write_text("# edited\n", encoding="utf-8")
+    r = subprocess.run(
+        [sys.executable, "-m", "posecards", "build", "--out", str(small), "--check"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_code_template_and_library_changes_are_named(
+    small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = BuildConfig(out=small, cards=(2,), langs=("en",), formats=("png", "svg", "html"))
+    cfg = BuildConfig(**{**cfg.__dict__, "look": type(cfg.look)(theme="dark")})
+    assert check_site(cfg).reasons == []
+    libs = dict(buildcache.library_versions())
+    monkeypatch.setattr(
+        buildcache,
+        "library_versions",
+        lambda: tuple({**libs, "matplotlib": libs["matplotlib"] + ".post1"}.items()),
+    )
+    v = check_site(cfg)
+    assert v.reasons == [
+        f"library versions changed: matplotlib {libs['matplotlib']} -> {libs['matplotlib']}.post1"
+    ]
+    assert len(v.stale) == 12
+    monkeypatch.undo()
+    shared = dict(buildcache.shared_inputs())
+    edited = {
+        **shared,
+        "templates/card.css": "0" * 64,
+        "posecards/figures/card2.py": "1" * 64,
+    }
+    monkeypatch.setattr(buildcache, "shared_inputs", lambda: tuple(edited.items()))
+    assert check_site(cfg).reasons == [
+        "templates changed: templates/card.css",
+        "code changed: posecards/figures/card2.py",
+    ]
+
+
+def test_outputs_follow_the_umask(small: Path) -> None:
+    # the fixture ran under the test process's umask (022 here): files 0644, as open() makes them
+    mask = os.umask(0o022)
+    os.umask(mask)
+    modes = {p.stat().st_mode & 0o777 for p in small.rglob("*") if p.is_file()}
+    assert modes == {0o666 & ~mask}
+
+
+def test_outputs_follow_a_stricter_umask(tmp_path: Path) -> None:
+    from posecards.render.build import write_outputs
+
+    old = os.umask(0o077)
+    try:
+        write_outputs(tmp_path, {"a/b.txt": b"x", "c.txt": b"y"})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a" / "b.txt").stat().st_mode & 0o777 == 0o600
+    old = os.umask(0o022)
+    try:
+        write_outputs(tmp_path, {"d.txt": b"z"})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "d.txt").stat().st_mode & 0o777 == 0o644
