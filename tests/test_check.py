@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import ALL_FORMATS, run
 
 from posecards.config import BuildConfig
@@ -172,3 +175,35 @@ def test_outputs_follow_a_stricter_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "d.txt").stat().st_mode & 0o777 == 0o644
+
+
+def _ci_commands() -> list[str]:
+    """The posecards command of each recipe in docs/ci.md: the workflow's last `run:`, the
+    pre-commit hook's `entry:`, the plain git hook's `exec` line."""
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(yaml|sh)\n(.*?)```", text, flags=re.S)
+    workflow = next(b for lang, b in blocks if lang == "yaml" and "runs-on:" in b)
+    hook = next(b for lang, b in blocks if lang == "yaml" and "hooks:" in b)
+    git_hook = next(b for lang, b in blocks if lang == "sh" and b.startswith("#!/bin/sh"))
+    yaml_workflow = yaml.safe_load(workflow)
+    steps = yaml_workflow["jobs"]["cards-are-fresh"]["steps"]
+    run_cmd = [s["run"] for s in steps if "run" in s and "posecards build" in s["run"]]
+    entry = yaml.safe_load(hook)["repos"][0]["hooks"][0]["entry"]
+    exec_line = [ln for ln in git_hook.splitlines() if ln.startswith("exec ")][0]
+    return [*run_cmd, entry, exec_line.removeprefix("exec ")]
+
+
+def test_the_ci_recipes_run_as_documented(small: Path, tmp_path: Path) -> None:
+    commands = _ci_commands()
+    assert len(commands) == 3 and all(c.startswith("posecards build ") for c in commands)
+    repo = tmp_path / "course"
+    shutil.copytree(small, repo / "docs" / "cards")
+    for command in commands:
+        args = shlex.split(command)[1:]
+        r = run(*args, cwd=repo)
+        assert r.returncode == 0, (command, r.stdout, r.stderr)
+    page = next((repo / "docs" / "cards" / "en").glob("card-2-*.html"))
+    page.write_text(page.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    for command in commands:
+        r = run(*shlex.split(command)[1:], cwd=repo)
+        assert r.returncode == 1 and f"edited after the build: en/{page.name}" in r.stdout

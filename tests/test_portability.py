@@ -80,17 +80,32 @@ def visible_text(page: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same small site built natively and as another CPU, each with its own empty cache
+    (nothing computed on one may be reused by the other); the caches are kept beside them."""
     root = tmp_path_factory.mktemp("portability")
-    native, other = root / "native", root / "other"
-    r = posecards("build", "--out", str(native), *OPTS, env={})
-    assert r.returncode == 0, r.stderr
-    # its own, empty cache: nothing computed natively may be reused
-    cache = tempfile.mkdtemp(prefix="posecards-other-cpu-cache-")
-    r = posecards(
-        "build", "--out", str(other), *OPTS, env={**other_cpu_env(), "POSECARDS_CACHE_DIR": cache}
+    for name, env in (("native", {}), ("other", other_cpu_env())):
+        cache = root / f"{name}-cache"
+        r = posecards(
+            "build",
+            "--out",
+            str(root / name),
+            *OPTS,
+            env={**env, "POSECARDS_CACHE_DIR": str(cache)},
+        )
+        assert r.returncode == 0, r.stderr
+    return root / "native", root / "other"
+
+
+def test_the_umap_picture_is_the_same_on_both_cpus(sites: tuple[Path, Path]) -> None:
+    # card 1's UMAP layout, as cached by each build: identical arrays, not just similar ones
+    import numpy as np
+
+    native, other = (
+        [np.load(p) for p in sorted((s.parent / f"{s.name}-cache" / "umap").glob("*.npy"))]
+        for s in sites
     )
-    assert r.returncode == 0, r.stderr
-    return native, other
+    assert len(native) == len(other) == 1
+    np.testing.assert_array_equal(native[0], other[0])
 
 
 def test_emulation_really_changes_the_cpu() -> None:
