@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -430,16 +431,60 @@ def _run_inspect(path: str, cfg: InspectConfig) -> None:
     progress(f"wrote {len(written)} of {len(files)} files to {out}")
 
 
-@app.command("list")
-def list_cards() -> None:
-    """List the cards and their figure ids."""
+def _stdout(text: str) -> None:
+    """Print to stdout; a reader that stopped reading (``posecards list | head``) ends the
+    command quietly with exit code 0."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # no more output can go anywhere: point stdout at /dev/null so the final flush is quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def _figure_ids() -> dict[str, int]:
+    """Every figure id of the cards (from the card text: nothing is computed)."""
     from posecards.render.text import load_card_text
 
+    return {p.id: c for c in CARD_IDS for p in load_card_text(c).panels}
+
+
+def _figure_id(raw: str) -> str:
+    """A known figure id (case-insensitive), or one line naming the nearest ones."""
+    import difflib
+
+    ids = _figure_ids()
+    value = raw.strip().lower()
+    if value in ids:
+        return value
+    near = difflib.get_close_matches(value, list(ids), n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(near)}? " if near else ""
+    fail(f"unknown figure id {raw!r}; {hint}'posecards list' shows all ids")
+
+
+@app.command("list")
+def list_cards() -> None:
+    """List the cards and their figure ids (titles with the default parameters filled in)."""
+    from posecards.content import title_numbers
+    from posecards.render.text import fill, load_card_text
+
+    lines = []
     for c in CARD_IDS:
         text = load_card_text(c)
-        typer.echo(f"card {c}  {text.slug}: {text.title.en} / {text.title.zh}")
-        for p in text.panels:
-            typer.echo(f"    {p.id:<22} {p.title.en}")
+        raw = [text.title.en, text.title.zh, *(p.title.en for p in text.panels)]
+        numbers = title_numbers(c, D) if any("{{" in t for t in raw) else {}
+
+        def filled(t: str, where: str, numbers: Mapping[str, Any] = numbers) -> str:
+            return fill(t, numbers, where) if "{{" in t else t
+
+        where = text.path.name
+        title = f"{filled(text.title.en, where)} / {filled(text.title.zh, where)}"
+        lines.append(f"card {c}  {text.slug}: {title}")
+        lines += [f"    {p.id:<22} {filled(p.title.en, where)}" for p in text.panels]
+    _stdout("\n".join(lines) + "\n")
 
 
 @app.command()
@@ -457,21 +502,27 @@ def figure(
     """Render one figure on its own."""
     from posecards.render.figure import render_figure
 
+    fid = _figure_id(figure_id)
+    if out.is_dir() or str(out).endswith(("/", "\\")):
+        fail(f"--out {out} is a folder; give a file name, e.g. --out {out / fid}.png")
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
         fail(f"--out must end in .png, .svg or .pdf, got {out.name!r}")
     lang_ = _one("--lang", lang, LANGS)
     theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
+    if why := _writable(out.parent if str(out.parent) else Path(".")):
+        fail(f"cannot write to --out {out}: {why}")
     try:
-        data = render_figure(figure_id, params, lang_, theme_, fmt)
+        data = render_figure(fid, params, lang_, theme_, fmt)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc).splitlines()[0])
     from posecards.render.files import write_bytes_atomic
 
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder")
-    write_bytes_atomic(out, data)
+    try:
+        write_bytes_atomic(out, data)
+    except OSError as exc:
+        fail(f"cannot write to --out {out}: {exc.strerror or exc}")
     typer.echo(f"wrote {out}", err=True)
 
 
@@ -486,18 +537,18 @@ def data(
     """Print the numbers behind a figure (CSV or JSON) on stdout."""
     from posecards.content import compute_card
     from posecards.render.data import to_csv, to_json
-    from posecards.render.figure import figure_card
 
+    fid = _figure_id(figure_id)
     fmt = _one("--format", format, ("csv", "json"))
     params = _params(d_model, base, positions)
     try:
-        content = compute_card(figure_card(figure_id), params)
+        content = compute_card(_figure_ids()[fid], params)
     except ValueError as exc:
         fail(str(exc).splitlines()[0])
-    if figure_id not in content.figures:
+    if fid not in content.figures:
         fail(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
-    values = content.figures[figure_id]
-    sys.stdout.write(to_csv(values) if fmt == "csv" else to_json(values))
+    values = content.figures[fid]
+    _stdout(to_csv(values) if fmt == "csv" else to_json(values))
 
 
 def main() -> None:

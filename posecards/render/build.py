@@ -291,6 +291,13 @@ def build_outputs(
         progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
     if todo:
         n_workers = max(1, min(len(todo), cfg.jobs))
+        if progress:
+            progress(f"rendering {len(todo)} card(s) in {n_workers} process(es)")
+            if any(job.card == 1 for job in todo):
+                progress(
+                    "card 1 computes a UMAP layout: 20-35 s the first time (numba compiles it), "
+                    "cached afterwards"
+                )
         # Every (card, language) renders in a fresh process: matplotlib keeps font and
         # text-layout state between figures, which can move a coordinate by an ulp, so a
         # figure's bytes would otherwise depend on what the same process drew before it.
