@@ -23,6 +23,7 @@ from posecards.config import (
     MAX_D_MODEL,
     MAX_JOBS,
     MAX_POSITIONS,
+    MAX_SCALE,
     SIZES,
     THEMES,
     BuildConfig,
@@ -96,6 +97,12 @@ def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
     return value
 
 
+def _scale(scale: int) -> int:
+    if not 1 <= scale <= MAX_SCALE:
+        fail(f"--scale must be from 1 to {MAX_SCALE}, got {scale}")
+    return scale
+
+
 def _params(d_model: int, base: float, positions: int) -> PEParams:
     if d_model <= 0 or d_model % 2 or d_model > MAX_D_MODEL:
         fail(f"--d-model must be an even integer from 2 to {MAX_D_MODEL}, got {d_model}")
@@ -118,6 +125,14 @@ OptJobs = Annotated[
     int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
 ]
 OptQuiet = Annotated[bool, typer.Option("--quiet", help="No progress output.")]
+OptScale = Annotated[
+    int | None,
+    typer.Option(
+        "--scale",
+        help=f"PNG resolution: N times the pixels (1 to {MAX_SCALE}; 2 = 3840 x 2160 for a "
+        "slide card), tagged to print at slide size [default: 1].",
+    ),
+]
 OptDModelOrNone = Annotated[
     int | None,
     typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
@@ -161,6 +176,7 @@ def build(
     d_model: OptDModelOrNone = None,
     base: OptBaseOrNone = None,
     positions: OptPositionsOrNone = None,
+    scale: OptScale = None,
     jobs: OptJobs = None,
     check: Annotated[
         bool,
@@ -188,6 +204,8 @@ def build(
         given["theme"] = _one("--theme", theme, THEMES)
     if size is not None:
         given["size"] = _one("--size", size, tuple(SIZES))
+    if scale is not None:
+        given["scale"] = _scale(scale)
     if d_model is not None or base is not None or positions is not None:
         p = _params(
             D.d_model if d_model is None else d_model,
@@ -216,7 +234,7 @@ def build(
         cards=opts["cards"],
         langs=opts["langs"],
         formats=opts["formats"],
-        look=Look(theme=opts["theme"], size=opts["size"]),
+        look=Look(theme=opts["theme"], size=opts["size"], scale=opts["scale"]),
         params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
         jobs=_jobs(jobs),
         check=check,
@@ -236,6 +254,7 @@ def _defaults() -> dict[str, Any]:
         "formats": _DEFAULT.formats,
         "theme": _DEFAULT.look.theme,
         "size": _DEFAULT.look.size,
+        "scale": _DEFAULT.look.scale,
         "d_model": D.d_model,
         "base": D.base,
         "positions": D.positions,

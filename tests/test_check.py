@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -207,3 +208,55 @@ def test_the_ci_recipes_run_as_documented(small: Path, tmp_path: Path) -> None:
     for command in commands:
         r = run(*shlex.split(command)[1:], cwd=repo)
         assert r.returncode == 1 and f"edited after the build: en/{page.name}" in r.stdout
+
+
+def _ppi(png: bytes) -> float:
+    at = png.index(b"pHYs")
+    x, y, unit = struct.unpack(">IIB", png[at + 4 : at + 13])
+    assert x == y and unit == 1  # square pixels, per metre
+    return x * 0.0254
+
+
+def test_slide_cards_place_at_slide_size(built: Path) -> None:
+    # PowerPoint and Keynote place a PNG by its pHYs: 1920 px at 144 ppi = 13.333 in, a 16:9 slide
+    png = next((built / "en").glob("card-1-*.png")).read_bytes()
+    width = struct.unpack(">I", png[16:20])[0]
+    assert width == 1920
+    assert abs(width / _ppi(png) - 13.333) < 0.01
+
+
+def test_scale_multiplies_pixels_not_layout_and_pdf_images_are_print_resolution() -> None:
+    from matplotlib.figure import Figure
+
+    from posecards.render.files import PDF_RASTER_DPI, figure_bytes_multi
+
+    def fig() -> Figure:
+        f = Figure(figsize=(19.2, 10.8), dpi=100, layout="constrained")  # as the cards
+        ax = f.add_subplot()
+        ax.imshow([[0.0, 1.0], [1.0, 0.0]], interpolation="nearest")
+        ax.set_title("a title")
+        return f
+
+    from posecards.figures.style import card_style
+
+    with card_style("light"):
+        one = figure_bytes_multi(fig(), ["png", "svg", "pdf"], 1, 13.333)
+        two = figure_bytes_multi(fig(), ["png", "svg", "pdf"], 2, 13.333)
+    w1, h1 = struct.unpack(">II", one["png"][16:24])
+    w2, h2 = struct.unpack(">II", two["png"][16:24])
+    assert (w1, h1) == (1920, 1080) and (w2, h2) == (3840, 2160)
+    assert abs(w1 / _ppi(one["png"]) - 13.333) < 0.01
+    assert abs(w2 / _ppi(two["png"]) - 13.333) < 0.01
+    assert one["svg"] == two["svg"] and one["pdf"] == two["pdf"]  # only the PNG changes
+    # the heatmap inside the PDF is resampled at print resolution, not at 72 or 100 dpi
+    widths = [int(w) for w in re.findall(rb"/Width (\d+)", one["pdf"])]
+    axes_inches = fig().add_subplot().get_position().height * 10.8  # a square image: its height
+    assert max(widths) >= 0.9 * axes_inches * PDF_RASTER_DPI
+
+
+def test_bad_scale_is_one_line(tmp_path: Path) -> None:
+    r = run("build", "--out", str(tmp_path / "x"), "--scale", "9")
+    assert (
+        r.returncode == 2
+        and r.stderr.strip() == "posecards: error: --scale must be from 1 to 4, got 9"
+    )

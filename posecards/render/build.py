@@ -17,7 +17,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.cache import file_mode
-from posecards.config import BuildConfig, Look, PEParams
+from posecards.config import PRINT_WIDTH, BuildConfig, Look, PEParams
 from posecards.render import buildcache
 from posecards.render.buildcache import plain_numbers
 from posecards.render.manifest import build_manifest
@@ -94,6 +94,7 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
                     formats=job.formats,
                     size=job.look.size,
                     footer=footer_text(job.params, job.look, job.lang),
+                    scale=job.look.scale,
                 )
             )
     finally:
@@ -111,6 +112,7 @@ def render_unit(
     formats: tuple[str, ...],
     size: str,
     footer: str,
+    scale: int = 1,
 ) -> dict[str, bytes]:
     """The whole card and its standalone figures for one language, encoded (inside card_style).
 
@@ -127,14 +129,15 @@ def render_unit(
     whole = [f for f in formats if f in ("png", "svg", "pdf")]
     if whole:
         fig = compose_card(filled, text, content.figures, th, size, footer)
-        for fmt, data in figure_bytes_multi(fig, whole).items():
+        print_width = PRINT_WIDTH[size]
+        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width).items():
             out[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
     wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
     for fid, *_ in filled.panels:
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
-        for fmt, data in figure_bytes_multi(fig, wanted).items():
+        for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
             out[f"{lang}/figures/{fid}.{fmt}"] = data
         del fig
         gc.collect()

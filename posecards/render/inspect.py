@@ -89,6 +89,7 @@ def render_inspection(job: InspectJob) -> dict[str, bytes]:
                 formats=job.formats,
                 size=job.look.size,
                 footer=job.footer,
+                scale=job.look.scale,
             )
     finally:
         gc.enable()
