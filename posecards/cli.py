@@ -509,9 +509,9 @@ def list_cards() -> None:
 @app.command()
 def figure(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
-    ] = _FIGURE_OUT,
+    out_raw: Annotated[
+        str, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
+    ] = str(_FIGURE_OUT),
     lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
     theme: OptTheme = "light",
     d_model: OptDModel = D.d_model,
@@ -522,7 +522,8 @@ def figure(
     from posecards.render.figure import render_figure
 
     fid = _figure_id(figure_id)
-    if out.is_dir() or str(out).endswith(("/", "\\")):
+    out = Path(out_raw)
+    if out.is_dir() or out_raw.endswith(("/", "\\")):
         fail(f"--out {out} is a folder; give a file name, e.g. --out {out / fid}.png")
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
