@@ -186,6 +186,14 @@ def build(
             "without drawing); write nothing. Options not given come from DIR's manifest.",
         ),
     ] = False,
+    render: Annotated[
+        bool,
+        typer.Option(
+            "--render",
+            help="With --check: also render afresh and compare (PNG by pixel RMS, SVG and HTML "
+            "after renaming generated ids). Slow.",
+        ),
+    ] = False,
     quiet: OptQuiet = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore the build cache; render everything.")
@@ -241,8 +249,10 @@ def build(
         quiet=quiet,
         cache=not no_cache,
     )
+    if render and not check:
+        fail("--render goes with --check (it compares DIR with a fresh render)")
     if check:
-        _run_check(cfg, given)
+        _run_check(cfg, given, render)
         return
     _run_build(cfg)
 
@@ -261,14 +271,29 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-def _run_check(cfg: BuildConfig, given: dict[str, Any]) -> None:
-    """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale."""
+def _run_check(cfg: BuildConfig, given: dict[str, Any], render: bool = False) -> None:
+    """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale.
+    --render: also compare with a fresh render, with a tolerance."""
     from posecards.render.lock import BuildLockedError, build_lock
-    from posecards.render.manifest import check_site
+    from posecards.render.manifest import check_site, compare_render
 
     try:
         with build_lock(cfg.out, wait=False):
             verdict = check_site(cfg, given)
+            if render and not verdict.reasons:
+                import time
+
+                from posecards.render.build import build_outputs
+
+                t0 = time.perf_counter()
+
+                def progress(msg: str) -> None:
+                    if not cfg.quiet:
+                        typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+                fresh = build_outputs(cfg, progress, use_cache=cfg.cache)
+                for line in compare_render(cfg.out, fresh):
+                    verdict.add(line, [line.split(": ", 1)[1].split(" (")[0]])
     except BuildLockedError as exc:
         fail(str(exc))
     except (ValueError, OSError) as exc:

@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -260,3 +261,67 @@ def test_bad_scale_is_one_line(tmp_path: Path) -> None:
         r.returncode == 2
         and r.stderr.strip() == "posecards: error: --scale must be from 1 to 4, got 9"
     )
+
+
+def test_an_old_manifest_and_an_inspection_folder(small: Path, tmp_path: Path) -> None:
+    site = copy(small, tmp_path)
+    doc = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
+    del doc["inputs"]
+    (site / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
+    r = run("build", "--out", str(site), "--check")
+    assert r.returncode == 1 and "records no recipes" in r.stdout
+    doc["made_by"] = "posecards inspect"
+    (site / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
+    r = run("build", "--out", str(site), "--check")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "was made by posecards inspect" in r.stderr
+
+
+def test_render_comparison_tolerates_last_bits_not_changes(small: Path) -> None:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from posecards.render.manifest import compare_render
+
+    files = {
+        str(p.relative_to(small)): p.read_bytes()
+        for p in small.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
+    assert compare_render(small, files) == []
+    png_rel = next(k for k in files if k.endswith(".png") and "/figures/" not in k)
+    svg_rel = next(k for k in files if k.endswith(".svg") and "/figures/" not in k)
+
+    def png_with(change: Any) -> bytes:
+        img = np.asarray(Image.open(io.BytesIO(files[png_rel])).convert("RGBA")).copy()
+        change(img)
+        buf = io.BytesIO()
+        Image.fromarray(img).save(buf, format="png")
+        return buf.getvalue()
+
+    def one_level(img: Any) -> None:  # an anti-aliased pixel one level lighter
+        img[500, 500, 0] = min(255, int(img[500, 500, 0]) + 1)
+
+    def block(img: Any) -> None:  # a word's worth of pixels changed
+        img[40:90, 60:600, :3] = 255 - img[40:90, 60:600, :3]
+
+    ids = re.findall(rb'id="([^"]+)"', files[svg_rel])
+    renamed = files[svg_rel]
+    for i, name in enumerate(ids):  # whole ids only: in id="…", url(#…) and href="#…"
+        renamed = re.sub(rb'(?<=["#])' + re.escape(name) + rb'(?=[")])', b"other%d" % i, renamed)
+    fresh = {**files, png_rel: png_with(one_level), svg_rel: renamed}
+    assert compare_render(small, fresh) == []
+    fresh = {**files, png_rel: png_with(block), svg_rel: renamed.replace(b"</svg>", b"<g/></svg>")}
+    stale = sorted(compare_render(small, fresh))  # .png before .svg
+    assert len(stale) == 2
+    assert stale[0].startswith(f"differs from a fresh render: {png_rel} (pixel RMS")
+    assert stale[1] == f"differs from a fresh render: {svg_rel}"
+
+
+def test_check_render_on_a_fresh_site(small: Path) -> None:
+    r = run("build", "--out", str(small), "--check", "--render", "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run("build", "--out", str(small), "--render")
+    assert r.returncode == 2 and "--render goes with --check" in r.stderr

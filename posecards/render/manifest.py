@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -242,7 +243,14 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
                 verdict.stale.add(rel)
         return verdict
     if doc.get("made_by", "posecards build") != "posecards build":
-        verdict.add(f"made by {doc.get('made_by')}, not posecards build", expected)
+        raise ValueError(
+            f"{out} was made by {doc.get('made_by')}; build --check judges folders made by "
+            "posecards build"
+        )
+    if "inputs" not in doc:
+        verdict.add(
+            f"{MANIFEST} records no recipes (written by an older posecards): build again", expected
+        )
         return verdict
     recorded = recorded_options(doc)
     if recorded is None:
@@ -318,3 +326,65 @@ def default_options() -> dict[str, Any]:
         "base": PEParams().base,
         "positions": PEParams().positions,
     }
+
+
+# ------------------------------------------------------------------------- --check --render
+
+# PNG: root-mean-square difference of the pixel values (0-255, all channels), as matplotlib's
+# own image tests compare; an anti-aliased edge moved by a CPU's last bits stays far below it,
+# a changed word or number does not.
+PNG_RMS_TOLERANCE = 1.0
+_SVG_ID = re.compile(rb'(?<=id=")[^"]+|(?<=url\(#)[^)]+|(?<=xlink:href="#)[^"]+|(?<=href="#)[^"]+')
+
+
+def normalise_svg(data: bytes) -> bytes:
+    """SVG (or HTML with inline SVG) with generated ids (hashes of path data, which move with
+    the last bits of a coordinate) renamed in order of first appearance; the ids do not matter
+    to what is drawn."""
+    names: dict[bytes, bytes] = {}
+
+    def rename(m: re.Match[bytes]) -> bytes:
+        return names.setdefault(m.group(0), b"id%d" % len(names))
+
+    return _SVG_ID.sub(rename, data)
+
+
+def png_rms(a: bytes, b: bytes) -> float:
+    """RMS difference of two PNGs' pixels (inf if their sizes differ)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    x = np.asarray(Image.open(io.BytesIO(a)).convert("RGBA"), dtype=np.float64)
+    y = np.asarray(Image.open(io.BytesIO(b)).convert("RGBA"), dtype=np.float64)
+    if x.shape != y.shape:
+        return float("inf")
+    return float(np.sqrt(np.mean((x - y) ** 2)))
+
+
+def compare_render(out: Path, fresh: Mapping[str, bytes]) -> list[str]:
+    """Files of ``out`` that differ from a fresh render beyond what a CPU's last bits explain:
+    PNG by pixel RMS, SVG and HTML after renaming generated ids. PDFs are not compared (their
+    coordinates are compressed streams); the recipe and hash check covers them."""
+    stale = []
+    for rel, data in fresh.items():
+        if rel == MANIFEST or rel.endswith(".pdf"):
+            continue
+        try:
+            disk = (out / rel).read_bytes()
+        except OSError:
+            stale.append(f"missing: {rel}")
+            continue
+        if disk == data:
+            continue
+        if rel.endswith(".png"):
+            rms = png_rms(disk, data)
+            if rms > PNG_RMS_TOLERANCE:
+                stale.append(f"differs from a fresh render: {rel} (pixel RMS {rms:.2f})")
+        elif rel.endswith((".svg", ".html")):
+            if normalise_svg(disk) != normalise_svg(data):
+                stale.append(f"differs from a fresh render: {rel}")
+        else:
+            stale.append(f"differs from a fresh render: {rel}")
+    return stale
