@@ -79,8 +79,11 @@ def umap_2d(vectors: npt.ArrayLike, seed: int = 0, n_neighbors: int = 15) -> F64
         os.environ.setdefault("NUMBA_CPU_NAME", "generic")
     import umap  # heavy (numba): imported only here
 
-    diff = x[:, None, :] - x[None, :, :]  # (n, n, d)
-    dist = snap(np.sqrt((diff * diff).sum(axis=-1)))  # (n, n): Euclidean distances
+    dist = np.empty((x.shape[0], x.shape[0]), dtype=np.float64)  # (n, n): Euclidean distances
+    for i in range(x.shape[0]):  # row by row: (n, d) at a time, not (n, n, d)
+        diff = x - x[i]  # (n, d)
+        dist[i] = np.sqrt((diff * diff).sum(axis=1))
+    dist = snap(dist)
     init = snap(pca_2d(x))  # (n, 2)
     # the curve 1 / (1 + a·d^(2b)) fitted to min_dist (scipy curve_fit, whose last digits
     # follow numpy's exp/pow kernels), kept to 6 digits
