@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
@@ -71,7 +71,7 @@ def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
                 cols=dims.shape[0],
                 d=int(data["d_model"]),
             ),
-            fontsize=12,
+            fontsize=roles.fontsize("subplot_title"),
             fontweight="normal",
             color=theme.muted,
             loc="left",
@@ -124,7 +124,11 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         theme,
         ["-", "--", "-", "--"],
     )
-    axes[0].set_title(t("fast_dims", n=int(fast_pos.shape[0])), loc="left", fontsize=13)
+    axes[0].set_title(
+        t("fast_dims", n=int(fast_pos.shape[0])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
     if n_axes == 2:
         _curve_axes(
             axes[1],
@@ -136,7 +140,11 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             theme,
             ["-", "-"],
         )
-        axes[1].set_title(t("slow_dims", n=int(data["n_positions"])), loc="left", fontsize=13)
+        axes[1].set_title(
+            t("slow_dims", n=int(data["n_positions"])),
+            loc="left",
+            fontsize=roles.fontsize("subplot_title"),
+        )
 
 
 def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -182,7 +190,7 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
             xy=(float(kk), float(fk)),
             xytext=(16, 2),
             textcoords="offset points",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.warn,
             fontweight="bold",
             va="top",
@@ -199,18 +207,18 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
             transform=ax_f.get_xaxis_transform(),
             ha="left",
             va="bottom",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.muted,
         )
     ax_f.axhline(0, color=theme.muted, lw=0.6, zorder=0)
     ax_f.set_xlabel(t("offset_k"))
     ax_f.set_ylabel(t("cos_sim"))
-    ax_f.set_title(t("profile_title"), fontsize=13)
+    ax_f.set_title(t("profile_title"), fontsize=roles.fontsize("subplot_title"))
     ax_f.legend(
         loc="upper center",
         bbox_to_anchor=(0.5, -0.2),
         ncol=2,
-        fontsize=12,
+        fontsize=roles.fontsize("legend"),
         frameon=False,
         columnspacing=1.0,
         handletextpad=0.4,
@@ -230,8 +238,8 @@ def _draw_bug(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> Non
     )
     ax.set_xlabel(t("start_p"))
     ax.set_ylabel(t("sim_at", k=int(data["bug_offset"])))
-    ax.set_title(t("bug_title"), loc="left", fontsize=13)
-    ax.legend(loc="upper left", fontsize=12, frameon=False)
+    ax.set_title(t("bug_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
+    ax.legend(loc="upper left", fontsize=roles.fontsize("legend"), frameon=False)
     ax.margins(x=0.02)
     lo, hi = ax.get_ylim()
     ax.set_ylim(lo, hi + 0.7 * (hi - lo))  # room for the legend above the lines
@@ -263,13 +271,13 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         textcoords="offset points",
         ha="left",
         va="bottom",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         color=theme.text,
         bbox={"boxstyle": "round,pad=0.2", "fc": theme.background, "ec": theme.warn, "lw": 1.0},
     )
     ax.set_xlabel(t("pair_i"))
     ax.set_ylabel(t("position"))
-    ax.set_title(t("f32_title"), loc="left", fontsize=13)
+    ax.set_title(t("f32_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
 
 
 def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -280,7 +288,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()
-    ax.set_title(t("layout_title"), loc="left", fontsize=13)
+    ax.set_title(t("layout_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
     step = 1.0 / (len(rows) + 1)
     ax.text(
         1.0,
@@ -289,7 +297,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ha="right",
         va="center",
         color=theme.muted,
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         transform=ax.transAxes,
     )
     for r, (key, value) in enumerate(rows):
@@ -301,7 +309,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
             t(key),
             ha="left",
             va="center",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             transform=ax.transAxes,
         )
@@ -311,7 +319,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
             _sci(value),
             ha="right",
             va="center",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             transform=ax.transAxes,
             fontweight="bold",

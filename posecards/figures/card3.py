@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
 from matplotlib.patches import Arc, FancyBboxPatch
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
@@ -133,7 +132,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax.text(0.0, -0.3, t("rot_val_rel", v=data["score_relative"]), ha="center", va="center")
     fig.supxlabel(
         t("rot_params", theta=data["theta"], m=data["m"], n=data["n"], q=q, k=k),
-        fontsize=mpl.rcParams["axes.labelsize"],
+        fontsize=roles.fontsize("axis_label"),
     )
 
 
@@ -157,7 +156,7 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             ax.set_ylabel(t("sc_ylabel"))
     fig.supxlabel(
         t("sc_params", d=data["head_dim"], b=data["base"]),
-        fontsize=mpl.rcParams["axes.labelsize"],
+        fontsize=roles.fontsize("axis_label"),
     )
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import FigureBase
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import causal_bias_maps, heatmap
 from posecards.figures.style import Theme
 
@@ -284,7 +283,7 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     cb.set_label(t("cosine_to", x=int(x), y=int(y)))
     fig.supxlabel(
         t("grid_params", g=g, d=int(data["d_used"]), b=float(data["base"])),
-        fontsize=mpl.rcParams["axes.labelsize"],
+        fontsize=roles.fontsize("axis_label"),
     )
 
 
