@@ -176,7 +176,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
         th0, th1 = p * omega[i], (p + k) * omega[i]
         arc = np.linspace(th0, th1, 60)
         ax_c.plot(radius * np.cos(arc), radius * np.sin(arc), ls=ls, color=colour, lw=2.0)
-        for a, (s_, c_) in ((th0, pe_p[2 * i : 2 * i + 2]), (th1, pe_pk[2 * i : 2 * i + 2])):
+        for s_, c_ in (pe_p[2 * i : 2 * i + 2], pe_pk[2 * i : 2 * i + 2]):
             ax_c.plot([0, c_], [0, s_], ls=ls, color=colour, lw=1.2)
         ax_c.plot(
             [pe_p[2 * i + 1], pe_pk[2 * i + 1]],
