@@ -249,12 +249,12 @@ def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         ha="left",
         va="bottom",
     )
-    ax.text(
-        -mid,
-        float(data["bucket_size"]) * 1.1,
-        t("deb_exact", n=mid) + " ",
+    ax.text(  # over the band, above the curve (which stays within ±mid there)
+        0.0,
+        float(data["bucket_size"]) * 1.3,
+        t("deb_exact", n=mid),
         color=theme.ok,
-        ha="right",
+        ha="center",
         va="top",
     )
     ax.set_ylim(-float(data["bucket_size"]) * 1.35, float(data["bucket_size"]) * 1.35)
