@@ -114,7 +114,7 @@ def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
     joined = "\n".join(lines)
     for whole in ("b = 10,000", "d = 512", "6.00 MiB", "3.00 rad"):
         assert whole in joined, (whole, lines)
-    zh = "取底数 b = 10,000）时，以 float32 存储需 6.00 MiB，共 4,096 个词元，慢的维度几乎不动。"
+    zh = "取底数 b = 10,000）时，以 float32 存储需 6.00 MiB，共 4,096 个词元（差 ≤ 3.3×10⁻¹⁶），慢的维度几乎不动。"
     for w in (60.0, 70.0, 80.0, 90.0, 100.0, 120.0, 150.0):
         lines = wrap(zh, w, 10.0, m)  # type: ignore[arg-type]
         assert "".join(lines).replace(" ", "") == zh.replace(" ", "")
@@ -122,5 +122,6 @@ def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
         for whole in ("b = 10,000", "6.00 MiB", "4,096 个"):
             assert whole in joined, (whole, lines)
         assert not any(ln[0] in "，。）" for ln in lines), lines
+        assert not any(ln[-1] in "（(" for ln in lines), lines
         # never one character alone on the last line ("动。")
         assert len(lines[-1].rstrip("。，）")) > 1, lines

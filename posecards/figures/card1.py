@@ -9,10 +9,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import Colormap
 from matplotlib.figure import FigureBase
-from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import heatmap
+from posecards.figures._common import heatmap, plain_log_ticks
 from posecards.figures.style import Theme, marks_cmap
 
 
@@ -222,8 +221,7 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         ax.plot([pair[i]], [lam[i]], "o", color=theme.accent, ms=7, zorder=5)
     ax.set_xlim(pair[0] - 0.02 * len(pair), pair[-1] + 0.02 * len(pair))
     ax.set_ylim(1.0, float(ctx.max()) * 6.0)
-    ax.yaxis.set_major_formatter(FuncFormatter(_plain_power))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel(t("pair_index"))
     ax.set_ylabel(t("wavelength_axis"))
     ax.set_title(
@@ -236,16 +234,6 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         ),
         color=theme.accent,
     )
-
-
-def _plain_power(value: float, _pos: int) -> str:
-    """Log-axis ticks as plain numbers (1, 10, 100, 1k, 10k, 100k): no small superscripts."""
-    if value <= 0:
-        return ""
-    e = round(np.log10(value))
-    if abs(value - 10.0**e) > 1e-9 * value:
-        return ""
-    return f"{10**e:,}" if e < 3 else f"{10 ** (e - 3):,}k"
 
 
 DRAW: dict[str, DrawFn] = {

@@ -98,6 +98,8 @@ _TOKENS = re.compile(
 )
 # Characters that must not start a line (Chinese punctuation rules, kept simple).
 _NO_LINE_START = set("，。、；：？！）」』》〉”’,.;:?!)%")
+# Characters that must not end a line: opening brackets and quotes.
+_NO_LINE_END = set("（「『《〈“‘(")
 
 
 class _Measure:
@@ -158,7 +160,12 @@ def _glue(tokens: list[str]) -> list[str]:
                 out.append(tok + nxt)
                 i += 2
                 continue
-        out.append(tok)
+        if tok in _NO_LINE_START and out and not out[-1].isspace():
+            out[-1] += tok  # closing punctuation stays with what it closes
+        elif out and out[-1] in _NO_LINE_END:
+            out[-1] += tok  # an opening bracket stays with what it opens
+        else:
+            out.append(tok)
         i += 1
     return out
 
@@ -184,6 +191,8 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
             carry: list[str] = []
             if tok[0] in _NO_LINE_START and len(toks) > 1:
                 carry = [toks.pop()]  # the whole previous token goes down with the punctuation
+            while len(toks) > 1 and toks[-1] and toks[-1][-1] in _NO_LINE_END:
+                carry.insert(0, toks.pop())  # an opening bracket goes down with what it opens
             para.append(toks)
             toks = carry + [tok]
         para.append(toks)

@@ -314,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from posecards.config import PEParams
     from posecards.content import compute_card
+    from posecards.render.compose import LayoutError
 
     ap = argparse.ArgumentParser(prog="python -m posecards.render.measure")
     ap.add_argument("--cards", default="1,2,3,4")
@@ -327,7 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         content = compute_card(card, PEParams())
         for size in args.sizes.split(","):
             for lang in args.langs.split(","):
-                rep = measure_card(card, content, lang, size, args.theme)
+                try:
+                    rep = measure_card(card, content, lang, size, args.theme)
+                except LayoutError as exc:
+                    print(f"card {card} {lang} {size}: does not fit: {exc}")
+                    continue
                 reports[(str(card), lang, size)] = rep
                 if args.verbose:
                     for p in rep.problems():
