@@ -208,8 +208,15 @@ def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
 
 
 def title_numbers(params: PEParams) -> dict[str, Scalar]:
-    """The numbers the titles use (the small table's size), without the costly parts."""
-    return _pe_table(params)[1]
+    """The numbers the titles use (the small table's size, the demo head's width, the
+    parameters), without the costly parts."""
+    return {
+        "d_model": params.d_model,
+        "base": params.base,
+        "positions": params.positions,
+        "demo_d_model": DEMO_D_MODEL,
+        **_pe_table(params)[1],
+    }
 
 
 def compute(params: PEParams) -> CardContent:
