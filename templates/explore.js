@@ -179,26 +179,36 @@
 
   const FONT = "13px system-ui, 'Noto Sans CJK SC', sans-serif";
   const LABEL_FONT = "14px system-ui, 'Noto Sans CJK SC', sans-serif";
-  const sizes = new Map();
-  /** Canvas sized to its box (CSS px) with device-pixel backing; returns a 2-D context. */
-  function surface(cv) {
-    const w = Math.max(200, Math.floor(cv.parentElement.clientWidth));
-    const h = Math.round(w * Number(cv.dataset.aspect || 0.6));
+  const sizes = new Map(); // canvas -> {w, h, dpr}: measured once, and again on resize only
+  function measure() {
+    // read every width first (one layout), then size the canvases
+    const all = [...document.querySelectorAll("canvas")];
+    const widths = all.map((cv) => Math.max(200, Math.floor(cv.parentElement.clientWidth)));
     const dpr = window.devicePixelRatio || 1;
-    const key = `${w}x${h}@${dpr}`;
-    if (sizes.get(cv) !== key) {
-      cv.width = Math.round(w * dpr);
-      cv.height = Math.round(h * dpr);
-      cv.style.height = h + "px";
-      sizes.set(cv, key);
-    }
+    all.forEach((cv, i) => {
+      const w = widths[i];
+      const narrow = w < 520 && cv.dataset.aspectNarrow;
+      const h = Math.round(w * Number(narrow || cv.dataset.aspect || 0.6));
+      const old = sizes.get(cv);
+      if (!old || old.w !== w || old.h !== h || old.dpr !== dpr) {
+        cv.width = Math.round(w * dpr);
+        cv.height = Math.round(h * dpr);
+        cv.style.height = h + "px";
+        sizes.set(cv, { w, h, dpr });
+      }
+    });
+  }
+  /** The canvas cleared, with a 2-D context in CSS pixels (no layout is read here). */
+  function surface(cv) {
+    const { w, h, dpr } = sizes.get(cv);
     const g = cv.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
     return { g, w, h, dpr };
   }
 
-  function niceTicks(lo, hi, maxTicks) {
+  function niceTicks(a, b, maxTicks) {
+    const lo = Math.min(a, b), hi = Math.max(a, b);
     const span = hi - lo;
     if (!(span > 0)) return [lo];
     const raw = span / Math.max(1, maxTicks);
@@ -209,7 +219,7 @@
     return out;
   }
   function logTicks(lo, hi, maxTicks) {
-    let a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
+    const a = Math.ceil(Math.log10(lo) - 1e-9), b = Math.floor(Math.log10(hi) + 1e-9);
     const every = Math.max(1, Math.ceil((b - a + 1) / Math.max(1, maxTicks)));
     const out = [];
     for (let e = a; e <= b; e += every) {
@@ -247,7 +257,7 @@
     g.fillStyle = colors.muted;
     g.font = FONT;
     const nx = Math.max(2, Math.floor((box.x1 - box.x0) / 80));
-    const ny = Math.max(2, Math.floor((box.y1 - box.y0) / 40));
+    const ny = Math.max(3, Math.floor((box.y1 - box.y0) / 40));
     g.textAlign = "center";
     g.textBaseline = "top";
     let lastRight = -Infinity;
@@ -331,37 +341,90 @@
     views.push({ id, deps, draw, last: null });
   }
 
+  /** sin(p·ω_i), cos(p·ω_i) for p = 0..n-1, every pair, for drawing only: each step rotates
+   * the previous one (angle addition) and every 64th is computed afresh, so the error stays
+   * below 1e-13, far under a colour step or a pixel. Every number printed on the page comes
+   * from window.posecards. */
+  let table = null;
+  function peTable(d, base, n, rows) {
+    // rows: sorted positions whose (sin, cos) the heatmap shows; the profile f(k) needs the
+    // cosines of every k < n, summed over the pairs
+    const key = `${d}|${base}|${n}|${rows.join(",")}`;
+    if (table && table.key === key) return table;
+    const omega = M.pairFrequencies(d, base);
+    const half = omega.length;
+    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
+    const fsum = new Float64Array(n);
+    for (let i = 0; i < half; i++) {
+      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
+      let c = 1, sn = 0, r = 0;
+      for (let p = 0; p < n; p++) {
+        if ((p & 63) === 0) {
+          c = Math.cos(p * w);
+          sn = Math.sin(p * w);
+        }
+        fsum[p] += c;
+        while (r < rows.length && rows[r] === p) {
+          pe[r * d + 2 * i] = sn;
+          pe[r * d + 2 * i + 1] = c;
+          r++;
+        }
+        const c2 = c * cw - sn * sw;
+        sn = sn * cw + c * sw;
+        c = c2;
+      }
+    }
+    table = { key, pe, fsum, half, n };
+    return table;
+  }
+  let lut = null;
+  function colorLUT() {
+    // 1024 steps of the diverging map as packed RGBA (little-endian ABGR words)
+    const key = colors.neg + colors.mid + colors.pos;
+    if (lut && lut.key === key) return lut.words;
+    const words = new Uint32Array(1024);
+    const px = new Uint8ClampedArray(4);
+    for (let j = 0; j < 1024; j++) {
+      divColor((j / 1023) * 2 - 1, px, 0);
+      words[j] = (255 << 24) | (px[2] << 16) | (px[1] << 8) | px[0];
+    }
+    lut = { key, words };
+    return words;
+  }
+
+  /** the position under the centre of each pixel row of the heatmap */
+  function heatRows(n, ph) {
+    return Array.from({ length: ph }, (_, r) => Math.min(n - 1, Math.floor(((r + 0.5) * n) / ph)));
+  }
+  function heatPixelRows() {
+    const { h, dpr } = sizes.get($("cv-heat"));
+    return Math.max(1, Math.round((h - 10 - 44 - 1) * dpr)); // the frame's box height
+  }
+
   view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
     const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
     const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
     const fr = frame(sf, { lo: 0, hi: s.d, label: t("ax_dimension") }, { lo: n, hi: 0, label: t("ax_position") });
     const { box } = fr;
-    const omega = M.pairFrequencies(s.d, s.base); // (d/2,)
     const dpr = sf.dpr;
     const pw = Math.max(1, Math.round((box.x1 - box.x0 - 1) * dpr));
     const ph = Math.max(1, Math.round((box.y1 - box.y0 - 1) * dpr));
+    const rowPos = heatRows(n, ph);
+    const tab = peTable(s.d, s.base, n, rowPos);
     const img = g.createImageData(pw, ph);
     const half = s.d / 2;
-    // column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
-    const pair = new Int32Array(pw), isCos = new Uint8Array(pw);
+    // pixel column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
+    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
     for (let c = 0; c < pw; c++) {
       const col = Math.min(s.d - 1, Math.floor(((c + 0.5) * s.d) / pw));
-      if (s.layout === "interleaved") {
-        pair[c] = col >> 1;
-        isCos[c] = col & 1;
-      } else {
-        pair[c] = col % half;
-        isCos[c] = col >= half ? 1 : 0;
-      }
+      src[c] = s.layout === "interleaved" ? col : 2 * (col % half) + (col >= half ? 1 : 0);
     }
-    const data = img.data;
+    const words = new Uint32Array(img.data.buffer);
+    const cmap = colorLUT();
+    const pe = tab.pe;
     for (let r = 0; r < ph; r++) {
-      const pos = Math.min(n - 1, Math.floor(((r + 0.5) * n) / ph));
-      let o = r * pw * 4;
-      for (let c = 0; c < pw; c++, o += 4) {
-        const a = pos * omega[pair[c]];
-        divColor(isCos[c] ? Math.cos(a) : Math.sin(a), data, o);
-      }
+      const o = r * pw, row = r * s.d;
+      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
     }
     g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
     if (s.p < n) {
@@ -386,12 +449,14 @@
   view("sim", ["base", "d", "ctx", "k"], (s) => {
     const cv = $("cv-sim"), sf = surface(cv), g = sf.g;
     const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
-    // one offset per pixel column at most: f(k) on whole-number offsets 0..n-1
-    const step = Math.max(1, Math.ceil(n / 1024));
-    const ks = [];
-    for (let k = 0; k < n; k += step) ks.push(k);
-    const f = P.offsetProfile(ks, s.d, s.base);
-    let lo = Math.min(...f);
+    // f(k) = mean_i cos(k·ω_i) for every whole offset 0..n-1, from the drawing table
+    const tab = peTable(s.d, s.base, n, heatRows(n, heatPixelRows()));
+    const ks = new Array(n), f = new Array(n);
+    for (let k = 0; k < n; k++) {
+      ks[k] = k;
+      f[k] = tab.fsum[k] / tab.half;
+    }
+    let lo = f.reduce((a, b) => Math.min(a, b), 1);
     lo = Math.min(-0.2, Math.floor(lo * 10) / 10);
     const fr = frame(sf, { lo: 0, hi: n - 1 || 1, label: t("ax_offset") }, { lo, hi: 1, label: t("ax_similarity") });
     clip(g, fr.box);
@@ -491,17 +556,13 @@
     }
     let turnScaled = 0;
     if (scaled) {
-      g.strokeStyle = colors.ok;
-      g.lineWidth = 1.5;
-      for (let i = 0; i < half; i++) {
-        turnScaled += scaled[i] <= s.ctx;
-        g.beginPath();
-        g.arc(fr.X(i), fr.Y(scaled[i]), r + 1, 0, 2 * Math.PI);
-        g.stroke();
-      }
+      for (let i = 0; i < half; i++) turnScaled += scaled[i] <= s.ctx;
+      polyline(g, lam.map((_, i) => i), scaled, fr.X, fr.Y, colors.ok, 2.5);
     }
     g.restore();
-    label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x0 + 6, fr.Y(s.ctx) - 3, colors.warn);
+    label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x1 - 6, fr.Y(s.ctx) + 3, colors.warn, "right", "top");
+    label(g, t("ladder_legend_turn"), fr.box.x0 + 8, fr.box.y0 + 6, colors.accent, "left", "top");
+    if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x0 + 8, fr.box.y0 + 26, colors.ok, "left", "top");
     let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
     if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
     readout($("ro-ladder"), text);
@@ -594,7 +655,7 @@
       lo = Math.max(lo, 1e-12);
       const fr = frame(sf, { lo: 0, hi: n - 1 || 1, label: t("ax_distance") }, { lo: lo / 2, hi: 1.5, log: true, label: t("ax_weight") });
       clip(g, fr.box);
-      const stride = Math.max(1, Math.floor(n / (fr.box.x1 - fr.box.x0)));
+      const stride = Math.max(1, Math.ceil(n / ((fr.box.x1 - fr.box.x0) / 2)));
       const xs = [];
       for (let d = 0; d < n; d += stride) xs.push(d);
       for (let h = 0; h < s.heads; h++) {
@@ -696,7 +757,9 @@
     return deps.map((d) => (d === "rope" ? JSON.stringify(ropeCall(s)) : s[d])).join("|");
   }
   let force = true;
+  const timings = {};
   function update() {
+    for (const k of Object.keys(timings)) delete timings[k];
     syncControls();
     const s = readState();
     writeOutputs(s);
@@ -704,8 +767,10 @@
       const key = keyOf(s, v.deps);
       if (!force && key === v.last) continue;
       v.last = key;
+      const t0 = performance.now();
       try {
         v.draw(s);
+        timings[v.id] = performance.now() - t0;
       } catch (e) {
         const ro = $("ro-" + (v.id === "heat" || v.id === "sim" || v.id === "clocks" ? v.id : v.id));
         if (ro) showError(ro, e);
@@ -741,6 +806,7 @@
   $("lang").addEventListener("change", () => {
     lang = $("lang").value;
     applyLang();
+    measure();
     update();
   });
   $("theme").addEventListener("change", () => {
@@ -766,6 +832,7 @@
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => {
       force = true;
+      measure();
       update();
     }, 100);
   });
@@ -775,6 +842,7 @@
   $("theme").value = DATA.theme;
   applyTheme(DATA.theme);
   applyLang();
+  measure();
   update();
 
   // for the benchmark and tests: time one full redraw of every view
@@ -790,5 +858,7 @@
       update();
       return performance.now() - t0;
     },
+    /** milliseconds each view took in the last update (the views it redrew) */
+    timings: () => ({ ...timings }),
   });
 })();

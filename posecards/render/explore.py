@@ -27,11 +27,12 @@ SCRIPTS = ("explore_math.js", "explore.js")
 # Positions drawn in the heatmap and similarity views, and in ALiBi's attention view
 LIMITS = {"heat_positions": 2048, "attention_positions": 4096}
 
-# views in display order: (id, canvases as (canvas id, caption string id or "", height/width))
-VIEWS: tuple[tuple[str, tuple[tuple[str, str, float], ...]], ...] = (
+# views in display order: (id, canvases as (canvas id, caption string id or "", height/width,
+# and optionally height/width below 520 px))
+VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ("heat", (("heat", "", 0.62),)),
     ("sim", (("sim", "", 0.5),)),
-    ("clocks", (("clocks", "", 0.42),)),
+    ("clocks", (("clocks", "", 0.42, 0.9),)),
     ("ladder", (("ladder", "", 0.55),)),
     ("scaling", (("scaling", "", 0.55),)),
     (
@@ -107,7 +108,10 @@ def explore_page(cfg: ExploreConfig) -> str:
     views = [
         {
             "id": vid,
-            "canvases": [{"id": cid, "caption": cap, "aspect": aspect} for cid, cap, aspect in cv],
+            "canvases": [
+                {"id": c[0], "caption": c[1], "aspect": c[2], "narrow": c[3] if len(c) > 3 else None}
+                for c in cv
+            ],
         }
         for vid, cv in VIEWS
     ]
