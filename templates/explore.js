@@ -241,7 +241,13 @@
   /** A plot frame: scales, ticks, axis labels. x/y: {lo, hi, log, label}. */
   function frame(sf, x, y, opt = {}) {
     const { g, w, h } = sf;
-    const left = opt.left ?? 58, right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 44;
+    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 44;
+    // the left margin fits the widest y tick label beside the rotated axis label
+    const ny = Math.max(3, Math.floor((h - top - bottom) / 40));
+    const yTicks = y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny);
+    g.font = FONT;
+    const widest = Math.max(0, ...yTicks.map((v) => g.measureText(tickLabel(v, y.log)).width));
+    const left = opt.left ?? Math.ceil(widest + 36);
     const box = { x0: left, x1: w - right, y0: top, y1: h - bottom };
     const tr = (ax, a, b) => {
       if (ax.log) {
@@ -257,7 +263,6 @@
     g.fillStyle = colors.muted;
     g.font = FONT;
     const nx = Math.max(2, Math.floor((box.x1 - box.x0) / 80));
-    const ny = Math.max(3, Math.floor((box.y1 - box.y0) / 40));
     g.textAlign = "center";
     g.textBaseline = "top";
     let lastRight = -Infinity;
@@ -270,7 +275,7 @@
     }
     g.textAlign = "right";
     g.textBaseline = "middle";
-    for (const v of y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny)) {
+    for (const v of yTicks) {
       const py = Y(v);
       g.fillRect(box.x0 - 4, py, 4, 1);
       g.fillText(tickLabel(v, y.log), box.x0 - 6, py);
@@ -282,7 +287,7 @@
     if (x.label) g.fillText(x.label, (box.x0 + box.x1) / 2, h - 2);
     if (y.label) {
       g.save();
-      g.translate(14, (box.y0 + box.y1) / 2);
+      g.translate(12, (box.y0 + box.y1) / 2);
       g.rotate(-Math.PI / 2);
       g.textBaseline = "middle";
       g.fillText(y.label, 0, 0);

@@ -244,9 +244,9 @@ def test_offset_profile_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
 
 
 def test_offset_profile_dense(api: Page) -> None:
-    """Every whole offset up to 4096 at the page's own settings (d 512, several bases)."""
-    ks = list(range(-4096, 4097))
-    cases = [(ks, d, b) for d in (2, 64, 512, 1024) for b in (100.0, 10000.0, 500000.0, 1e8)]
+    """Every whole offset up to 2048 at the page's own settings (d 512, several bases)."""
+    ks = list(range(-2048, 2049))
+    cases = [(ks, d, b) for d in (2, 512, 1024) for b in (100.0, 10000.0, 1e8)]
     js = run_js(api, [_call("offsetProfile", *c) for c in cases])
     scale = np.maximum(1.0, np.abs(np.asarray(ks, dtype=np.float64)))
     for case, j in zip(cases, js, strict=True):
@@ -329,8 +329,8 @@ def rope_cases(draw: st.DrawFn) -> tuple[Any, ...]:
     return (dim, base, sc, seq_len, mpe)
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.lists(rope_cases(), min_size=30, max_size=50))
+@settings(max_examples=12, deadline=None)
+@given(st.lists(rope_cases(), min_size=30, max_size=45))
 def test_rope_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
     js = run_js(api, [_call("ropeInvFreq", *c) for c in cases])
     for case, j in zip(cases, js, strict=True):
@@ -492,7 +492,8 @@ DEBERTA_EDGES = [(6, 148), (16, 692), (18, 11), (22, 13), (24, 14), (256, 512)]
 
 
 def test_buckets_where_float32_rounding_matters(api: Page) -> None:
-    r = list(range(-20000, 20001))
+    far = [7640, 12264, 15902, 16696, 18138, 19638]  # where the rounding matters far out
+    r = [*(-x for x in far), *range(-3000, 3001), *far]
     calls = [_call("t5RelativeBucket", r, b, nb, md) for b, nb, md in T5_EDGES]
     calls += [_call("debertaLogBucket", r, bs, mp) for bs, mp in DEBERTA_EDGES]
     js = run_js(api, calls)
@@ -500,6 +501,19 @@ def test_buckets_where_float32_rounding_matters(api: Page) -> None:
         assert np.array_equal(j["ok"], t5_relative_bucket(r, b, nb, md)), (b, nb, md)
     for (bs, mp), j in zip(DEBERTA_EDGES, js[len(T5_EDGES) :], strict=True):
         assert np.array_equal(j["ok"], deberta_log_bucket(r, bs, mp)), (bs, mp)
+    # these configurations do tell the two logarithms apart: DeBERTa with log(x) computed in
+    # float64 and rounded once to float32 gives other buckets somewhere in r
+    differs = 0
+    ra = np.abs(np.asarray(r))
+    for bs, mp in DEBERTA_EDGES:
+        mid = bs // 2
+        safe = np.maximum(ra, mid).astype(np.float32)
+        log32 = np.log((safe / np.float32(mid)).astype(np.float64)).astype(np.float32)
+        den = np.float32(np.log(np.float64(np.float32((mp - 1) / mid))))
+        b_cr = np.ceil(log32 / den * np.float32(mid - 1)).astype(np.int64) + mid
+        mine = np.where(ra <= mid, ra, b_cr)
+        differs += int(np.any(mine != np.abs(deberta_log_bucket(r, bs, mp))))
+    assert differs >= 3, differs
     note("t5RelativeBucket (exact)", 0.0, len(r) * len(T5_EDGES))
     note("debertaLogBucket (exact)", 0.0, len(r) * len(DEBERTA_EDGES))
 
@@ -551,10 +565,15 @@ def _readouts(page: Any) -> dict[str, str]:
     )
 
 
-def _canvases(page: Any) -> dict[str, str]:
+def _canvases(page: Any) -> dict[str, int]:
+    """A cheap fingerprint of every canvas's pixels."""
     return page.evaluate(
-        "() => Object.fromEntries([...document.querySelectorAll('canvas')]"
-        ".map(c => [c.id, c.toDataURL().length + ':' + c.toDataURL().slice(-200)]))"
+        """() => Object.fromEntries([...document.querySelectorAll('canvas')].map(c => {
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let h = 0;
+            for (let i = 0; i < d.length; i += 7) h = (h * 31 + d[i]) | 0;
+            return [c.id, h];
+        }))"""
     )
 
 

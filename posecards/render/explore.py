@@ -34,17 +34,18 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ("sim", (("sim", "", 0.5),)),
     ("clocks", (("clocks", "", 0.42, 0.9),)),
     ("ladder", (("ladder", "", 0.55),)),
-    ("scaling", (("scaling", "", 0.55),)),
+    ("scaling", (("scaling", "", 0.6),)),
+    ("buckets", (("t5", "buckets_t5", 0.36), ("deberta", "buckets_deberta", 0.36))),
     (
         "alibi",
         (
-            ("slopes", "alibi_slopes", 0.4),
-            ("attn", "alibi_attn", 0.5),
-            ("bias", "alibi_bias", 0.55),
+            ("slopes", "alibi_slopes", 0.62),
+            ("attn", "alibi_attn", 0.62),
+            ("bias", "alibi_bias", 0.62),
         ),
     ),
-    ("buckets", (("t5", "buckets_t5", 0.42), ("deberta", "buckets_deberta", 0.42))),
 )
+WIDE_VIEWS = ("alibi",)  # a whole row on wide screens, its plots side by side
 
 
 class ExploreTextError(ValueError):
@@ -108,8 +109,14 @@ def explore_page(cfg: ExploreConfig) -> str:
     views = [
         {
             "id": vid,
+            "wide": vid in WIDE_VIEWS,
             "canvases": [
-                {"id": c[0], "caption": c[1], "aspect": c[2], "narrow": c[3] if len(c) > 3 else None}
+                {
+                    "id": c[0],
+                    "caption": c[1],
+                    "aspect": c[2],
+                    "narrow": c[3] if len(c) > 3 else None,
+                }
                 for c in cv
             ],
         }
