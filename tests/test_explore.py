@@ -716,3 +716,34 @@ def test_page_is_deterministic_and_small() -> None:
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     data = json.loads(html.split('id="explore-data">', 1)[1].split("</script>", 1)[0])
     assert data["lang"] == "zh" and all(v["zh"] and v["en"] for v in data["strings"].values())
+
+
+def test_explore_command(tmp_path: Path) -> None:
+    from conftest import run
+
+    out = tmp_path / "page.html"
+    r = run("explore", "--out", str(out), "--lang", "zh", "--theme", "dark")
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == explore_bytes(ExploreConfig(lang="zh", theme="dark"))
+    for args, words in (
+        (["--lang", "fr"], "--lang"),
+        (["--theme", "blue"], "--theme"),
+        (["--out", str(tmp_path)], "is a folder"),
+        (["--out", str(tmp_path / "page.txt")], ".html"),
+    ):
+        bad = run("explore", *args)
+        assert bad.returncode == 2, (args, bad.stderr)
+        lines = bad.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "Traceback" not in bad.stderr, bad.stderr
+    assert not (tmp_path / "page.txt").exists()
+
+
+def test_build_writes_the_explorer_and_links_it(tmp_path: Path) -> None:
+    """`posecards build` adds DIR/explore.html (in the manifest) and links it from the index."""
+    from posecards.config import BuildConfig
+    from posecards.render.build import build_outputs
+
+    files = build_outputs(BuildConfig(cards=(), langs=("en", "zh"), formats=("html",)))
+    assert files["explore.html"] == explore_bytes(ExploreConfig(lang="en", theme="light"))
+    assert 'href="explore.html"' in files["index.html"].decode("utf-8")
+    assert "explore.html" in json.loads(files["manifest.json"])["files"]
