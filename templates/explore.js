@@ -231,7 +231,7 @@
   function tickLabel(v, log) {
     if (log) {
       const e = Math.round(Math.log10(v));
-      if (e >= 0 && e <= 4) return group(v);
+      if (e >= 0 && e <= 3) return group(v);
       const sup = String(e).replace("-", "⁻").replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[d]);
       return "10" + sup;
     }
@@ -565,9 +565,12 @@
       polyline(g, lam.map((_, i) => i), scaled, fr.X, fr.Y, colors.ok, 2.5);
     }
     g.restore();
-    label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x1 - 6, fr.Y(s.ctx) + 3, colors.warn, "right", "top");
-    label(g, t("ladder_legend_turn"), fr.box.x0 + 8, fr.box.y0 + 6, colors.accent, "left", "top");
-    if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x0 + 8, fr.box.y0 + 26, colors.ok, "left", "top");
+    // the context label above its line on the left (short wavelengths lie below it there), the
+    // legend in the lower right corner (long wavelengths lie above it there)
+    label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x0 + 6, fr.Y(s.ctx) - 3, colors.warn, "left", "bottom");
+    const legendY = fr.box.y1 - 4;
+    if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x1 - 6, legendY, colors.ok, "right", "bottom");
+    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 20 : legendY, colors.accent, "right", "bottom");
     let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
     if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
     readout($("ro-ladder"), text);

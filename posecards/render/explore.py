@@ -31,11 +31,11 @@ LIMITS = {"heat_positions": 2048, "attention_positions": 4096}
 # and optionally height/width below 520 px))
 VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ("heat", (("heat", "", 0.62),)),
-    ("sim", (("sim", "", 0.5),)),
+    ("sim", (("sim", "", 0.5, 0.62),)),
     ("clocks", (("clocks", "", 0.42, 0.9),)),
-    ("ladder", (("ladder", "", 0.55),)),
+    ("ladder", (("ladder", "", 0.55, 0.95),)),
     ("scaling", (("scaling", "", 0.6),)),
-    ("buckets", (("t5", "buckets_t5", 0.36), ("deberta", "buckets_deberta", 0.36))),
+    ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
         (
