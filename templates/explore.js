@@ -765,6 +765,7 @@
     return deps.map((d) => (d === "rope" ? JSON.stringify(ropeCall(s)) : s[d])).join("|");
   }
   let force = true;
+  let playing = false;
   const timings = {};
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
@@ -791,6 +792,7 @@
     document.documentElement.lang = lang === "zh" ? "zh-Hans" : "en";
     for (const el of document.querySelectorAll("[data-s]")) el.textContent = t(el.dataset.s);
     document.title = t("page_title");
+    $("play").textContent = t(playing ? "pause" : "play");
     force = true;
   }
   function applyTheme(name) {
@@ -821,7 +823,6 @@
     applyTheme($("theme").value);
     update();
   });
-  let playing = false;
   function tick() {
     if (!playing) return;
     const ctx = Number($("p").max) + 1;

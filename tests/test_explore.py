@@ -747,3 +747,33 @@ def test_build_writes_the_explorer_and_links_it(tmp_path: Path) -> None:
     assert files["explore.html"] == explore_bytes(ExploreConfig(lang="en", theme="light"))
     assert 'href="explore.html"' in files["index.html"].decode("utf-8")
     assert "explore.html" in json.loads(files["manifest.json"])["files"]
+
+
+def test_broken_explorer_text_is_one_line_exit_2(tmp_path: Path) -> None:
+    """A missing Chinese text or a syntax error in cards/explore.toml: one line, exit 2."""
+    cards = tmp_path / "cards"
+    shutil.copytree(ROOT / "cards", cards)
+    source = (ROOT / "cards" / "explore.toml").read_text(encoding="utf-8")
+    for broken, words in (
+        (source.replace('zh = "语言"\n', "", 1), "[lang_label]"),
+        (source.replace("[intro]", "[intro", 1), "syntax error"),
+    ):
+        (cards / "explore.toml").write_text(broken, encoding="utf-8")
+        out = tmp_path / "x.html"
+        r = _run_env(out, cards)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and words in lines[0], r.stderr
+        assert not out.exists()
+
+
+def _run_env(out: Path, cards: Path) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "posecards", "explore", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "POSECARDS_CARDS_DIR": str(cards)},
+        timeout=120,
+    )
