@@ -781,8 +781,7 @@
         v.draw(s);
         timings[v.id] = performance.now() - t0;
       } catch (e) {
-        const ro = $("ro-" + (v.id === "heat" || v.id === "sim" || v.id === "clocks" ? v.id : v.id));
-        if (ro) showError(ro, e);
+        showError($("ro-" + v.id), e);
       }
     }
     force = false;
