@@ -192,7 +192,96 @@ def check_rows(build: list[str], out: Path, cold_wall: float) -> list[tuple[str,
     ]
 
 
+EXPLORE_MOVES = """([control, values]) => {
+  // one slider move = set the value, fire 'input' (the page redraws synchronously), then read
+  // one pixel of every canvas so that the drawing is really done, not just queued
+  const el = document.getElementById(control);
+  const canvases = [...document.querySelectorAll('canvas')];
+  const times = [];
+  for (const v of values) {
+    el.value = String(v);
+    const t0 = performance.now();
+    el.dispatchEvent(new Event('input'));
+    for (const c of canvases) c.getContext('2d').getImageData(0, 0, 1, 1);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}"""
+
+
+def explore_rows(tmp: Path, width: int = 1920) -> list[tuple[str, str, str]]:
+    """Redraw time of the explorer per slider move (d_model 512, 1,024 positions) in Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    from posecards.config import ExploreConfig
+    from posecards.render.explore import explore_bytes
+
+    page_file = tmp / "explore.html"
+    data = explore_bytes(ExploreConfig())
+    page_file.write_bytes(data)
+    rows = [("explorer page size (`posecards explore`)", f"{len(data) / 1024:.0f} KiB", "< 1 MiB")]
+    n = 41
+    moves = {
+        # control: values swept (base 10^2 .. 10^8 on its log slider, etc.)
+        "base-exp": [2 + 6 * i / (n - 1) for i in range(n)],
+        "p": list(range(0, 1000, 25)),
+        "k": list(range(1, 1000, 25)),
+        "heads": [1 + i % 64 for i in range(0, 64 * 3, 5)],
+        "factor": [1 + i for i in range(n)],
+    }
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+            ],
+        )
+        page = browser.new_page(viewport={"width": width, "height": 1080})
+        page.goto(page_file.as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate(
+            "[document.getElementById('d').value, document.getElementById('ctx').value]"
+        ) == [
+            "512",
+            "10",
+        ]  # d_model 512, 2^10 = 1,024 positions
+        medians = {}
+        for control, values in moves.items():
+            page.evaluate(EXPLORE_MOVES, [control, values[:5]])  # warm-up
+            times = page.evaluate(EXPLORE_MOVES, [control, values])
+            medians[control] = statistics.median(times)
+            rows.append(
+                (
+                    f"explorer at {width} px: one `{control}` move, every affected view redrawn (ms: median of {len(times)}; min; max)",
+                    f"{medians[control]:.1f}; {min(times):.1f}; {max(times):.1f}",
+                    "≤ 16" if control == "base-exp" else "report",
+                )
+            )
+        full = [page.evaluate("window.posecardsExplorer.redrawAll()") for _ in range(9)]
+        rows.append(
+            (
+                "explorer: all nine canvases recomputed and redrawn (ms, median of 9)",
+                f"{statistics.median(full):.1f}",
+                "report",
+            )
+        )
+        browser.close()
+    load = os.getloadavg()[0]
+    rows.append(("load average during the explorer rows (2 cores)", f"{load:.1f}", "report"))
+    return rows
+
+
 def main() -> None:
+    if sys.argv[1:] == ["explore"]:  # only the explorer rows: `python benchmarks/run.py explore`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = explore_rows(tmp) + explore_rows(tmp, width=390)
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
     if sys.argv[1:] == [
         "check"
     ]:  # only the cold build and --check: `python benchmarks/run.py check`
@@ -337,6 +426,7 @@ def main() -> None:
     )
 
     rows += inspect_rows(tmp, env)
+    rows += explore_rows(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     _print(rows, typer_import)
 

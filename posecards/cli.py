@@ -27,6 +27,7 @@ from posecards.config import (
     SIZES,
     THEMES,
     BuildConfig,
+    ExploreConfig,
     InspectConfig,
     Look,
     PEParams,
@@ -507,6 +508,38 @@ def _figure_id(raw: str) -> str:
     near = difflib.get_close_matches(value, list(ids), n=3, cutoff=0.5)
     hint = f"did you mean {' or '.join(near)}? " if near else ""
     fail(f"unknown figure id {raw!r}; {hint}'posecards list' shows all ids")
+
+
+_EXPLORE = ExploreConfig()
+
+
+@app.command()
+def explore(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output HTML file.")] = _EXPLORE.out,
+    lang: Annotated[
+        str, typer.Option("--lang", help=f"Language it opens in: {', '.join(LANGS)}.")
+    ] = _EXPLORE.lang,
+    theme: OptTheme = _EXPLORE.theme,
+) -> None:
+    """Write the interactive explorer: one offline HTML file that recomputes every view."""
+    cfg = ExploreConfig(
+        out=out, lang=_one("--lang", lang, LANGS), theme=_one("--theme", theme, THEMES)
+    )
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder")
+    if out.suffix.lower() not in (".html", ".htm"):
+        fail(f"--out must end in .html, got {out.name!r}")
+    if why := _writable(out.parent if str(out.parent) else Path(".")):
+        fail(f"cannot write to --out {out}: {why}")
+    from posecards.render.explore import explore_bytes
+    from posecards.render.files import write_bytes_atomic
+
+    try:
+        data = explore_bytes(cfg)
+        write_bytes_atomic(out, data)
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    typer.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
 
 
 @app.command("list")

@@ -74,3 +74,12 @@ class InspectConfig:
     offset: int | None = None  # --offset N: table rows before position 0 (default: detect)
     jobs: int = 1
     quiet: bool = False
+
+
+@dataclass(frozen=True)
+class ExploreConfig:
+    """One `posecards explore` run: the interactive explorer page (also DIR/explore.html)."""
+
+    out: Path = Path("explore.html")
+    lang: str = "en"  # the language the page opens in (it carries both)
+    theme: str = "light"  # the theme it opens in (it carries both)

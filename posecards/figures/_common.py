@@ -108,15 +108,6 @@ def _plain_power(value: float, _pos: int) -> str:
     return f"{10 ** (e - 3):,}k" if e < 6 else f"{10 ** (e - 6):,}M"
 
 
-def plain_log_ticks(axis: Any) -> None:
-    """Log-axis tick labels as plain numbers (1, 10, 1k, 1M), not 10^n: mathtext superscripts
-    are drawn at 0.7 of the tick size, under the 14 px floor for sub/superscripts."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    axis.set_major_formatter(FuncFormatter(_plain_power))
-    axis.set_minor_formatter(NullFormatter())
-
-
 def grid(fig: FigureBase, nrows: int, ncols: int, **kw: Any) -> Any:
     """Subplots on a Figure or SubFigure with constrained spacing."""
     return fig.subplots(nrows, ncols, squeeze=False, **kw)

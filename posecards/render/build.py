@@ -163,8 +163,10 @@ def html_pages(
     look: Look,
     footer: Callable[[str], str],
     files: Mapping[str, bytes],
+    explore: str | None = None,
 ) -> dict[str, bytes]:
-    """Card pages and the index, from the card text and the already rendered SVGs."""
+    """Card pages and the index (linking to the explorer page ``explore`` if given), from the
+    card text and the already rendered SVGs."""
     from posecards.figures.style import theme
     from posecards.render.compose import layout
     from posecards.render.html import PanelView, card_page, index_page, inline_svg
@@ -241,7 +243,9 @@ def html_pages(
                     ],
                 }
             )
-    out["index.html"] = index_page(entries=entries, footer=footer("en"), theme=th).encode("utf-8")
+    out["index.html"] = index_page(
+        entries=entries, footer=footer("en"), theme=th, explore=explore
+    ).encode("utf-8")
     return out
 
 
@@ -262,6 +266,7 @@ def _html_pages(
         cfg.look,
         lambda lang: footer_text(cfg.params, cfg.look, lang),
         files,
+        explore="explore.html",
     )
 
 
@@ -336,6 +341,13 @@ def build_outputs(
         else:
             pages = hit[0]
         files.update(pages)
+        # the interactive explorer, opening in the first language and the build's theme
+        from posecards.config import ExploreConfig
+        from posecards.render.explore import explore_bytes
+
+        files["explore.html"] = explore_bytes(
+            ExploreConfig(lang=cfg.langs[0], theme=cfg.look.theme)
+        )
         # helper files (the formula SVGs) and SVGs rendered only to be inlined are not outputs
         files = {
             k: v

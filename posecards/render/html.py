@@ -120,11 +120,16 @@ def _css() -> Markup:
 
 
 def index_page(
-    *, entries: Sequence[Mapping[str, Any]], footer: str, theme: Mapping[str, str]
+    *,
+    entries: Sequence[Mapping[str, Any]],
+    footer: str,
+    theme: Mapping[str, str],
+    explore: str | None = None,
 ) -> str:
     return _render(
         "index.html.j2",
         entries=entries,
+        explore=explore,
         footer=footer,
         theme=theme,
         csp=CSP,

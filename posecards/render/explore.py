@@ -1,0 +1,153 @@
+"""The interactive explorer: one self-contained HTML file (`posecards explore`, DIR/explore.html).
+
+The page carries its own math (templates/explore_math.js, a mirror of posecards/encodings that
+the test suite checks against the Python), its drawing code (templates/explore.js), its look
+(templates/explore.css) and its text (cards/explore.toml, English and Chinese side by side).
+Nothing is loaded from anywhere: the card pages' Content-Security-Policy plus a script-src
+that allows exactly the one inline script, by its sha256.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import tomllib
+from functools import cache
+from typing import Any
+
+from markupsafe import Markup
+
+from posecards.config import ExploreConfig
+from posecards.render.html import CSP, TemplateProblem, env
+from posecards.render.paths import data_dir
+
+STRINGS_FILE = "explore.toml"
+SCRIPTS = ("explore_math.js", "explore.js")
+# Positions drawn in the heatmap and similarity views, and in ALiBi's attention view
+LIMITS = {"heat_positions": 2048, "attention_positions": 4096}
+
+# views in display order: (id, canvases as (canvas id, caption string id or "", height/width,
+# and optionally height/width below 520 px))
+VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
+    ("heat", (("heat", "", 0.62),)),
+    ("sim", (("sim", "", 0.5, 0.62),)),
+    ("clocks", (("clocks", "", 0.42, 0.9),)),
+    ("ladder", (("ladder", "", 0.55, 0.95),)),
+    ("scaling", (("scaling", "", 0.6),)),
+    ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
+    (
+        "alibi",
+        (
+            ("slopes", "alibi_slopes", 0.62),
+            ("attn", "alibi_attn", 0.62),
+            ("bias", "alibi_bias", 0.62),
+        ),
+    ),
+)
+WIDE_VIEWS = ("alibi",)  # a whole row on wide screens, its plots side by side
+
+
+class ExploreTextError(ValueError):
+    """cards/explore.toml is malformed: names the file and the key."""
+
+
+def load_strings() -> dict[str, dict[str, str]]:
+    """Every entry of cards/explore.toml: {id: {"en": ..., "zh": ...}}, both non-empty."""
+    path = data_dir("cards") / STRINGS_FILE
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ExploreTextError(f"{path}: missing (the explorer's text)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ExploreTextError(f"{path}: syntax error: {exc}") from None
+    out: dict[str, dict[str, str]] = {}
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) != {"en", "zh"}:
+            raise ExploreTextError(f"{path}: [{key}] must have exactly 'en' and 'zh'")
+        for lang in ("en", "zh"):
+            if not isinstance(entry[lang], str) or not entry[lang].strip():
+                raise ExploreTextError(f"{path}: [{key}] {lang} is empty")
+        out[key] = {"en": entry["en"], "zh": entry["zh"]}
+    return out
+
+
+def _source(name: str) -> str:
+    text = env().loader.get_source(env(), name)[0]  # type: ignore[union-attr]
+    if "</" in text:
+        raise TemplateProblem(f"templates/{name} must not contain '</'")
+    return str(text)
+
+
+@cache
+def _script() -> str:
+    return "\n".join(_source(name) for name in SCRIPTS)
+
+
+def csp(script: str) -> str:
+    """The card pages' policy, plus the one inline script of this page (by its hash)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"{CSP}; script-src 'sha256-{digest}'"
+
+
+def explore_page(cfg: ExploreConfig) -> str:
+    """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
+    from posecards._version import __version__
+    from posecards.encodings.rope_scaling import ROPE_TYPES
+
+    strings = load_strings()
+    data: dict[str, Any] = {
+        "lang": cfg.lang,
+        "theme": cfg.theme,
+        "strings": strings,
+        "limits": LIMITS,
+        "version": __version__,
+    }
+    payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    payload = payload.replace("</", "<\\/")
+    script = _script()
+    views = [
+        {
+            "id": vid,
+            "wide": vid in WIDE_VIEWS,
+            "canvases": [
+                {
+                    "id": c[0],
+                    "caption": c[1],
+                    "aspect": c[2],
+                    "narrow": c[3] if len(c) > 3 else None,
+                }
+                for c in cv
+            ],
+        }
+        for vid, cv in VIEWS
+    ]
+    try:
+        return (
+            env()
+            .get_template("explore.html.j2")
+            .render(
+                lang=cfg.lang,
+                theme=cfg.theme,
+                s=strings,
+                views=views,
+                rope_types=("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"),
+                known_rope_types=ROPE_TYPES,
+                csp=csp(script),
+                css=Markup(_source("explore.css")),  # noqa: S704 - our own stylesheet
+                data=Markup(payload),  # noqa: S704 - JSON with '</' escaped
+                script=Markup(script),  # noqa: S704 - our own script, hashed into the CSP
+            )
+        )
+    except Exception as exc:  # jinja2 errors name the template
+        if isinstance(exc, TemplateProblem | ExploreTextError):
+            raise
+        import jinja2
+
+        if isinstance(exc, jinja2.TemplateError):
+            raise TemplateProblem(f"templates/explore.html.j2: {exc}") from None
+        raise
+
+
+def explore_bytes(cfg: ExploreConfig) -> bytes:
+    return explore_page(cfg).encode("utf-8")

@@ -1,0 +1,872 @@
+/* posecards explorer: controls and views. Every number drawn or printed here is computed on
+ * the page by window.posecards (explore_math.js) from the current controls. */
+(function () {
+  "use strict";
+  const P = window.posecards;
+  const M = P._internal;
+  const DATA = JSON.parse(document.getElementById("explore-data").textContent);
+  const $ = (id) => document.getElementById(id);
+  const HEAT_MAX_POSITIONS = DATA.limits.heat_positions;
+  const ATTN_MAX_POSITIONS = DATA.limits.attention_positions;
+
+  // ------------------------------------------------------------------------------------------
+  // text: strings from cards/explore.toml, numbers formatted here
+  // ------------------------------------------------------------------------------------------
+  let lang = DATA.lang;
+  const t = (id) => DATA.strings[id][lang];
+  function fill(id, values) {
+    return t(id).replace(/\{(\w+)\}/g, (_, k) => {
+      if (!(k in values)) throw new Error(`string ${id}: no value for {${k}}`);
+      return values[k];
+    });
+  }
+  const MINUS = "\u2212";
+  function group(x) {
+    const s = Math.round(Math.abs(x)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return (x < 0 && Math.round(x) !== 0 ? MINUS : "") + s;
+  }
+  function num(x, digits) {
+    const s = x.toFixed(digits);
+    if (Number(s) === 0) return s.replace("-", "");
+    return s.replace("-", MINUS);
+  }
+  /** significant digits, grouped: sig(62831.85) -> "62,800", sig(0.012345) -> "0.0123" */
+  function sig(x, digits = 3) {
+    if (x === 0) return "0";
+    if (!Number.isFinite(x)) return x > 0 ? "∞" : MINUS + "∞";
+    const exp = Math.floor(Math.log10(Math.abs(x)));
+    if (exp >= 15 || exp < -5) {
+      const m = x / Math.pow(10, exp);
+      const sup = String(exp).replace("-", "⁻").replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[d]);
+      return num(m, digits - 1) + "×10" + sup;
+    }
+    const dec = Math.max(0, digits - 1 - exp);
+    const r = Number(x.toFixed(dec));
+    return Math.abs(r) >= 1000 ? group(r) : num(r, dec);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // controls -> state
+  // ------------------------------------------------------------------------------------------
+  const CONTROL_IDS = [
+    "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "factor", "orig",
+    "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
+  ];
+  function roundSig(x, digits) {
+    const e = Math.floor(Math.log10(x));
+    const q = Math.pow(10, e - digits + 1);
+    return Math.round(x / q) * q;
+  }
+  function readState() {
+    const v = (id) => $(id).value;
+    const ctx = Math.round(Math.pow(2, Number(v("ctx"))));
+    return {
+      base: Number(v("base")),
+      d: Number(v("d")),
+      layout: v("layout"),
+      ctx,
+      p: Math.min(Number(v("p")), ctx - 1),
+      k: Math.min(Number(v("k")), ctx - 1),
+      ropeType: v("rope-type"),
+      factor: Number(v("factor")),
+      orig: Math.round(Math.pow(2, Number(v("orig")))),
+      betaFast: Number(v("beta-fast")),
+      betaSlow: Number(v("beta-slow")),
+      truncate: $("truncate").checked,
+      lowFF: Number(v("low-ff")),
+      highFF: Number(v("high-ff")),
+      heads: Number(v("heads")),
+      head: Math.min(Number(v("head")), Number(v("heads"))),
+      nb: Number(v("nb")),
+      md: Number(v("md")),
+      bidir: $("bidir").checked,
+    };
+  }
+
+  /** The Hugging Face rope_parameters dict and the call the scaling view makes. */
+  function ropeCall(s) {
+    const sc = { rope_type: s.ropeType };
+    if (s.ropeType !== "default") sc.factor = s.factor;
+    if (["yarn", "longrope", "llama3"].includes(s.ropeType)) sc.original_max_position_embeddings = s.orig;
+    if (s.ropeType === "yarn") {
+      sc.beta_fast = s.betaFast;
+      sc.beta_slow = s.betaSlow;
+      sc.truncate = s.truncate;
+    }
+    if (s.ropeType === "llama3") {
+      sc.low_freq_factor = s.lowFF;
+      sc.high_freq_factor = s.highFF;
+    }
+    if (s.ropeType === "longrope") {
+      // short factors 1; long factors rise geometrically from 1 (fastest pair) to the factor
+      const half = s.d / 2;
+      sc.short_factor = Array.from({ length: half }, () => 1.0);
+      sc.long_factor = Array.from({ length: half }, (_, i) => Math.pow(s.factor, half > 1 ? i / (half - 1) : 1));
+    }
+    const seqLen = ["dynamic", "longrope"].includes(s.ropeType) ? s.ctx : null;
+    const mpe = s.ropeType === "dynamic" ? s.orig : null;
+    return { scaling: sc, seqLen, mpe };
+  }
+
+  function syncControls() {
+    // visible parameters of the chosen scaling type; ranges that depend on other controls
+    const rt = $("rope-type").value;
+    const show = {
+      factor: rt !== "default",
+      orig: ["dynamic", "yarn", "longrope", "llama3"].includes(rt),
+      "beta-fast": rt === "yarn",
+      "beta-slow": rt === "yarn",
+      truncate: rt === "yarn",
+      "low-ff": rt === "llama3",
+      "high-ff": rt === "llama3",
+    };
+    for (const [id, on] of Object.entries(show)) $(id).closest(".ctl").hidden = !on;
+    const ctx = Math.round(Math.pow(2, Number($("ctx").value)));
+    for (const id of ["p", "k"]) {
+      $(id).max = String(ctx - 1);
+      if (Number($(id).value) > ctx - 1) $(id).value = String(ctx - 1);
+    }
+    $("head").max = $("heads").value;
+    if (Number($("head").value) > Number($("heads").value)) $("head").value = $("heads").value;
+  }
+
+  function writeOutputs(s) {
+    const out = (id, text) => ($(id + "-out").textContent = text);
+    out("base-exp", group(s.base));
+    out("d", String(s.d));
+    out("ctx", group(s.ctx));
+    out("p", group(s.p));
+    out("k", group(s.k));
+    out("factor", sig(s.factor));
+    out("orig", group(s.orig));
+    out("beta-fast", sig(s.betaFast));
+    out("beta-slow", sig(s.betaSlow));
+    out("low-ff", sig(s.lowFF));
+    out("high-ff", sig(s.highFF));
+    out("heads", String(s.heads));
+    out("head", String(s.head));
+    out("nb", String(s.nb));
+    out("md", group(s.md));
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // drawing kit
+  // ------------------------------------------------------------------------------------------
+  let colors = {};
+  function readColors() {
+    const cs = getComputedStyle(document.body);
+    const c = (name) => cs.getPropertyValue(name).trim();
+    colors = {
+      text: c("--text"), muted: c("--muted"), edge: c("--edge"), bg: c("--bg"), accent: c("--accent"),
+      warn: c("--warn"), ok: c("--ok"), neg: hexRGB(c("--map-neg")), mid: hexRGB(c("--map-mid")),
+      pos: hexRGB(c("--map-pos")), cat: c("--categorical").split(/\s*,\s*/),
+    };
+  }
+  function hexRGB(h) {
+    const x = parseInt(h.replace("#", ""), 16);
+    return [(x >> 16) & 255, (x >> 8) & 255, x & 255];
+  }
+  /** diverging colour of v in [-1, 1] */
+  function divColor(v, out, o) {
+    const a = v < 0 ? colors.neg : colors.pos;
+    const w = Math.min(1, Math.abs(v));
+    const m = colors.mid;
+    out[o] = m[0] + (a[0] - m[0]) * w;
+    out[o + 1] = m[1] + (a[1] - m[1]) * w;
+    out[o + 2] = m[2] + (a[2] - m[2]) * w;
+    out[o + 3] = 255;
+  }
+
+  const FONT = "13px system-ui, 'Noto Sans CJK SC', sans-serif";
+  const LABEL_FONT = "14px system-ui, 'Noto Sans CJK SC', sans-serif";
+  const sizes = new Map(); // canvas -> {w, h, dpr}: measured once, and again on resize only
+  function measure() {
+    // read every width first (one layout), then size the canvases
+    const all = [...document.querySelectorAll("canvas")];
+    const widths = all.map((cv) => Math.max(200, Math.floor(cv.parentElement.clientWidth)));
+    const dpr = window.devicePixelRatio || 1;
+    all.forEach((cv, i) => {
+      const w = widths[i];
+      const narrow = w < 520 && cv.dataset.aspectNarrow;
+      const h = Math.round(w * Number(narrow || cv.dataset.aspect || 0.6));
+      const old = sizes.get(cv);
+      if (!old || old.w !== w || old.h !== h || old.dpr !== dpr) {
+        cv.width = Math.round(w * dpr);
+        cv.height = Math.round(h * dpr);
+        cv.style.height = h + "px";
+        sizes.set(cv, { w, h, dpr });
+      }
+    });
+  }
+  /** The canvas cleared, with a 2-D context in CSS pixels (no layout is read here). */
+  function surface(cv) {
+    const { w, h, dpr } = sizes.get(cv);
+    const g = cv.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    return { g, w, h, dpr };
+  }
+
+  function niceTicks(a, b, maxTicks) {
+    const lo = Math.min(a, b), hi = Math.max(a, b);
+    const span = hi - lo;
+    if (!(span > 0)) return [lo];
+    const raw = span / Math.max(1, maxTicks);
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+    const out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    return out;
+  }
+  function logTicks(lo, hi, maxTicks) {
+    const a = Math.ceil(Math.log10(lo) - 1e-9), b = Math.floor(Math.log10(hi) + 1e-9);
+    const every = Math.max(1, Math.ceil((b - a + 1) / Math.max(1, maxTicks)));
+    const out = [];
+    for (let e = a; e <= b; e += every) {
+      const v = Math.pow(10, e);
+      if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+    }
+    return out;
+  }
+  function tickLabel(v, log) {
+    if (log) {
+      const e = Math.round(Math.log10(v));
+      if (e >= 0 && e <= 3) return group(v);
+      const sup = String(e).replace("-", "⁻").replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[d]);
+      return "10" + sup;
+    }
+    return Math.abs(v) >= 1000 ? group(v) : String(Number(v.toPrecision(6))).replace("-", MINUS);
+  }
+
+  /** A plot frame: scales, ticks, axis labels. x/y: {lo, hi, log, label}. */
+  function frame(sf, x, y, opt = {}) {
+    const { g, w, h } = sf;
+    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 44;
+    // the left margin fits the widest y tick label beside the rotated axis label
+    const ny = Math.max(3, Math.floor((h - top - bottom) / 40));
+    const yTicks = y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny);
+    g.font = FONT;
+    const widest = Math.max(0, ...yTicks.map((v) => g.measureText(tickLabel(v, y.log)).width));
+    const left = opt.left ?? Math.ceil(widest + 36);
+    const box = { x0: left, x1: w - right, y0: top, y1: h - bottom };
+    const tr = (ax, a, b) => {
+      if (ax.log) {
+        const l0 = Math.log10(ax.lo), l1 = Math.log10(ax.hi);
+        return (v) => a + ((Math.log10(v) - l0) / (l1 - l0)) * (b - a);
+      }
+      return (v) => a + ((v - ax.lo) / (ax.hi - ax.lo)) * (b - a);
+    };
+    const X = tr(x, box.x0, box.x1), Y = tr(y, box.y1, box.y0);
+    g.strokeStyle = colors.edge;
+    g.lineWidth = 1;
+    g.strokeRect(box.x0 + 0.5, box.y0 + 0.5, box.x1 - box.x0, box.y1 - box.y0);
+    g.fillStyle = colors.muted;
+    g.font = FONT;
+    const nx = Math.max(2, Math.floor((box.x1 - box.x0) / 80));
+    g.textAlign = "center";
+    g.textBaseline = "top";
+    let lastRight = -Infinity;
+    for (const v of x.log ? logTicks(x.lo, x.hi, nx) : niceTicks(x.lo, x.hi, nx)) {
+      const px = X(v), label = tickLabel(v, x.log), tw = g.measureText(label).width;
+      if (px - tw / 2 < lastRight + 6 || px + tw / 2 > sf.w) continue;
+      g.fillRect(px, box.y1, 1, 4);
+      g.fillText(label, px, box.y1 + 6);
+      lastRight = px + tw / 2;
+    }
+    g.textAlign = "right";
+    g.textBaseline = "middle";
+    for (const v of yTicks) {
+      const py = Y(v);
+      g.fillRect(box.x0 - 4, py, 4, 1);
+      g.fillText(tickLabel(v, y.log), box.x0 - 6, py);
+    }
+    g.font = LABEL_FONT;
+    g.fillStyle = colors.text;
+    g.textAlign = "center";
+    g.textBaseline = "bottom";
+    if (x.label) g.fillText(x.label, (box.x0 + box.x1) / 2, h - 2);
+    if (y.label) {
+      g.save();
+      g.translate(12, (box.y0 + box.y1) / 2);
+      g.rotate(-Math.PI / 2);
+      g.textBaseline = "middle";
+      g.fillText(y.label, 0, 0);
+      g.restore();
+    }
+    return { box, X, Y };
+  }
+  function clip(g, box) {
+    g.save();
+    g.beginPath();
+    g.rect(box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0);
+    g.clip();
+  }
+  function polyline(g, xs, ys, X, Y, color, width = 2, dash = []) {
+    g.strokeStyle = color;
+    g.lineWidth = width;
+    g.setLineDash(dash);
+    g.beginPath();
+    for (let i = 0; i < xs.length; i++) {
+      const px = X(xs[i]), py = Y(ys[i]);
+      if (i === 0) g.moveTo(px, py);
+      else g.lineTo(px, py);
+    }
+    g.stroke();
+    g.setLineDash([]);
+  }
+  function label(g, text, x, y, color, align = "left", base = "bottom") {
+    g.font = LABEL_FONT;
+    g.textAlign = align;
+    g.textBaseline = base;
+    const w = g.measureText(text).width;
+    const x0 = align === "left" ? x : align === "right" ? x - w : x - w / 2;
+    g.fillStyle = colors.bg;
+    g.globalAlpha = 0.85;
+    const hgt = 18, y0 = base === "bottom" ? y - hgt : base === "top" ? y : y - hgt / 2;
+    g.fillRect(x0 - 2, y0, w + 4, hgt);
+    g.globalAlpha = 1;
+    g.fillStyle = color;
+    g.fillText(text, x, y);
+  }
+
+  function showError(el, e) {
+    el.classList.add("error");
+    el.textContent = `${e.name}: ${e.message}`;
+  }
+  function readout(el, html) {
+    el.classList.remove("error");
+    el.textContent = html;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // views: each declares the state keys it depends on
+  // ------------------------------------------------------------------------------------------
+  const views = [];
+  function view(id, deps, draw) {
+    views.push({ id, deps, draw, last: null });
+  }
+
+  /** sin(p·ω_i), cos(p·ω_i) for p = 0..n-1, every pair, for drawing only: each step rotates
+   * the previous one (angle addition) and every 64th is computed afresh, so the error stays
+   * below 1e-13, far under a colour step or a pixel. Every number printed on the page comes
+   * from window.posecards. */
+  let table = null;
+  function peTable(d, base, n, rows) {
+    // rows: sorted positions whose (sin, cos) the heatmap shows; the profile f(k) needs the
+    // cosines of every k < n, summed over the pairs
+    const key = `${d}|${base}|${n}|${rows.join(",")}`;
+    if (table && table.key === key) return table;
+    const omega = M.pairFrequencies(d, base);
+    const half = omega.length;
+    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
+    const fsum = new Float64Array(n);
+    for (let i = 0; i < half; i++) {
+      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
+      let c = 1, sn = 0, r = 0;
+      for (let p = 0; p < n; p++) {
+        if ((p & 63) === 0) {
+          c = Math.cos(p * w);
+          sn = Math.sin(p * w);
+        }
+        fsum[p] += c;
+        while (r < rows.length && rows[r] === p) {
+          pe[r * d + 2 * i] = sn;
+          pe[r * d + 2 * i + 1] = c;
+          r++;
+        }
+        const c2 = c * cw - sn * sw;
+        sn = sn * cw + c * sw;
+        c = c2;
+      }
+    }
+    table = { key, pe, fsum, half, n };
+    return table;
+  }
+  let lut = null;
+  function colorLUT() {
+    // 1024 steps of the diverging map as packed RGBA (little-endian ABGR words)
+    const key = colors.neg + colors.mid + colors.pos;
+    if (lut && lut.key === key) return lut.words;
+    const words = new Uint32Array(1024);
+    const px = new Uint8ClampedArray(4);
+    for (let j = 0; j < 1024; j++) {
+      divColor((j / 1023) * 2 - 1, px, 0);
+      words[j] = (255 << 24) | (px[2] << 16) | (px[1] << 8) | px[0];
+    }
+    lut = { key, words };
+    return words;
+  }
+
+  /** the position under the centre of each pixel row of the heatmap */
+  function heatRows(n, ph) {
+    return Array.from({ length: ph }, (_, r) => Math.min(n - 1, Math.floor(((r + 0.5) * n) / ph)));
+  }
+  function heatPixelRows() {
+    const { h, dpr } = sizes.get($("cv-heat"));
+    return Math.max(1, Math.round((h - 10 - 44 - 1) * dpr)); // the frame's box height
+  }
+
+  view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
+    const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
+    const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
+    const fr = frame(sf, { lo: 0, hi: s.d, label: t("ax_dimension") }, { lo: n, hi: 0, label: t("ax_position") });
+    const { box } = fr;
+    const dpr = sf.dpr;
+    const pw = Math.max(1, Math.round((box.x1 - box.x0 - 1) * dpr));
+    const ph = Math.max(1, Math.round((box.y1 - box.y0 - 1) * dpr));
+    const rowPos = heatRows(n, ph);
+    const tab = peTable(s.d, s.base, n, rowPos);
+    const img = g.createImageData(pw, ph);
+    const half = s.d / 2;
+    // pixel column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
+    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
+    for (let c = 0; c < pw; c++) {
+      const col = Math.min(s.d - 1, Math.floor(((c + 0.5) * s.d) / pw));
+      src[c] = s.layout === "interleaved" ? col : 2 * (col % half) + (col >= half ? 1 : 0);
+    }
+    const words = new Uint32Array(img.data.buffer);
+    const cmap = colorLUT();
+    const pe = tab.pe;
+    for (let r = 0; r < ph; r++) {
+      const o = r * pw, row = r * s.d;
+      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
+    }
+    g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
+    if (s.p < n) {
+      const y = fr.Y(s.p + 0.5);
+      g.strokeStyle = colors.text;
+      g.lineWidth = 2;
+      g.beginPath();
+      g.moveTo(box.x0, y);
+      g.lineTo(box.x1, y);
+      g.stroke();
+    }
+    const row = P.sinusoidalPE([s.p], s.d, s.base, s.layout)[0];
+    const last = s.layout === "interleaved" ? [row[s.d - 2], row[s.d - 1]] : [row[half - 1], row[s.d - 1]];
+    readout($("ro-heat"), fill("heat_readout", {
+      n: group(n), ctx: group(s.ctx), p: group(s.p), s0: num(row[0], 4),
+      c0: num(s.layout === "interleaved" ? row[1] : row[half], 4), sl: num(last[0], 4), cl: num(last[1], 4),
+      last: String(half - 1),
+    }));
+    cv.setAttribute("aria-label", t("heat_title"));
+  });
+
+  view("sim", ["base", "d", "ctx", "k"], (s) => {
+    const cv = $("cv-sim"), sf = surface(cv), g = sf.g;
+    const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
+    // f(k) = mean_i cos(k·ω_i) for every whole offset 0..n-1, from the drawing table
+    const tab = peTable(s.d, s.base, n, heatRows(n, heatPixelRows()));
+    const ks = new Array(n), f = new Array(n);
+    for (let k = 0; k < n; k++) {
+      ks[k] = k;
+      f[k] = tab.fsum[k] / tab.half;
+    }
+    let lo = f.reduce((a, b) => Math.min(a, b), 1);
+    lo = Math.min(-0.2, Math.floor(lo * 10) / 10);
+    const fr = frame(sf, { lo: 0, hi: n - 1 || 1, label: t("ax_offset") }, { lo, hi: 1, label: t("ax_similarity") });
+    clip(g, fr.box);
+    g.strokeStyle = colors.edge;
+    g.beginPath();
+    g.moveTo(fr.box.x0, fr.Y(0));
+    g.lineTo(fr.box.x1, fr.Y(0));
+    g.stroke();
+    polyline(g, ks, f, fr.X, fr.Y, colors.accent, 1.5);
+    const fk = P.offsetProfile([s.k], s.d, s.base)[0];
+    if (s.k < n) {
+      g.fillStyle = colors.warn;
+      g.beginPath();
+      g.arc(fr.X(s.k), fr.Y(fk), 5, 0, 2 * Math.PI);
+      g.fill();
+    }
+    g.restore();
+    readout($("ro-sim"), fill("sim_readout", { k: group(s.k), fk: num(fk, 4), d: String(s.d), base: group(s.base) }));
+    cv.setAttribute("aria-label", t("sim_title"));
+  });
+
+  view("clocks", ["base", "d", "p"], (s) => {
+    const cv = $("cv-clocks"), sf = surface(cv), g = sf.g;
+    const omega = M.pairFrequencies(s.d, s.base);
+    const half = omega.length;
+    const perRow = sf.w < 520 ? 3 : 6;
+    const count = Math.min(half, perRow * 2);
+    const rows = Math.ceil(count / perRow);
+    const cw = sf.w / perRow, ch = sf.h / rows;
+    const rad = Math.min(cw, ch - 44) / 2 - 6;
+    const lam = P.wavelengths(s.d, s.base);
+    for (let j = 0; j < count; j++) {
+      const i = count === 1 ? 0 : Math.round((j * (half - 1)) / (count - 1));
+      const cx = (j % perRow) * cw + cw / 2, cy = Math.floor(j / perRow) * ch + 6 + rad;
+      const angle = s.p * omega[i];
+      g.strokeStyle = colors.edge;
+      g.lineWidth = 1.5;
+      g.beginPath();
+      g.arc(cx, cy, rad, 0, 2 * Math.PI);
+      g.stroke();
+      // the hand: angle p·ω_i, counter-clockwise from 3 o'clock; (cos, sin) is the pair's value
+      g.strokeStyle = colors.accent;
+      g.lineWidth = 3;
+      g.beginPath();
+      g.moveTo(cx, cy);
+      g.lineTo(cx + rad * Math.cos(angle), cy - rad * Math.sin(angle));
+      g.stroke();
+      g.fillStyle = colors.text;
+      g.font = FONT;
+      g.textAlign = "center";
+      g.textBaseline = "top";
+      g.fillText(`i = ${i}`, cx, cy + rad + 4);
+      g.fillStyle = colors.muted;
+      g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 20);
+    }
+    readout($("ro-clocks"), fill("clocks_readout", {
+      p: group(s.p), t0: sig(s.p / lam[0]), last: String(half - 1), tl: sig(s.p / lam[half - 1]),
+    }));
+    cv.setAttribute("aria-label", t("clocks_title"));
+  });
+
+  view("ladder", ["base", "d", "ctx", "rope"], (s) => {
+    const cv = $("cv-ladder"), sf = surface(cv), g = sf.g;
+    const lam = P.wavelengths(s.d, s.base);
+    const half = lam.length;
+    let scaled = null, err = null;
+    if (s.ropeType !== "default") {
+      const c = ropeCall(s);
+      try {
+        scaled = P.ropeInvFreq(s.d, s.base, c.scaling, c.seqLen, c.mpe).invFreq.map((w) => (2 * Math.PI) / w);
+      } catch (e) {
+        err = e;
+      }
+    }
+    const all = lam.concat(scaled || [], [s.ctx]);
+    const fr = frame(sf, { lo: -0.5, hi: half - 0.5, label: t("ax_pair") }, {
+      lo: Math.min(...all) / 1.5, hi: Math.max(...all) * 1.5, log: true, label: t("ax_wavelength"),
+    });
+    clip(g, fr.box);
+    g.strokeStyle = colors.warn;
+    g.lineWidth = 2;
+    g.setLineDash([6, 4]);
+    g.beginPath();
+    g.moveTo(fr.box.x0, fr.Y(s.ctx));
+    g.lineTo(fr.box.x1, fr.Y(s.ctx));
+    g.stroke();
+    g.setLineDash([]);
+    const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
+    let turn = 0;
+    for (let i = 0; i < half; i++) {
+      const done = lam[i] <= s.ctx;
+      turn += done;
+      g.fillStyle = done ? colors.accent : colors.muted;
+      g.beginPath();
+      g.arc(fr.X(i), fr.Y(lam[i]), r, 0, 2 * Math.PI);
+      g.fill();
+    }
+    let turnScaled = 0;
+    if (scaled) {
+      for (let i = 0; i < half; i++) turnScaled += scaled[i] <= s.ctx;
+      polyline(g, lam.map((_, i) => i), scaled, fr.X, fr.Y, colors.ok, 2.5);
+    }
+    g.restore();
+    // the context label above its line on the left (short wavelengths lie below it there), the
+    // legend in the lower right corner (long wavelengths lie above it there)
+    label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x0 + 6, fr.Y(s.ctx) - 3, colors.warn, "left", "bottom");
+    const legendY = fr.box.y1 - 4;
+    if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x1 - 6, legendY, colors.ok, "right", "bottom");
+    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 20 : legendY, colors.accent, "right", "bottom");
+    let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
+    if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
+    readout($("ro-ladder"), text);
+    if (err) showError($("ro-ladder"), err);
+    cv.setAttribute("aria-label", t("ladder_title"));
+  });
+
+  view("scaling", ["base", "d", "ctx", "rope"], (s) => {
+    const cv = $("cv-scaling"), sf = surface(cv), g = sf.g;
+    const c = ropeCall(s);
+    const shown = { ...c.scaling };
+    if (shown.short_factor) {
+      shown.short_factor = `[1.0 × ${s.d / 2}]`;
+      shown.long_factor = `[1 … ${sig(s.factor)}, ${s.d / 2}]`;
+    }
+    const args = [String(s.d), String(s.base), JSON.stringify(shown).replace(/"(\[[^\]]*\])"/g, "$1")];
+    if (c.seqLen !== null) args.push(`seq_len=${c.seqLen}`);
+    if (c.mpe !== null) args.push(`max_position_embeddings=${c.mpe}`);
+    $("call-scaling").textContent = `rope_inv_freq(${args.join(", ")})`;
+    let res;
+    try {
+      res = P.ropeInvFreq(s.d, s.base, c.scaling, c.seqLen, c.mpe);
+    } catch (e) {
+      frame(sf, { lo: 1, hi: 10, log: true }, { lo: 0.1, hi: 1, log: true });
+      showError($("ro-scaling"), e);
+      return;
+    }
+    const base = P.ropeInvFreq(s.d, s.base).invFreq;
+    const lam = base.map((w) => (2 * Math.PI) / w);
+    const ratio = res.invFreq.map((w, i) => w / base[i]);
+    const lo = Math.min(...ratio), hi = Math.max(...ratio);
+    const fr = frame(sf, { lo: Math.min(...lam) / 1.3, hi: Math.max(...lam, s.orig) * 1.3, log: true, label: t("ax_orig_wavelength") }, {
+      lo: Math.min(lo, 0.5) / 1.5, hi: Math.max(hi, 1) * 1.5, log: true, label: t("ax_ratio"),
+    });
+    clip(g, fr.box);
+    if (["dynamic", "yarn", "longrope", "llama3"].includes(s.ropeType)) {
+      g.strokeStyle = colors.warn;
+      g.setLineDash([6, 4]);
+      g.lineWidth = 2;
+      g.beginPath();
+      g.moveTo(fr.X(s.orig), fr.box.y0);
+      g.lineTo(fr.X(s.orig), fr.box.y1);
+      g.stroke();
+      g.setLineDash([]);
+    }
+    polyline(g, lam, ratio, fr.X, fr.Y, colors.accent, 2);
+    g.restore();
+    if (["dynamic", "yarn", "longrope", "llama3"].includes(s.ropeType)) {
+      label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(s.orig) - 6, fr.box.y0 + 4, colors.warn, "right", "top");
+    }
+    const kept = ratio.filter((r) => r === 1).length;
+    readout($("ro-scaling"), fill("scaling_readout", {
+      af: num(res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
+      kept: String(kept), pairs: String(ratio.length),
+    }));
+    cv.setAttribute("aria-label", t("scaling_title"));
+  });
+
+  function alibiWeights(m, n) {
+    // last query i = n-1 over keys j = 0..i with equal content: w_δ ∝ exp(-m·δ), δ = i - j
+    const w = new Float64Array(n);
+    let z = 0;
+    for (let d = 0; d < n; d++) z += w[d] = Math.exp(-m * d);
+    for (let d = 0; d < n; d++) w[d] /= z;
+    return w;
+  }
+
+  view("alibi", ["heads", "head", "ctx"], (s) => {
+    const slopes = P.alibiSlopes(s.heads);
+    const n = Math.min(s.ctx, ATTN_MAX_POSITIONS);
+    // slopes per head
+    {
+      const sf = surface($("cv-slopes")), g = sf.g;
+      const fr = frame(sf, { lo: 0.5, hi: s.heads + 0.5, label: t("ax_head") }, {
+        lo: Math.min(...slopes) / 2, hi: Math.max(...slopes) * 2, log: true, label: t("ax_slope"),
+      });
+      for (let h = 0; h < s.heads; h++) {
+        g.fillStyle = h + 1 === s.head ? colors.warn : colors.accent;
+        g.beginPath();
+        g.arc(fr.X(h + 1), fr.Y(slopes[h]), h + 1 === s.head ? 6 : 4, 0, 2 * Math.PI);
+        g.fill();
+      }
+    }
+    // attention by distance, every head; the chosen head on top
+    const w = slopes.map((m) => alibiWeights(m, n));
+    {
+      const sf = surface($("cv-attn")), g = sf.g;
+      let lo = 1;
+      for (const row of w) lo = Math.min(lo, row[n - 1]);
+      lo = Math.max(lo, 1e-12);
+      const fr = frame(sf, { lo: 0, hi: n - 1 || 1, label: t("ax_distance") }, { lo: lo / 2, hi: 1.5, log: true, label: t("ax_weight") });
+      clip(g, fr.box);
+      const stride = Math.max(1, Math.ceil(n / ((fr.box.x1 - fr.box.x0) / 2)));
+      const xs = [];
+      for (let d = 0; d < n; d += stride) xs.push(d);
+      for (let h = 0; h < s.heads; h++) {
+        if (h + 1 === s.head) continue;
+        polyline(g, xs, xs.map((d) => Math.max(w[h][d], 1e-300)), fr.X, fr.Y, colors.muted, 1);
+      }
+      const hw = w[s.head - 1];
+      polyline(g, xs, xs.map((d) => Math.max(hw[d], 1e-300)), fr.X, fr.Y, colors.warn, 2.5);
+      g.restore();
+    }
+    // bias matrix of the chosen head over a few tokens
+    {
+      const sf = surface($("cv-bias")), g = sf.g;
+      const L = 16, m = slopes[s.head - 1];
+      const fr = frame(sf, { lo: -0.5, hi: L - 0.5, label: t("ax_key") }, { lo: L - 0.5, hi: -0.5, label: t("ax_query") });
+      const cw = (fr.box.x1 - fr.box.x0) / L, chh = (fr.box.y1 - fr.box.y0) / L;
+      const px = new Uint8ClampedArray(4);
+      for (let i = 0; i < L; i++) {
+        for (let j = 0; j < L; j++) {
+          if (j > i) {
+            g.fillStyle = colors.edge;
+          } else {
+            divColor(-(m * (i - j)) / (m * (L - 1)), px, 0);
+            g.fillStyle = `rgb(${px[0]},${px[1]},${px[2]})`;
+          }
+          g.fillRect(fr.X(j - 0.5) + 0.5, fr.Y(i - 0.5) + 0.5, cw - 1, chh - 1);
+        }
+      }
+    }
+    const hw = w[s.head - 1];
+    let acc = 0, half = 0;
+    while (half < n && (acc += hw[half]) < 0.5) half++;
+    readout($("ro-alibi"), fill("alibi_readout", {
+      h: String(s.head), heads: String(s.heads), m: sig(slopes[s.head - 1], 4), step: num(Math.exp(-slopes[s.head - 1]), 4),
+      half: group(half + 1), n: group(n), corner: num(-slopes[s.head - 1] * 15, 3),
+    }));
+  });
+
+  view("buckets", ["nb", "md", "bidir"], (s) => {
+    const R = Math.min(2 * s.md, 4096);
+    const r = [];
+    for (let x = -R; x <= R; x++) r.push(x);
+    let t5 = null, deb = null;
+    const ro = $("ro-buckets");
+    const errs = [];
+    try {
+      t5 = P.t5RelativeBucket(r, s.bidir, s.nb, s.md);
+    } catch (e) {
+      errs.push(e);
+    }
+    try {
+      deb = P.debertaLogBucket(r, s.nb, s.md);
+    } catch (e) {
+      errs.push(e);
+    }
+    const draw = (cvId, ys, ylab) => {
+      const sf = surface($(cvId)), g = sf.g;
+      if (!ys) {
+        frame(sf, { lo: -R, hi: R, label: t("ax_relative") }, { lo: 0, hi: 1, label: ylab });
+        return;
+      }
+      const fr = frame(sf, { lo: -R, hi: R, label: t("ax_relative") }, { lo: Math.min(...ys) - 1, hi: Math.max(...ys) + 1, label: ylab });
+      clip(g, fr.box);
+      g.strokeStyle = colors.accent;
+      g.lineWidth = 2;
+      g.beginPath();
+      for (let i = 0; i < r.length; i++) {
+        const x = fr.X(r[i]), y = fr.Y(ys[i]);
+        if (i === 0) g.moveTo(x, y);
+        else {
+          g.lineTo(x, fr.Y(ys[i - 1]));
+          g.lineTo(x, y);
+        }
+      }
+      g.stroke();
+      g.restore();
+    };
+    draw("cv-t5", t5, t("ax_bucket_t5"));
+    draw("cv-deberta", deb, t("ax_bucket_deberta"));
+    if (errs.length) {
+      showError(ro, errs[0]);
+      return;
+    }
+    // first distance (keys before the query) that lands in the last bucket
+    const lastBucket = Math.max(...t5.slice(0, R + 1));
+    let lastStart = 0;
+    for (let dist = 0; dist <= R; dist++) if (t5[R - dist] === lastBucket) { lastStart = dist; break; }
+    const exact = s.bidir ? Math.floor(s.nb / 4) : Math.floor(s.nb / 2);
+    readout(ro, fill("buckets_readout", {
+      exact: String(exact), last: group(lastStart), bucket: String(lastBucket), md: group(s.md),
+      mid: String(Math.floor(s.nb / 2)), R: group(R), far: String(deb[2 * R]),
+    }));
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // update loop: redraw the views whose inputs changed
+  // ------------------------------------------------------------------------------------------
+  function keyOf(s, deps) {
+    return deps.map((d) => (d === "rope" ? JSON.stringify(ropeCall(s)) : s[d])).join("|");
+  }
+  let force = true;
+  let playing = false;
+  const timings = {};
+  function update() {
+    for (const k of Object.keys(timings)) delete timings[k];
+    syncControls();
+    const s = readState();
+    writeOutputs(s);
+    for (const v of views) {
+      const key = keyOf(s, v.deps);
+      if (!force && key === v.last) continue;
+      v.last = key;
+      const t0 = performance.now();
+      try {
+        v.draw(s);
+        timings[v.id] = performance.now() - t0;
+      } catch (e) {
+        showError($("ro-" + v.id), e);
+      }
+    }
+    force = false;
+  }
+
+  function applyLang() {
+    document.documentElement.lang = lang === "zh" ? "zh-Hans" : "en";
+    for (const el of document.querySelectorAll("[data-s]")) el.textContent = t(el.dataset.s);
+    document.title = t("page_title");
+    $("play").textContent = t(playing ? "pause" : "play");
+    force = true;
+  }
+  function applyTheme(name) {
+    document.body.dataset.theme = name;
+    readColors();
+    force = true;
+  }
+
+  // base: the slider (log scale) and the number box stay in step
+  $("base-exp").addEventListener("input", () => {
+    $("base").value = String(roundSig(Math.pow(10, Number($("base-exp").value)), 3));
+  });
+  $("base").addEventListener("input", () => {
+    const b = Number($("base").value);
+    if (b > 1 && Number.isFinite(b)) $("base-exp").value = String(Math.log10(b));
+  });
+  for (const id of CONTROL_IDS) {
+    $(id).addEventListener("input", update);
+    $(id).addEventListener("change", update);
+  }
+  $("lang").addEventListener("change", () => {
+    lang = $("lang").value;
+    applyLang();
+    measure();
+    update();
+  });
+  $("theme").addEventListener("change", () => {
+    applyTheme($("theme").value);
+    update();
+  });
+  function tick() {
+    if (!playing) return;
+    const ctx = Number($("p").max) + 1;
+    $("p").value = String((Number($("p").value) + 1) % ctx);
+    update();
+    requestAnimationFrame(tick);
+  }
+  $("play").addEventListener("click", () => {
+    playing = !playing;
+    $("play").setAttribute("aria-pressed", String(playing));
+    $("play").textContent = t(playing ? "pause" : "play");
+    if (playing) requestAnimationFrame(tick);
+  });
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      force = true;
+      measure();
+      update();
+    }, 100);
+  });
+
+  $("controls").addEventListener("submit", (e) => e.preventDefault());
+  $("lang").value = lang;
+  $("theme").value = DATA.theme;
+  applyTheme(DATA.theme);
+  applyLang();
+  measure();
+  update();
+
+  // for the benchmark and tests: time one full redraw of every view
+  window.posecardsExplorer = Object.freeze({
+    redrawAll() {
+      force = true;
+      const t0 = performance.now();
+      update();
+      return performance.now() - t0;
+    },
+    update() {
+      const t0 = performance.now();
+      update();
+      return performance.now() - t0;
+    },
+    /** milliseconds each view took in the last update (the views it redrew) */
+    timings: () => ({ ...timings }),
+  });
+})();
