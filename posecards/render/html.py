@@ -16,6 +16,13 @@ import jinja2
 from markupsafe import Markup
 
 from posecards.render.paths import data_dir
+from posecards.render.webfonts import (
+    MONO_FAMILIES,
+    PAGE_FAMILIES,
+    css_stack,
+    font_face_css,
+    rename_svg_families,
+)
 
 CSP = (
     "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
@@ -43,7 +50,7 @@ _ID = re.compile(r'\bid="([^"]+)"')
 def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
     """Make a matplotlib SVG file embeddable: drop the XML prolog, give its ids a unique prefix
     (two inline SVGs must not share ids), and label it for screen readers."""
-    text = _PROLOG.sub("", svg.decode("utf-8"), count=1)
+    text = rename_svg_families(_PROLOG.sub("", svg.decode("utf-8"), count=1))
     ids = set(_ID.findall(text))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{prefix}-{old}"
@@ -74,8 +81,17 @@ class TemplateProblem(ValueError):
 
 
 def _render(name: str, **values: Any) -> str:
+    """The page, with the fonts it draws embedded (a first pass finds which glyphs it draws)."""
     try:
-        return env().get_template(name).render(**values)
+        template = env().get_template(name)
+        # family names are ours ("posecards ..."), quoted for CSS: nothing to escape
+        fonts = {
+            "sans": Markup(css_stack(PAGE_FAMILIES)),  # noqa: S704
+            "mono": Markup(css_stack(MONO_FAMILIES)),  # noqa: S704
+        }
+        draft = template.render(**values, fonts={**fonts, "faces": ""})
+        faces = Markup(font_face_css(draft))  # noqa: S704 - our own @font-face rules
+        return template.render(**values, fonts={**fonts, "faces": faces})
     except jinja2.TemplateSyntaxError as exc:
         where = f"templates/{exc.name or name} line {exc.lineno}"
         raise TemplateProblem(f"{where}: {exc.message}") from None
