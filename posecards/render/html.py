@@ -66,6 +66,27 @@ def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
     return Markup(text)  # noqa: S704 - matplotlib's own SVG, labels escaped above
 
 
+_VIEWBOX = re.compile(r'<svg[^>]*? viewBox="[\d.]+ [\d.]+ ([\d.]+) [\d.]+"')
+_FONT_SIZE = re.compile(r"font-size: ?([\d.]+)px")
+FORMULA_TEXT_PX = 17.0  # the key formula's main text, as large as the page's text
+FORMULA_MIN_PX = 12.0  # narrower than that and its box scrolls sideways (the page never does)
+
+
+def sized_by_text(svg: Markup, px: float, min_px: float) -> Markup:
+    """Draw an inline SVG so that its largest text is `px` CSS px, shrinking to fit its box
+    down to `min_px`; below that its box scrolls (templates/card.css: .formula)."""
+    width = _VIEWBOX.search(svg)
+    sizes = [float(x) for x in _FONT_SIZE.findall(svg)]
+    if width is None or not sizes:
+        return svg
+    scale = px / max(sizes)
+    natural = float(width.group(1)) * scale
+    style = (
+        f'style="width: {natural:.1f}px; max-width: 100%; min-width: {natural * min_px / px:.1f}px"'
+    )
+    return Markup(str(svg).replace("<svg", f"<svg {style}", 1))  # noqa: S704 - numbers only
+
+
 @dataclass(frozen=True)
 class PanelView:
     id: str
@@ -116,7 +137,7 @@ def card_page(
         lang=lang,
         card=card,
         panels=panels,
-        formula_svg=formula_svg,
+        formula_svg=sized_by_text(formula_svg, FORMULA_TEXT_PX, FORMULA_MIN_PX),
         downloads=downloads,
         other_lang=other_lang,
         footer=footer,
