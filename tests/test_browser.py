@@ -86,3 +86,162 @@ def test_inspection_pages_render_offline(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     pages = [out / "index.html", out / "en" / "gpt2.html", out / "zh" / "gpt2.html"]
     _open_pages(pages, out, prefix="inspect-")
+
+
+# --- card pages on a phone and a wide screen, with the fonts they carry (issue 11) ---------------
+
+_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+# the size in CSS px at which each text of the inline figures is drawn: its font size in the
+# SVG's user units times the scale the SVG is drawn at
+_FIGURE_TEXT_PX = """() => [...document.querySelectorAll('figure svg text, figure svg tspan')]
+    .filter(t => t.textContent.trim())
+    .map(t => {
+        const m = t.getScreenCTM();
+        return [parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b), t.textContent];
+    })"""
+
+# where every drawn text box is: equal in two runs only if every glyph has the same metrics
+_TEXT_BOXES = """() => [...document.querySelectorAll('h1, h2, p, li, a, code, summary, svg text')]
+    .map(e => { const r = e.getBoundingClientRect();
+                return [e.tagName, r.x, r.y, r.width, r.height].join(' '); })"""
+
+
+_FONTS_LOADED = """() => Promise.all([...document.fonts].map(f => f.load()))
+    .then(() => document.fonts.ready)
+    .then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))))"""
+
+
+def _card_pages(built: Path) -> list[Path]:
+    pages = sorted(built.glob("*/card-*.html"))
+    assert len(pages) == 8
+    return pages
+
+
+def _load(browser, path: Path, width: int, height: int):  # type: ignore[no-untyped-def]
+    """Open a page at a viewport; fail on any request but the page itself."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    # every embedded face loaded (data: URLs, no request), then one more frame of layout
+    page.evaluate(_FONTS_LOADED)
+    assert [u for u in requests if u != path.as_uri()] == [], f"{path.name}: {requests}"
+    return page
+
+
+def test_card_pages_fit_a_phone_and_read_on_a_wide_screen(built: Path) -> None:
+    """390 px: nothing wider than the screen; 1920 px: the smallest figure text is >= 12 px."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    smallest: dict[str, float] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
+        try:
+            for path in _card_pages(built):
+                name = f"{path.parent.name}-{path.stem}"
+                page = _load(browser, path, 390, 844)
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= 390, f"{name}: {width} px wide at a 390 px viewport"
+                boxes = page.eval_on_selector_all(
+                    "svg, figure, aside, p, li, h1, table",
+                    "els => els.map(e => e.getBoundingClientRect().right)",
+                )
+                assert max(boxes) <= 390, f"{name}: something ends at {max(boxes)} px"
+                page.screenshot(path=str(ARTIFACTS / f"{name}-390.png"), full_page=True)
+                page.close()
+
+                page = _load(browser, path, 1920, 1080)
+                assert page.evaluate("document.documentElement.scrollWidth") <= 1920
+                sizes = page.evaluate(_FIGURE_TEXT_PX)
+                assert len(sizes) > 50, f"{name}: no figure text found"
+                px, text = min(sizes)
+                smallest[name] = px
+                assert px >= 12.0, f"{name}: figure text {text!r} drawn at {px:.1f} px at 1920"
+                page.screenshot(path=str(ARTIFACTS / f"{name}-1920.png"), full_page=True)
+                page.close()
+        finally:
+            browser.close()
+    print("smallest figure text at 1920 px:", smallest)
+
+
+def _glyph_fonts(page) -> dict[tuple[str, bool], int]:  # type: ignore[no-untyped-def]
+    """Glyphs drawn per (font, is it a web font) over every element, as Chromium reports them."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.evaluate(_FONTS_LOADED)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]
+    ids: list[int] = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if node.get("nodeType") == 1 and node.get("nodeName") not in ("HEAD", "STYLE", "TITLE"):
+            ids.append(node["nodeId"])
+        todo.extend(node.get("children", []))
+    used: dict[tuple[str, bool], int] = {}
+    for nid in ids:
+        for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": nid})["fonts"]:
+            key = (f["postScriptName"] or f["familyName"], f["isCustomFont"])
+            used[key] = used.get(key, 0) + f["glyphCount"]
+    return used
+
+
+def test_card_pages_carry_their_fonts(built: Path, tmp_path: Path) -> None:
+    """Every glyph of a card page (text and inline figures) is drawn by a font embedded in it,
+    the figures' SVG text names the embedded families, and with every system font hidden from
+    Chromium the page lays out exactly as it does here."""
+    import matplotlib
+    from playwright.sync_api import sync_playwright
+
+    # a machine without posecards' fonts: the system's fontconfig rules (hinting, subpixel
+    # positioning: they move glyphs) but no Noto CJK and no DejaVu Sans, only the STIX fonts
+    # matplotlib ships (with no font at all, Chromium refuses web fonts too)
+    other = tmp_path / "other-fonts"
+    other.mkdir()
+    for f in sorted(Path(matplotlib.get_data_path(), "fonts", "ttf").glob("STIX*.ttf")):
+        (other / f.name).symlink_to(f)
+    hidden = tmp_path / "fonts.conf"
+    hidden.write_text(
+        '<?xml version="1.0"?>\n<fontconfig>'
+        '<include ignore_missing="yes">/etc/fonts/conf.d</include>'
+        f"<dir>{other}</dir><cachedir>{tmp_path / 'fc-cache'}</cachedir>"
+        "</fontconfig>\n",
+        encoding="utf-8",
+    )
+    pages = _card_pages(built)
+    layouts: dict[str, dict[Path, list[str]]] = {}
+    with sync_playwright() as p:
+        for run, env in (("system", {}), ("no fonts", {"FONTCONFIG_FILE": str(hidden)})):
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, args=_ARGS, env={**os.environ, **env}
+            )
+            try:
+                layouts[run] = {}
+                for path in pages:
+                    page = _load(browser, path, 1440, 1000)
+                    layouts[run][path] = page.evaluate(_TEXT_BOXES)
+                    if run == "system":
+                        faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
+                        assert faces and all(f.startswith("posecards ") for f, _ in faces), faces
+                        assert {"posecards Noto Sans CJK SC", "posecards DejaVu Sans"} <= {
+                            f for f, status in faces if status == "loaded"
+                        }, faces
+                        body = page.evaluate("getComputedStyle(document.body).fontFamily")
+                        assert body.startswith('"posecards Noto Sans CJK SC"'), body
+                        svg_text = page.eval_on_selector(
+                            "figure svg text", "t => getComputedStyle(t).fontFamily"
+                        )
+                        assert svg_text.startswith('"posecards '), svg_text
+                        used = _glyph_fonts(page)
+                        system = {k: n for k, n in used.items() if not k[1]}
+                        assert not system, f"{path.name}: drawn with system fonts {system}"
+                        assert sum(used.values()) > 1000, used
+                    page.close()
+            finally:
+                browser.close()
+    for path in pages:
+        assert layouts["no fonts"][path] == layouts["system"][path], f"{path.name} reflows"

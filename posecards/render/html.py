@@ -16,6 +16,13 @@ import jinja2
 from markupsafe import Markup
 
 from posecards.render.paths import data_dir
+from posecards.render.webfonts import (
+    MONO_FAMILIES,
+    PAGE_FAMILIES,
+    css_stack,
+    font_face_css,
+    rename_svg_families,
+)
 
 CSP = (
     "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
@@ -43,7 +50,7 @@ _ID = re.compile(r'\bid="([^"]+)"')
 def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
     """Make a matplotlib SVG file embeddable: drop the XML prolog, give its ids a unique prefix
     (two inline SVGs must not share ids), and label it for screen readers."""
-    text = _PROLOG.sub("", svg.decode("utf-8"), count=1)
+    text = rename_svg_families(_PROLOG.sub("", svg.decode("utf-8"), count=1))
     ids = set(_ID.findall(text))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{prefix}-{old}"
@@ -57,6 +64,27 @@ def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
     # first child: a <title> carrying the alt text
     text = re.sub(r"(<svg[^>]*>)", lambda mt: mt.group(1) + f"<title>{esc}</title>", text, count=1)
     return Markup(text)  # noqa: S704 - matplotlib's own SVG, labels escaped above
+
+
+_VIEWBOX = re.compile(r'<svg[^>]*? viewBox="[\d.]+ [\d.]+ ([\d.]+) [\d.]+"')
+_FONT_SIZE = re.compile(r"font-size: ?([\d.]+)px")
+FORMULA_TEXT_PX = 17.0  # the key formula's main text, as large as the page's text
+FORMULA_MIN_PX = 12.0  # narrower than that and its box scrolls sideways (the page never does)
+
+
+def sized_by_text(svg: Markup, px: float, min_px: float) -> Markup:
+    """Draw an inline SVG so that its largest text is `px` CSS px, shrinking to fit its box
+    down to `min_px`; below that its box scrolls (templates/card.css: .formula)."""
+    width = _VIEWBOX.search(svg)
+    sizes = [float(x) for x in _FONT_SIZE.findall(svg)]
+    if width is None or not sizes:
+        return svg
+    scale = px / max(sizes)
+    natural = float(width.group(1)) * scale
+    style = (
+        f'style="width: {natural:.1f}px; max-width: 100%; min-width: {natural * min_px / px:.1f}px"'
+    )
+    return Markup(str(svg).replace("<svg", f"<svg {style}", 1))  # noqa: S704 - numbers only
 
 
 @dataclass(frozen=True)
@@ -74,8 +102,17 @@ class TemplateProblem(ValueError):
 
 
 def _render(name: str, **values: Any) -> str:
+    """The page, with the fonts it draws embedded (a first pass finds which glyphs it draws)."""
     try:
-        return env().get_template(name).render(**values)
+        template = env().get_template(name)
+        # family names are ours ("posecards ..."), quoted for CSS: nothing to escape
+        fonts = {
+            "sans": Markup(css_stack(PAGE_FAMILIES)),  # noqa: S704
+            "mono": Markup(css_stack(MONO_FAMILIES)),  # noqa: S704
+        }
+        draft = template.render(**values, fonts={**fonts, "faces": ""})
+        faces = Markup(font_face_css(draft))  # noqa: S704 - our own @font-face rules
+        return template.render(**values, fonts={**fonts, "faces": faces})
     except jinja2.TemplateSyntaxError as exc:
         where = f"templates/{exc.name or name} line {exc.lineno}"
         raise TemplateProblem(f"{where}: {exc.message}") from None
@@ -100,7 +137,7 @@ def card_page(
         lang=lang,
         card=card,
         panels=panels,
-        formula_svg=formula_svg,
+        formula_svg=sized_by_text(formula_svg, FORMULA_TEXT_PX, FORMULA_MIN_PX),
         downloads=downloads,
         other_lang=other_lang,
         footer=footer,
