@@ -121,3 +121,26 @@ def test_below_prints_a_bound_for_rounding_noise() -> None:
     assert below(1e-14, -14) == "1.0×10⁻¹⁴"
     assert below(3.2e-12, -14) == "3.2×10⁻¹²"
     assert fill("gap {{ x | below(-13) }}", {"x": 3.6e-14}, "t") == "gap < 10⁻¹³"
+
+
+def test_rounding_level_numbers_stay_well_under_their_printed_bound() -> None:
+    # every {{ x | below(e) }} of the card text: at the default parameters x is at least 5 times
+    # under 10^e, so other CPUs' rounding noise cannot push it over and change the text
+    import re
+
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+
+    for card in (1, 2, 3):
+        source = (data_dir("cards") / f"card{card}.toml").read_text(encoding="utf-8")
+        bounds = set(re.findall(r"\{\{ (\w+) \| below\((-\d+)\) \}\}", source))
+        if card == 1:  # the permutation demo alone: the rest of card 1 costs a UMAP fit
+            from posecards.content.card1 import _permutation
+
+            numbers = _permutation(PEParams())[1]
+        else:
+            numbers = compute_card(card, PEParams()).numbers
+        checked = [(k, int(e)) for k, e in bounds if k in numbers]
+        assert checked, card
+        for key, exponent in checked:
+            assert abs(numbers[key]) < 10.0**exponent / 5, (card, key, numbers[key])

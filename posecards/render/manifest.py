@@ -294,6 +294,7 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
         verdict.add(f"card text changed: {name} ({_count(len(hit))})", hit)
     # the files themselves
     recorded_files: Mapping[str, Any] = doc["files"]
+    verdict.files = len(set(expected) | set(recorded_files)) + 1
     for rel in expected:
         if rel not in recorded_files:
             verdict.add(f"not in the build: {rel}", [rel])
