@@ -97,7 +97,7 @@ def test_a_hand_edited_png_and_a_missing_file_are_named(small: Path, tmp_path: P
     assert r.returncode == 1
     assert f"  edited after the build: en/{png.name}\n" in r.stdout
     assert "  missing: en/figures/c2-similarity.svg\n" in r.stdout
-    assert r.stdout.startswith(f"2 of 13 file(s) out of date in {site}:")
+    assert r.stdout.startswith(f"2 of 14 file(s) out of date in {site}:")
     assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
 
 

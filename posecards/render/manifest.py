@@ -27,6 +27,7 @@ from posecards.render import buildcache
 
 MANIFEST = "manifest.json"
 PAGES = "pages"
+EXPLORE = "explore"
 
 
 def card_unit(card: int | str, lang: str) -> str:
@@ -115,7 +116,7 @@ def build_manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
     return manifest_bytes(
         "posecards build",
         options_of(cfg),
-        inputs_of(cfg.cards),
+        inputs_of(texts_of(cfg)),
         {name: (texts, made) for name, (texts, made) in units.items()},
         files,
     )
@@ -148,7 +149,15 @@ def planned_units(cfg: BuildConfig) -> dict[str, tuple[list[str], list[str]]]:
             f"{lang}/{stems[c]}.html" for c in cfg.cards for lang in cfg.langs
         ]
         units[PAGES] = ([buildcache.card_text_name(c) for c in cfg.cards], pages)
+        # the interactive explorer: its own text file (cards/explore.toml), templates and code
+        units[EXPLORE] = ([buildcache.card_text_name(EXPLORE)], ["explore.html"])
     return units
+
+
+def texts_of(cfg: BuildConfig) -> list[int | str]:
+    """The text files a build reads: its cards', and the explorer's when it writes HTML."""
+    texts: list[int | str] = list(cfg.cards)
+    return texts + [EXPLORE] if "html" in cfg.formats else texts
 
 
 # ----------------------------------------------------------------------------------- --check
@@ -275,7 +284,7 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
     if moved:
         verdict.add(f"library versions changed: {_few(moved)}", expected)
     then = doc.get("inputs") or {}
-    now = inputs_of(cfg.cards)
+    now = inputs_of(texts_of(cfg))
     changed = sorted(n for n in set(now) | set(then) if now.get(n) != then.get(n))
     shared = [n for n in changed if not n.startswith("cards/")]
     for kind, prefix in (
