@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from posecards.config import PEParams
@@ -35,3 +36,12 @@ def compute_card(card: int, params: PEParams) -> CardContent:
     module = importlib.import_module(f"posecards.content.card{int(card)}")
     content: CardContent = module.compute(params)
     return content
+
+
+def card_inputs(card: int) -> tuple[Path, ...]:
+    """Data files a card reads besides its text (the build cache hashes them)."""
+    if card == 5:
+        from posecards.experiment.files import QUOTED, measurements_path
+
+        return (measurements_path(), QUOTED)
+    return ()

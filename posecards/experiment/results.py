@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
+from posecards.experiment.files import measurements_path
 from posecards.experiment.positions import SCALINGS, SCHEMES
-
-SHIPPED = Path(__file__).resolve().parent.parent / "data" / "measurements.json"
-ENV = "POSECARDS_MEASUREMENTS"
 
 CONFIG_KEYS = ("task", "train_length", "eval_lengths", "seeds", "steps", "source_entropy", "model")
 ENVIRONMENT_KEYS = ("torch", "cpu", "threads", "seconds")
@@ -24,11 +21,6 @@ RESULT_KEYS = ("scheme", "inference_scaling", "seed", "eval_length", "loss", "lo
 
 class MeasurementsError(ValueError):
     """A results file that card 5 cannot use (one line, names the file)."""
-
-
-def measurements_path() -> Path:
-    own = os.environ.get(ENV)
-    return Path(own) if own else SHIPPED
 
 
 def load(path: Path | None = None) -> dict[str, Any]:

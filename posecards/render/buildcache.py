@@ -78,8 +78,12 @@ def shared_digest() -> str:
 
 
 def card_text_digest(card: int) -> str:
-    path = data_dir("cards") / f"card{card}.toml"
-    return hashlib.sha256(path.read_bytes() if path.is_file() else b"").hexdigest()
+    from posecards.content import card_inputs
+
+    h = hashlib.sha256()
+    for path in (data_dir("cards") / f"card{card}.toml", *card_inputs(card)):
+        h.update(path.read_bytes() if path.is_file() else b"")
+    return h.hexdigest()
 
 
 def _plain(obj: Any) -> Any:
