@@ -96,6 +96,7 @@ def compute(params: PEParams) -> CardContent:
         "t5_buckets": int(cfg["t5"]["num_buckets"]),
         "eval_sequences": int(cfg["eval_sequences"]),
         "window": WINDOW,
+        "held": FLAT,
         "seconds": float(env["seconds"]),
         "minutes": float(env["seconds"]) / 60.0,
         "cpu": str(env["cpu"]),
@@ -133,6 +134,8 @@ def compute(params: PEParams) -> CardContent:
     ours = {s: last[SCHEMES.index(s)] for s in q["methods"]}
     our_order = sorted(q["methods"], key=lambda s: ours[s])
     numbers["same_order_as_quoted"] = press_order == our_order
+    numbers["our_order"] = ",".join(our_order)  # lowest loss at the longest length first
+    numbers["quoted_order"] = ",".join(press_order)  # lowest perplexity first
     numbers["quoted_compare_length"] = int(q["eval_lengths"][col])
     numbers["quoted_train_length"] = int(q["train_length"])
     numbers["quoted_max_length"] = int(max(q["eval_lengths"]))

@@ -59,7 +59,8 @@ def _loss_axes(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> No
     ax.axhline(U, color=theme.neutral, lw=1.2, ls=":", zorder=1)
     ax.axhline(H, color=theme.neutral, lw=1.2, ls=(0, (1, 3)), zorder=1)
     ax.set_xlim(0, n)
-    ax.set_ylim(0.8, 3.6)
+    top_loss = max(float(np.max(v)) for k, v in data.items() if k.endswith("_hi"))
+    ax.set_ylim(0.8, max(3.6, top_loss + 0.15))
     ticks = [0, L, *[L * 2**k for k in range(1, 8) if L * 2**k <= n]]
     ax.set_xticks(ticks)
     ax.set_xlabel(t("position", w=int(data["window"])))
@@ -185,7 +186,8 @@ def draw_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     tint = [[bool(v - row[0] < float(data["held"])) for v in row] for row in mean]
     _table(ax, cells, header, theme, tint)
     ax.set_title(
-        t("table_title", L=int(data["train_length"])), fontsize=roles.fontsize("subplot_title")
+        t("table_title", L=int(data["train_length"]), h=float(data["held"])),
+        fontsize=roles.fontsize("subplot_title"),
     )
 
 
