@@ -100,11 +100,13 @@ def key_offset(key: str) -> int:
     return list(STYLE).index(key) % 8
 
 
-def _legend(fig: FigureBase, ax: Axes, ncols: int) -> None:
+def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> None:
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(
         handles,
         labels,
+        title=title,
+        title_fontsize=roles.fontsize("legend"),
         loc="outside lower center",
         ncols=ncols,
         frameon=False,
@@ -130,7 +132,13 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
         label = t(f"scaling_{m}", s=float(data["factor"]), a=float(data["yarn_attention"]))
         _series(ax, x, data, m, label, theme)
     _loss_axes(ax, data, t, theme)
-    _legend(fig, ax, 2)
+    params = t(
+        "scaling_params",
+        s=float(data["factor"]),
+        d=int(data["head_dim"]),
+        b=float(data["rope_base"]),
+    )
+    _legend(fig, ax, 2, params)
 
 
 def _table(
