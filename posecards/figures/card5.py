@@ -101,7 +101,10 @@ def key_offset(key: str) -> int:
 
 
 def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> None:
+    """Below the plot; fewer columns when the panel is narrow (4x3, A4), so entries never touch."""
     handles, labels = ax.get_legend_handles_labels()
+    width_in = fig.bbox.width / fig.dpi
+    ncols = ncols if width_in >= 6.0 else 2
     fig.legend(
         handles,
         labels,
@@ -111,8 +114,8 @@ def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> 
         ncols=ncols,
         frameon=False,
         fontsize=roles.fontsize("legend"),
-        handlelength=2.6,
-        columnspacing=1.2,
+        handlelength=2.2,
+        columnspacing=1.0,
     )
 
 
