@@ -109,3 +109,15 @@ def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     en = wrap("the quick brown fox jumps over the lazy dog", 12, 10, _CharWidth())  # type: ignore[arg-type]
     assert en == ["the quick", "brown fox", "jumps over", "the lazy dog"]
+
+
+def test_below_prints_a_bound_for_rounding_noise() -> None:
+    from posecards.render.text import below
+
+    assert below(8.9e-16, -14) == "< 10⁻¹⁴"
+    assert below(-1.0e-15, -14) == "< 10⁻¹⁴"
+    assert below(0.0, -15) == "< 10⁻¹⁵"
+    # at or above the bound, the value itself
+    assert below(1e-14, -14) == "1.0×10⁻¹⁴"
+    assert below(3.2e-12, -14) == "3.2×10⁻¹²"
+    assert fill("gap {{ x | below(-13) }}", {"x": 3.6e-14}, "t") == "gap < 10⁻¹³"

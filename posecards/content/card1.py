@@ -207,6 +207,11 @@ def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
     }
 
 
+def title_numbers(params: PEParams) -> dict[str, Scalar]:
+    """The numbers the titles use (the small table's size), without the costly parts."""
+    return _pe_table(params)[1]
+
+
 def compute(params: PEParams) -> CardContent:
     perm, n1 = _permutation(params)
     table, n2 = _pe_table(params)

@@ -13,6 +13,7 @@ from matplotlib.patches import Rectangle
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
+from posecards.render.text import below
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -27,8 +28,10 @@ def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
     )
 
 
-def _sci(value: float) -> str:
-    """A number for a table cell, in mathtext: 0, 2.00, 2.3×10⁻³."""
+def _sci(value: float | str) -> str:
+    """A number for a table cell, in mathtext: 0, 2.00, 2.3×10⁻³ (a string is shown as is)."""
+    if isinstance(value, str):
+        return value
     v = float(value)
     if v == 0.0:
         return "0"
@@ -329,7 +332,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     rows = [
         ("tab_perm", data["layout_perm_diff"]),
         ("tab_raw", data["layout_raw_diff"]),
-        ("tab_sim", data["layout_sim_diff"]),
+        ("tab_sim", below(data["layout_sim_diff"], -14)),  # rounding level: a bound
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()
