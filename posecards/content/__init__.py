@@ -38,6 +38,16 @@ def compute_card(card: int, params: PEParams) -> CardContent:
     return content
 
 
+def title_numbers(card: int, params: PEParams) -> Mapping[str, Any]:
+    """The numbers a card's titles use (for `posecards list`): the module's cheap
+    ``title_numbers`` if it has one, else everything (``compute_card``)."""
+    module = importlib.import_module(f"posecards.content.card{int(card)}")
+    if hasattr(module, "title_numbers"):
+        numbers: Mapping[str, Any] = module.title_numbers(params)
+        return numbers
+    return compute_card(card, params).numbers
+
+
 def card_inputs(card: int) -> tuple[Path, ...]:
     """Data files a card reads besides its text (the build cache hashes them)."""
     if card == 5:

@@ -103,7 +103,7 @@ def key_offset(key: str) -> int:
 def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> None:
     """Below the plot; fewer columns when the panel is narrow (4x3, A4), so entries never touch."""
     handles, labels = ax.get_legend_handles_labels()
-    width_in = fig.bbox.width / fig.dpi
+    width_in = fig.bbox.width / fig.figure.dpi
     ncols = ncols if width_in >= 6.0 else 2
     fig.legend(
         handles,

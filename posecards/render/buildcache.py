@@ -77,12 +77,46 @@ def shared_digest() -> str:
     ).hexdigest()
 
 
-def card_text_digest(card: int) -> str:
-    from posecards.content import card_inputs
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
-    h = hashlib.sha256()
-    for path in (data_dir("cards") / f"card{card}.toml", *card_inputs(card)):
-        h.update(path.read_bytes() if path.is_file() else b"")
+
+@cache
+def shared_inputs() -> tuple[tuple[str, str], ...]:
+    """(name, sha256) of every file all outputs are made from: posecards' code and style files
+    ("posecards/..."), the templates ("templates/..."). Names do not depend on where posecards
+    is installed, so a manifest written on one machine is checked on another."""
+    out = []
+    for p in sorted(_PKG.rglob("*")):
+        rel = p.relative_to(_PKG)
+        if p.is_file() and p.suffix in (".py", ".mplstyle", ".toml") and rel.parts[0] != "_data":
+            out.append((f"posecards/{rel.as_posix()}", _sha(p)))
+    root = data_dir("templates")
+    out += [
+        (f"templates/{p.relative_to(root).as_posix()}", _sha(p))
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    ]
+    return tuple(out)
+
+
+def card_text_name(card: int | str) -> str:
+    """How a recipe names a card's text file: ``cards/card3.toml``."""
+    return f"cards/card{card}.toml" if isinstance(card, int) else f"cards/{card}.toml"
+
+
+def card_text_digest(card: int | str) -> str:
+    """sha256 of a card's text file (of nothing if it does not exist), followed by the data files
+    the card reads besides its text (card 5: the measurements and the quoted table), so a changed
+    results file makes card 5 stale in the cache and in ``--check``."""
+    name = card_text_name(card).removeprefix("cards/")
+    path = data_dir("cards") / name
+    h = hashlib.sha256(path.read_bytes() if path.is_file() else b"")
+    if isinstance(card, int):
+        from posecards.content import card_inputs
+
+        for extra in card_inputs(card):
+            h.update(extra.read_bytes() if extra.is_file() else b"")
     return h.hexdigest()
 
 
