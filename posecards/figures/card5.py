@@ -34,18 +34,19 @@ STYLE: dict[str, tuple[Any, str]] = {
 
 
 def _colours(theme: Theme) -> dict[str, str]:
+    """Line colours from the theme's categorical palette (3:1 on its background)."""
     cat = theme.categorical
     return {
-        "nope": theme.muted,
-        "learned": theme.warn,
-        "sinusoidal": cat[6],
-        "rope": theme.ok,
-        "alibi": theme.accent,
-        "t5": theme.text,
-        "none": theme.ok,
-        "linear": theme.warn,
-        "ntk": cat[6],
-        "yarn": theme.accent,
+        "alibi": cat[0],
+        "learned": cat[1],
+        "rope": cat[2],
+        "sinusoidal": cat[3],
+        "t5": cat[4],
+        "nope": cat[5],
+        "yarn": cat[0],
+        "linear": cat[1],
+        "none": cat[2],
+        "ntk": cat[3],
     }
 
 
@@ -103,7 +104,7 @@ def key_offset(key: str) -> int:
 def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> None:
     """Below the plot; fewer columns when the panel is narrow (4x3, A4), so entries never touch."""
     handles, labels = ax.get_legend_handles_labels()
-    width_in = fig.bbox.width / fig.figure.dpi
+    width_in = fig.get_window_extent().width / fig.get_figure(root=True).dpi
     ncols = ncols if width_in >= 6.0 else 2
     fig.legend(
         handles,
