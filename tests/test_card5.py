@@ -207,3 +207,18 @@ def _run_env(env: dict[str, str], *args: str) -> Any:
     return subprocess.run(
         [sys.executable, "-m", "posecards", *args], capture_output=True, text=True, env=env
     )
+
+
+def test_cache_and_check_follow_the_measurements(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from posecards.render.buildcache import card_text_digest
+
+    before, card1 = card_text_digest(5), card_text_digest(1)
+    other = tmp_path / "m.json"
+    other.write_bytes(SHIPPED.read_bytes())
+    monkeypatch.setenv(ENV, str(other))
+    assert card_text_digest(5) == before  # same bytes, same recipe
+    other.write_bytes(SHIPPED.read_bytes() + b"\n")
+    assert card_text_digest(5) != before  # changed results: card 5 is stale
+    assert card_text_digest(1) == card1  # the other cards do not read them
