@@ -275,10 +275,32 @@ def explore_rows(tmp: Path, width: int = 1920) -> list[tuple[str, str, str]]:
     return rows
 
 
+def measure_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
+    """`posecards measure`: the default run (all schemes, 3 seeds) and --quick, one run each
+    (the default takes minutes; its JSON also records its own seconds)."""
+    posecards = [PY, "-m", "posecards", "measure", "--quiet", "--jobs", "2"]
+    quick = peak_rss([*posecards, "--quick", "--out", str(tmp / "quick.json")], env)
+    default = peak_rss([*posecards, "--out", str(tmp / "default.json")], env)
+    return [
+        ("`posecards measure --quick --jobs 2` (wall s)", f"{quick[0]:.1f} s", "≤ 60 s"),
+        (
+            "`posecards measure --jobs 2`, defaults (wall s; peak RSS of one process MiB)",
+            f"{default[0]:.1f} s; {default[1]:.0f} MiB",
+            "≤ 300 s",
+        ),
+    ]
+
+
 def main() -> None:
     if sys.argv[1:] == ["explore"]:  # only the explorer rows: `python benchmarks/run.py explore`
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
         rows = explore_rows(tmp) + explore_rows(tmp, width=390)
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
+    if sys.argv[1:] == ["measure"]:  # only the measure rows: `python benchmarks/run.py measure`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = measure_rows(tmp, {"POSECARDS_CACHE_DIR": str(tmp / "cache")})
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
@@ -427,6 +449,7 @@ def main() -> None:
 
     rows += inspect_rows(tmp, env)
     rows += explore_rows(tmp)
+    rows += measure_rows(tmp, env)
     shutil.rmtree(tmp, ignore_errors=True)
     _print(rows, typer_import)
 

@@ -22,14 +22,19 @@ from posecards.config import (
     MAX_BASE,
     MAX_D_MODEL,
     MAX_JOBS,
+    MAX_MEASURE_SEEDS,
+    MAX_MEASURE_STEPS,
     MAX_POSITIONS,
     MAX_SCALE,
+    QUICK_SEEDS,
+    QUICK_STEPS,
     SIZES,
     THEMES,
     BuildConfig,
     ExploreConfig,
     InspectConfig,
     Look,
+    MeasureConfig,
     PEParams,
 )
 
@@ -627,6 +632,72 @@ def data(
         fail(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
     values = content.figures[fid]
     _stdout(to_csv(values) if fmt == "csv" else to_json(values))
+
+
+_MEASURE = MeasureConfig()
+
+
+@app.command()
+def measure(
+    out: Annotated[
+        Path, typer.Option("--out", help="Results file to write (JSON).")
+    ] = _MEASURE.out,
+    seeds: Annotated[
+        int | None, typer.Option("--seeds", help=f"Seeds per scheme (default {_MEASURE.seeds}).")
+    ] = None,
+    steps: Annotated[
+        int | None,
+        typer.Option("--steps", help=f"Training steps per model (default {_MEASURE.steps})."),
+    ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick", help=f"{QUICK_SEEDS} seed, {QUICK_STEPS} steps (unless given): for CI."
+        ),
+    ] = False,
+    jobs: OptJobs = None,
+    quiet: OptQuiet = False,
+) -> None:
+    """Train a small transformer per position scheme and seed (CPU); measure loss by position."""
+    seeds_ = seeds if seeds is not None else (QUICK_SEEDS if quick else _MEASURE.seeds)
+    steps_ = steps if steps is not None else (QUICK_STEPS if quick else _MEASURE.steps)
+    if not 1 <= seeds_ <= MAX_MEASURE_SEEDS:
+        fail(f"--seeds must be from 1 to {MAX_MEASURE_SEEDS}, got {seeds_}")
+    if not 1 <= steps_ <= MAX_MEASURE_STEPS:
+        fail(f"--steps must be from 1 to {MAX_MEASURE_STEPS}, got {steps_}")
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder")
+    if out.suffix.lower() != ".json":
+        fail(f"--out must end in .json, got {out.name!r}")
+    if why := _writable(out.parent):
+        fail(f"cannot write to --out {out}: {why}")
+    cfg = MeasureConfig(out=out, seeds=seeds_, steps=steps_, jobs=_jobs(jobs), quiet=quiet)
+    _run_measure(cfg)
+
+
+def _run_measure(cfg: MeasureConfig) -> None:
+    import time
+
+    from posecards.experiment.run import run_all, to_json
+    from posecards.render.files import write_bytes_atomic
+
+    t0 = time.perf_counter()
+
+    def echo(msg: str) -> None:
+        typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+    try:
+        doc = run_all(cfg, None if cfg.quiet else echo)
+        write_bytes_atomic(cfg.out, to_json(doc))
+    except KeyboardInterrupt:
+        typer.echo(f"posecards: interrupted; {cfg.out} was not written", err=True)
+        raise typer.Exit(130) from None
+    except MemoryError:
+        fail("out of memory while training")
+    except (ValueError, RuntimeError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    if not cfg.quiet:
+        echo(f"wrote {cfg.out} ({doc['environment']['seconds']:.0f} s)")
 
 
 def main() -> None:

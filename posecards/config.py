@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CARD_IDS: tuple[int, ...] = (1, 2, 3, 4)
+CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
@@ -83,3 +83,42 @@ class ExploreConfig:
     out: Path = Path("explore.html")
     lang: str = "en"  # the language the page opens in (it carries both)
     theme: str = "light"  # the theme it opens in (it carries both)
+
+
+@dataclass(frozen=True)
+class MeasureSetup:
+    """The experiment behind card 5 (`posecards measure`): task, model and training settings."""
+
+    vocab: int = 16  # symbols of the synthetic language
+    follow: float = 0.75  # P(x_t = perm(x_{t-2})) beyond the uniform share; see experiment.task
+    train_length: int = 64
+    eval_multiples: tuple[int, ...] = (1, 2, 4, 8)
+    layers: int = 2
+    d_model: int = 64
+    heads: int = 4
+    d_ff: int = 256
+    batch: int = 32
+    lr: float = 3e-3
+    warmup: int = 30
+    weight_decay: float = 0.01
+    eval_sequences: int = 64
+    t5_buckets: int = 32
+    rope_base: float = 10000.0
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """One `posecards measure` run. --quick: 1 seed and QUICK_STEPS steps unless given."""
+
+    out: Path = Path("measurements.json")
+    seeds: int = 3
+    steps: int = 300
+    jobs: int = 1  # the CLI defaults to one per core
+    quiet: bool = False
+    setup: MeasureSetup = field(default_factory=MeasureSetup)
+
+
+QUICK_SEEDS = 1
+QUICK_STEPS = 120
+MAX_MEASURE_SEEDS = 100
+MAX_MEASURE_STEPS = 100_000

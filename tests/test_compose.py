@@ -23,11 +23,11 @@ MIN_PX = 16
 
 @pytest.fixture(scope="module")
 def contents() -> dict[int, object]:
-    return {c: compute_card(c, PEParams()) for c in (1, 2, 3, 4)}
+    return {c: compute_card(c, PEParams()) for c in (1, 2, 3, 4, 5)}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("card", [1, 2, 3, 4])
+@pytest.mark.parametrize("card", [1, 2, 3, 4, 5])
 def test_slide_card_text_is_readable_and_inside(card: int, lang: str, contents: dict) -> None:
     text = load_card_text(card)
     content = contents[card]

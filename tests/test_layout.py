@@ -39,7 +39,7 @@ REDESIGN: set[str] = set()
 def card_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
     """(content, card text, footer) per card id; computed once per session."""
     out: dict[str, tuple[CardContent, Any, str | None]] = {}
-    for c in (1, 2, 3, 4):
+    for c in (1, 2, 3, 4, 5):
         out[str(c)] = (compute_card(c, PEParams()), load_card_text(c), None)
     return out
 
@@ -108,7 +108,7 @@ def _check(card: str, report: LayoutReport) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("card", ["1", "2", "3", "4"])
+@pytest.mark.parametrize("card", ["1", "2", "3", "4", "5"])
 def test_card_layout(card: str, lang: str, size: str, card_contents: dict) -> None:
     report = _report(card, lang, size, card_contents)
     assert report.texts

@@ -53,7 +53,7 @@ def _copy_cards(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("card", [1, 2, 3, 4])
+@pytest.mark.parametrize("card", [1, 2, 3, 4, 5])
 def test_every_card_file_loads(card: int) -> None:
     text = load_card_text(card)
     assert text.id == card

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from posecards.config import PEParams
@@ -45,3 +46,12 @@ def title_numbers(card: int, params: PEParams) -> Mapping[str, Any]:
         numbers: Mapping[str, Any] = module.title_numbers(params)
         return numbers
     return compute_card(card, params).numbers
+
+
+def card_inputs(card: int) -> tuple[Path, ...]:
+    """Data files a card reads besides its text (the build cache hashes them)."""
+    if card == 5:
+        from posecards.experiment.files import QUOTED, measurements_path
+
+        return (measurements_path(), QUOTED)
+    return ()

@@ -29,7 +29,14 @@ def card_stem(card: int, slug: str) -> str:
     return f"card-{card}-{slug}"
 
 
-def footer_text(params: PEParams, look: Look, lang: str) -> str:
+def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None) -> str:
+    if card == 5:  # measured: the card does not use d_model/base/positions
+        from posecards.experiment.files import measurements_path
+
+        data = measurements_path().name
+        if lang == "zh":
+            return f"数据：{data}（posecards measure）· 主题 {look.theme} · posecards {__version__}"
+        return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
     base = f"{params.base:g}"
     if lang == "zh":
         return (
@@ -93,7 +100,7 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
                     lang=job.lang,
                     formats=job.formats,
                     size=job.look.size,
-                    footer=footer_text(job.params, job.look, job.lang),
+                    footer=footer_text(job.params, job.look, job.lang, job.card),
                     scale=job.look.scale,
                 )
             )

@@ -106,10 +106,18 @@ def card_text_name(card: int | str) -> str:
 
 
 def card_text_digest(card: int | str) -> str:
-    """sha256 of a card's text file (of nothing if it does not exist)."""
+    """sha256 of a card's text file (of nothing if it does not exist), followed by the data files
+    the card reads besides its text (card 5: the measurements and the quoted table), so a changed
+    results file makes card 5 stale in the cache and in ``--check``."""
     name = card_text_name(card).removeprefix("cards/")
     path = data_dir("cards") / name
-    return hashlib.sha256(path.read_bytes() if path.is_file() else b"").hexdigest()
+    h = hashlib.sha256(path.read_bytes() if path.is_file() else b"")
+    if isinstance(card, int):
+        from posecards.content import card_inputs
+
+        for extra in card_inputs(card):
+            h.update(extra.read_bytes() if extra.is_file() else b"")
+    return h.hexdigest()
 
 
 def _plain(obj: Any) -> Any:

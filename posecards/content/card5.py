@@ -1,0 +1,212 @@
+"""Card 5, measured: what happens beyond the training length.
+
+Reads the results of `posecards measure` (``posecards.experiment.files.measurements_path()``:
+the shipped file or ``POSECARDS_MEASUREMENTS``) and the quoted published numbers
+(``posecards/data/quoted.toml``). It computes only summaries of those numbers: means and seed
+ranges, loss by position averaged over windows of positions, and the comparisons the card text
+uses to choose its wording. Card 5 does not depend on ``PEParams``.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from posecards.config import PEParams
+from posecards.content import CardContent, Scalar
+from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.experiment import results
+from posecards.experiment.files import QUOTED
+from posecards.experiment.positions import SCALINGS, SCHEMES, rope_scaling_dict
+
+F64 = npt.NDArray[np.float64]
+
+WINDOW = 8  # positions per point of the loss-by-position curves
+# rows of the measured table: (scheme, inference scaling, key used in the placeholders)
+ROWS: tuple[tuple[str, str | None, str], ...] = (
+    *((s, None, s) for s in SCHEMES),
+    *(("rope", sc, f"rope_{sc}") for sc in SCALINGS),
+)
+FLAT = 0.1  # nats: a loss beyond the training length within this of the 1x loss "held"
+
+
+def _curves(doc: dict[str, Any], scheme: str, scaling: str | None, length: int) -> F64:
+    """loss_by_position of every seed, shape (seeds, length)."""
+    rows = [
+        r
+        for r in doc["results"]
+        if r["scheme"] == scheme
+        and r["inference_scaling"] == scaling
+        and r["eval_length"] == length
+    ]
+    rows.sort(key=lambda r: r["seed"])
+    return np.array([r["loss_by_position"] for r in rows], dtype=np.float64)  # (seeds, length)
+
+
+def _summary(doc: dict[str, Any], scheme: str, scaling: str | None, length: int) -> F64:
+    """(mean, min, max) over seeds of the loss: all positions at 1x, positions >= L beyond."""
+    L = doc["config"]["train_length"]
+    curves = _curves(doc, scheme, scaling, length)
+    per_seed = curves.mean(axis=1) if length == L else curves[:, L:].mean(axis=1)  # (seeds,)
+    return np.array([per_seed.mean(), per_seed.min(), per_seed.max()], dtype=np.float64)
+
+
+def _windows(curves: F64) -> tuple[F64, F64, F64, F64]:
+    """Window centres and the mean / min / max over seeds of each window's mean loss."""
+    seeds, n = curves.shape
+    w = curves[:, : n - n % WINDOW].reshape(seeds, -1, WINDOW).mean(axis=2)  # (seeds, n/W)
+    centres = np.arange(w.shape[1], dtype=np.float64) * WINDOW + (WINDOW - 1) / 2.0
+    return centres, w.mean(axis=0), w.min(axis=0), w.max(axis=0)
+
+
+def quoted() -> dict[str, Any]:
+    """Press et al.'s Table 2 as typed into quoted.toml."""
+    data = tomllib.loads(QUOTED.read_text(encoding="utf-8"))["press2022"]
+    return dict(data)
+
+
+def compute(params: PEParams) -> CardContent:
+    doc = results.load()
+    cfg, env = doc["config"], doc["environment"]
+    L = int(cfg["train_length"])
+    lengths = [int(n) for n in cfg["eval_lengths"]]
+    longest = max(lengths)
+    multiples = [n // L for n in lengths]
+    numbers: dict[str, Scalar] = {
+        "train_length": L,
+        "eval_max": longest,
+        "max_multiple": longest // L,
+        "vocab": int(cfg["vocab"]),
+        "follow": float(cfg["follow"]),
+        "entropy": float(cfg["source_entropy"]),
+        "uniform": float(cfg["uniform_loss"]),
+        "steps": int(cfg["steps"]),
+        "n_seeds": len(cfg["seeds"]),
+        "batch": int(cfg["batch"]),
+        "layers": int(cfg["model"]["layers"]),
+        "d_model": int(cfg["model"]["d_model"]),
+        "heads": int(cfg["model"]["heads"]),
+        "d_ff": int(cfg["model"]["d_ff"]),
+        "head_dim": int(cfg["model"]["d_model"]) // int(cfg["model"]["heads"]),
+        "rope_base": float(cfg["rope_base"]),
+        "t5_buckets": int(cfg["t5"]["num_buckets"]),
+        "eval_sequences": int(cfg["eval_sequences"]),
+        "window": WINDOW,
+        "held": FLAT,
+        "seconds": float(env["seconds"]),
+        "minutes": float(env["seconds"]) / 60.0,
+        "cpu": str(env["cpu"]),
+        "cores": int(env.get("cores") or 0),
+        "jobs": int(env.get("jobs") or 1),
+        "torch": str(env["torch"]),
+    }
+    table = np.empty((len(ROWS), len(lengths), 3), dtype=np.float64)  # (rows, lengths, stat)
+    for i, (scheme, scaling, key) in enumerate(ROWS):
+        for j, (n, m) in enumerate(zip(lengths, multiples, strict=True)):
+            table[i, j] = _summary(doc, scheme, scaling, n)
+            for stat, v in zip(("", "_lo", "_hi"), table[i, j], strict=True):
+                numbers[f"{key}_{m}x{stat}"] = float(v)
+    # comparisons the text chooses its wording from
+    top = f"{longest // L}x"
+    midway = 0.5 * (float(cfg["source_entropy"]) + float(cfg["uniform_loss"]))
+    for _scheme, _scaling, key in ROWS:
+        learnt = float(numbers[f"{key}_1x"]) < midway  # learnt the task at the training length
+        numbers[f"{key}_learnt"] = learnt
+        numbers[f"{key}_held"] = (
+            learnt and float(numbers[f"{key}_{top}"]) - float(numbers[f"{key}_1x"]) < FLAT
+        )
+    last = [float(table[i, -1, 0]) for i in range(len(SCHEMES))]
+    order = sorted(range(len(SCHEMES)), key=lambda i: last[i])
+    numbers["best_at_max"] = SCHEMES[order[0]]
+    trained = [float(table[i, 0, 0]) for i, s in enumerate(SCHEMES) if s != "nope"]
+    numbers["spread_1x"] = max(trained) - min(trained)
+    numbers["spread_max"] = max(last) - min(last)
+
+    q = quoted()
+    ppl = np.array(q["perplexity"], dtype=np.float64)  # (methods, lengths); nan = out of memory
+    # Press et al.'s order at their longest length where every method ran, and ours at 8x
+    col = max(j for j in range(ppl.shape[1]) if np.isfinite(ppl[:, j]).all())
+    press_order = [q["methods"][i] for i in np.argsort(ppl[:, col], kind="stable")]
+    ours = {s: last[SCHEMES.index(s)] for s in q["methods"]}
+    our_order = sorted(q["methods"], key=lambda s: ours[s])
+    numbers["same_order_as_quoted"] = press_order == our_order
+    numbers["our_order"] = ",".join(our_order)  # lowest loss at the longest length first
+    numbers["quoted_order"] = ",".join(press_order)  # lowest perplexity first
+    numbers["quoted_compare_length"] = int(q["eval_lengths"][col])
+    numbers["quoted_train_length"] = int(q["train_length"])
+    numbers["quoted_max_length"] = int(max(q["eval_lengths"]))
+    for i, m in enumerate(q["methods"]):
+        numbers[f"q_{m}_first"] = float(ppl[i, 0])
+        numbers[f"q_{m}_compare"] = float(ppl[i, col])
+    numbers["rank_match"] = sum(a == b for a, b in zip(press_order, our_order, strict=True))
+
+    figures: dict[str, dict[str, Any]] = {}
+    beyond: dict[str, Any] = {
+        "schemes": list(SCHEMES),
+        "train_length": L,
+        "eval_length": longest,
+        "entropy": numbers["entropy"],
+        "uniform": numbers["uniform"],
+        "window": WINDOW,
+        "n_seeds": numbers["n_seeds"],
+    }
+    for s in SCHEMES:
+        x, mean, lo, hi = _windows(_curves(doc, s, None, longest))
+        beyond.update({"position": x, f"{s}_mean": mean, f"{s}_lo": lo, f"{s}_hi": hi})
+    figures["c5-beyond"] = beyond
+
+    rope_fig: dict[str, Any] = {
+        "methods": ["none", *SCALINGS],
+        "train_length": L,
+        "eval_length": longest,
+        "factor": float(longest / L),
+        "entropy": numbers["entropy"],
+        "uniform": numbers["uniform"],
+        "rope_base": numbers["rope_base"],
+        "head_dim": numbers["head_dim"],
+        "window": WINDOW,
+        # YaRN's attention factor at this factor (multiplies cos and sin, as in HF)
+        "yarn_attention": rope_inv_freq(
+            numbers["head_dim"],  # type: ignore[arg-type]
+            float(cfg["rope_base"]),
+            rope_scaling_dict("yarn", longest / L, L),
+        )[1],
+    }
+    for method in ("none", *SCALINGS):
+        x, mean, lo, hi = _windows(
+            _curves(doc, "rope", None if method == "none" else method, longest)
+        )
+        rope_fig.update(
+            {"position": x, f"{method}_mean": mean, f"{method}_lo": lo, f"{method}_hi": hi}
+        )
+    figures["c5-rope-scaling"] = rope_fig
+
+    figures["c5-table"] = {
+        "rows": [key for _s, _sc, key in ROWS],
+        "eval_lengths": np.array(lengths, dtype=np.float64),
+        "multiples": np.array(multiples, dtype=np.float64),
+        "mean": table[:, :, 0].copy(),  # (rows, lengths)
+        "lo": table[:, :, 1].copy(),
+        "hi": table[:, :, 2].copy(),
+        "entropy": numbers["entropy"],
+        "uniform": numbers["uniform"],
+        "train_length": L,
+        "held": FLAT,
+    }
+    figures["c5-quoted"] = {
+        "methods": list(q["methods"]),
+        "eval_lengths": np.array(q["eval_lengths"], dtype=np.float64),
+        "perplexity": ppl,  # (methods, lengths), nan = out of memory
+        "train_length": int(q["train_length"]),
+        "source": str(q["short"]),
+        "citation": str(q["citation"]),
+    }
+    numbers["quoted_source"] = str(q["short"])
+    numbers["quoted_model"] = str(q["model"])
+    numbers["quoted_data"] = str(q["data"])
+    assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
+    return CardContent(card=5, figures=figures, numbers=numbers)

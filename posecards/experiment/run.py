@@ -1,0 +1,195 @@
+"""`posecards measure`: every (scheme, seed) run in its own process, then one results file.
+
+Runs are independent and each uses one thread, so ``jobs`` processes (spawned, not forked) run
+them in parallel and the numbers do not depend on ``jobs``. Timing lives under "environment";
+everything else in the file is the same for the same command on the same machine.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import platform
+import queue as queue_mod
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict
+from typing import Any
+
+from posecards.config import MeasureConfig, MeasureSetup
+from posecards.experiment.positions import BEYOND, SCALINGS, SCHEMES
+from posecards.experiment.task import TASK_NAME, entropy_rate
+
+Echo = Callable[[str], None]
+BAR = 20
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def bar(label: str, done: int, steps: int) -> str:
+    k = BAR * done // max(1, steps)
+    return f"{label:<18} [{'#' * k}{'.' * (BAR - k)}] {done:>6}/{steps} steps"
+
+
+def _label(scheme: str, seed: int) -> str:
+    return f"{scheme} seed {seed}"
+
+
+def _quarters(steps: int) -> set[int]:
+    return {max(1, steps * q // 4) for q in (1, 2, 3, 4)}
+
+
+def _worker(scheme: str, seed: int, steps: int, setup: MeasureSetup, q: Any) -> dict[str, Any]:
+    from posecards.experiment.train import measure_run
+
+    marks = _quarters(steps)
+
+    def progress(done: int, total: int) -> None:
+        if q is not None and done in marks:
+            q.put(bar(_label(scheme, seed), done, total))
+
+    return measure_run(scheme, seed, steps, setup, progress)
+
+
+def run_all(cfg: MeasureConfig, echo: Echo | None = None) -> dict[str, Any]:
+    """Train and evaluate every (scheme, seed); return the results document."""
+    t0 = time.perf_counter()
+    specs = [(scheme, seed) for seed in range(cfg.seeds) for scheme in SCHEMES]
+    runs: list[dict[str, Any]] = []
+    if cfg.jobs == 1:
+        from posecards.experiment.train import measure_run
+
+        marks = _quarters(cfg.steps)
+        for scheme, seed in specs:
+
+            def progress(
+                done: int, total: int, label: str = _label(scheme, seed), marks: set[int] = marks
+            ) -> None:
+                if echo is not None and done in marks:
+                    echo(bar(label, done, total))
+
+            runs.append(measure_run(scheme, seed, cfg.steps, cfg.setup, progress))
+    else:
+        ctx = mp.get_context("spawn")
+        with ctx.Manager() as manager:
+            q = manager.Queue() if echo is not None else None
+            with ProcessPoolExecutor(max_workers=min(cfg.jobs, len(specs)), mp_context=ctx) as ex:
+                futures: list[Future[dict[str, Any]]] = [
+                    ex.submit(_worker, scheme, seed, cfg.steps, cfg.setup, q)
+                    for scheme, seed in specs
+                ]
+                while not all(f.done() for f in futures):
+                    _drain(q, echo, timeout=0.2)
+                _drain(q, echo, timeout=0.0)
+                runs = [f.result() for f in futures]
+    return document(cfg, runs, time.perf_counter() - t0)
+
+
+def _drain(q: Any, echo: Echo | None, timeout: float) -> None:
+    if q is None or echo is None:
+        if timeout:
+            time.sleep(timeout)
+        return
+    try:
+        echo(q.get(timeout=timeout) if timeout else q.get_nowait())
+        while True:
+            echo(q.get_nowait())
+    except queue_mod.Empty:
+        pass
+
+
+def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """The results file: config, environment (timing and machine), results."""
+    import numpy as np
+    import torch
+
+    s = cfg.setup
+    order = {name: i for i, name in enumerate(SCHEMES)}
+    scaling_order = {name: i for i, name in enumerate((None, *SCALINGS))}
+    rows = [row for run in runs for row in run["rows"]]
+    rows.sort(
+        key=lambda r: (
+            order[r["scheme"]],
+            scaling_order[r["inference_scaling"]],
+            r["seed"],
+            r["eval_length"],
+        )
+    )
+    runs = sorted(runs, key=lambda r: (order[r["scheme"]], r["seed"]))
+    return {
+        "config": {
+            "task": TASK_NAME,
+            "vocab": s.vocab,
+            "follow": s.follow,
+            "source_entropy": round(entropy_rate(s.vocab, s.follow), 6),
+            "uniform_loss": round(float(np.log(s.vocab)), 6),
+            "train_length": s.train_length,
+            "eval_lengths": [s.train_length * m for m in s.eval_multiples],
+            "seeds": list(range(cfg.seeds)),
+            "steps": cfg.steps,
+            "batch": s.batch,
+            "lr": s.lr,
+            "warmup": s.warmup,
+            "weight_decay": s.weight_decay,
+            "eval_sequences": s.eval_sequences,
+            "model": {"layers": s.layers, "d_model": s.d_model, "heads": s.heads, "d_ff": s.d_ff},
+            "schemes": list(SCHEMES),
+            "inference_scaling": list(SCALINGS),
+            "scaling_factor": "eval_length / train_length",
+            "rope_base": s.rope_base,
+            "t5": {"num_buckets": s.t5_buckets, "max_distance": s.train_length},
+            "positions_beyond_training": dict(BEYOND),
+            "setup": asdict(s),
+        },
+        "environment": {
+            "posecards": _version(),
+            "torch": torch.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+            "cpu": cpu_name(),
+            "cores": os.cpu_count(),
+            "threads": 1,
+            "jobs": cfg.jobs,
+            "seconds": round(seconds, 1),
+            "run_seconds": [
+                {"scheme": r["scheme"], "seed": r["seed"], "seconds": round(r["seconds"], 1)}
+                for r in runs
+            ],
+            "command": "posecards measure " + " ".join(sys.argv[2:]) if _is_cli() else None,
+        },
+        "training": [
+            {"scheme": r["scheme"], "seed": r["seed"], "train_loss": r["train_loss"]} for r in runs
+        ],
+        "results": rows,
+    }
+
+
+def _is_cli() -> bool:
+    return len(sys.argv) > 1 and sys.argv[1] == "measure"
+
+
+def _version() -> str:
+    from posecards._version import __version__
+
+    return __version__
+
+
+def to_json(doc: dict[str, Any]) -> bytes:
+    """Readable and diffable: the header indented, one line per result."""
+    head = {k: v for k, v in doc.items() if k != "results"}
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]  # drop the closing "\n}"
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in doc["results"]]
+    body = ",\n  ".join(lines)
+    return f'{text},\n "results": [\n  {body}\n ]\n}}\n'.encode()

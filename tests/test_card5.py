@@ -1,0 +1,224 @@
+"""Card 5 (measured extrapolation): every number on the card is the results file's, and the text
+chooses its wording from the measured comparisons."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from posecards.config import PEParams
+from posecards.content import CardContent
+from posecards.content.card5 import ROWS, WINDOW, compute
+from posecards.experiment import results
+from posecards.experiment.files import ENV, QUOTED, SHIPPED
+from posecards.experiment.positions import SCHEMES
+from posecards.figures.card5 import DRAW
+from posecards.render.text import fill_card, load_card_text
+
+IDS = ["c5-beyond", "c5-rope-scaling", "c5-table", "c5-quoted"]
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict[str, Any]:
+    return results.load(SHIPPED)
+
+
+@pytest.fixture(scope="module")
+def card() -> CardContent:
+    return compute(PEParams())
+
+
+def _per_seed(doc: dict[str, Any], scheme: str, scaling: str | None, length: int) -> np.ndarray:
+    L = doc["config"]["train_length"]
+    out = []
+    for r in doc["results"]:
+        if (r["scheme"], r["inference_scaling"], r["eval_length"]) == (scheme, scaling, length):
+            out.append(r["loss"] if length == L else r["loss_beyond"])
+    return np.array(out)
+
+
+def test_the_shipped_file_is_a_default_run(doc: dict[str, Any]) -> None:
+    from posecards.config import MeasureConfig
+
+    default = MeasureConfig()
+    cfg = doc["config"]
+    assert cfg["steps"] == default.steps and len(cfg["seeds"]) == default.seeds
+    assert cfg["setup"] == json.loads(json.dumps(default.setup.__dict__))
+    assert doc["environment"]["threads"] == 1 and doc["environment"]["seconds"] > 0
+
+
+def test_numbers_are_the_results_file(card: CardContent, doc: dict[str, Any]) -> None:
+    L = doc["config"]["train_length"]
+    for scheme, scaling, key in ROWS:
+        for n in doc["config"]["eval_lengths"]:
+            v = _per_seed(doc, scheme, scaling, n)
+            m = n // L
+            assert v.size == len(doc["config"]["seeds"])
+            # the file rounds loss/loss_beyond to 6 decimals; the card averages loss_by_position
+            assert card.numbers[f"{key}_{m}x"] == pytest.approx(v.mean(), abs=2e-5)
+            assert card.numbers[f"{key}_{m}x_lo"] == pytest.approx(v.min(), abs=2e-5)
+            assert card.numbers[f"{key}_{m}x_hi"] == pytest.approx(v.max(), abs=2e-5)
+    assert card.numbers["entropy"] == doc["config"]["source_entropy"]
+    assert card.numbers["seconds"] == doc["environment"]["seconds"]
+    assert card.numbers["steps"] == doc["config"]["steps"]
+    assert card.numbers["cpu"] == doc["environment"]["cpu"]
+    table = card.figures["c5-table"]
+    for i, (_s, _sc, key) in enumerate(ROWS):
+        for j, m in enumerate(table["multiples"]):
+            assert table["mean"][i, j] == card.numbers[f"{key}_{int(m)}x"]
+
+
+def test_curves_are_window_means_of_the_file(card: CardContent, doc: dict[str, Any]) -> None:
+    n = max(doc["config"]["eval_lengths"])
+    beyond = card.figures["c5-beyond"]
+    for s in SCHEMES:
+        curves = np.array(
+            [
+                r["loss_by_position"]
+                for r in doc["results"]
+                if r["scheme"] == s and r["inference_scaling"] is None and r["eval_length"] == n
+            ]
+        )
+        w = curves.reshape(curves.shape[0], -1, WINDOW).mean(axis=2)
+        np.testing.assert_allclose(beyond[f"{s}_mean"], w.mean(axis=0), rtol=1e-12)
+        np.testing.assert_array_equal(beyond[f"{s}_lo"], w.min(axis=0))
+        np.testing.assert_array_equal(beyond[f"{s}_hi"], w.max(axis=0))
+    assert beyond["position"][0] == (WINDOW - 1) / 2 and beyond["position"].size == n // WINDOW
+    rope = card.figures["c5-rope-scaling"]
+    assert rope["factor"] == n / doc["config"]["train_length"]
+    assert rope["yarn_attention"] == pytest.approx(0.1 * np.log(rope["factor"]) + 1, rel=1e-15)
+
+
+def test_quoted_numbers_are_press_table_2(card: CardContent) -> None:
+    """Typed in from arXiv:2108.12409, Table 2 (WikiText-103, L = 512): a second transcription."""
+    q = card.figures["c5-quoted"]
+    assert q["methods"] == ["sinusoidal", "rope", "t5", "alibi"]
+    np.testing.assert_array_equal(q["eval_lengths"], [512, 1012, 2512, 15512])
+    expected = [
+        [20.05, 43.54, 132.41, 406.01],
+        [20.07, 21.37, 31.58, 79.25],
+        [19.65, 18.79, 20.41, np.nan],
+        [19.73, 18.73, 18.41, 18.31],
+    ]
+    np.testing.assert_array_equal(q["perplexity"], expected)
+    data = tomllib.loads(QUOTED.read_text(encoding="utf-8"))["press2022"]
+    assert "2108.12409" in data["citation"] and "Table 2" in data["citation"]
+
+
+def test_text_is_filled_in_both_languages(card: CardContent) -> None:
+    text = load_card_text(5)
+    assert [p.id for p in text.panels] == IDS == sorted(DRAW, key=IDS.index)
+    for lang in ("en", "zh"):
+        filled = fill_card(text, lang, card.numbers)
+        blob = json.dumps(asdict(filled), ensure_ascii=False)
+        assert "{{" not in blob and "{%" not in blob
+        assert f"{card.numbers['alibi_8x']:.2f}" in blob
+        assert f"{card.numbers['rope_linear_8x']:.2f}" in blob
+        assert "Press" in blob
+
+
+def _shifted(doc: dict[str, Any], scheme: str, delta: float) -> dict[str, Any]:
+    """A copy of the results where ``scheme``'s loss past the training length rises by delta."""
+    out = copy.deepcopy(doc)
+    L = out["config"]["train_length"]
+    for r in out["results"]:
+        if r["scheme"] == scheme and r["inference_scaling"] is None:
+            curve = [v + delta if i >= L else v for i, v in enumerate(r["loss_by_position"])]
+            r["loss_by_position"] = curve
+            r["loss"] = float(np.mean(curve))
+            r["loss_beyond"] = float(np.mean(curve[L:])) if len(curve) > L else None
+    return out
+
+
+def _takeaways(path: Path, monkeypatch: pytest.MonkeyPatch, lang: str = "en") -> str:
+    monkeypatch.setenv(ENV, str(path))
+    content = compute(PEParams())
+    filled = fill_card(load_card_text(5), lang, content.numbers)
+    return json.dumps(asdict(filled), ensure_ascii=False)
+
+
+def test_wording_follows_the_measurements(
+    doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _takeaways(SHIPPED, monkeypatch)
+    worse = tmp_path / "worse.json"
+    worse.write_text(json.dumps(_shifted(doc, "alibi", 2.0)))
+    text = _takeaways(worse, monkeypatch)
+    assert "did not carry over" in text
+    zh = _takeaways(worse, monkeypatch, "zh")
+    assert "没有外推" in zh
+    # the shipped measurement: ALiBi within 0.1 nats of its 1x loss at 8x (see the results file)
+    alibi = _per_seed(doc, "alibi", None, 512).mean() - _per_seed(doc, "alibi", None, 64).mean()
+    assert ("ALiBi carried over" in held) == (alibi < 0.1)
+    assert re.search(r"Lowest at 8×: (NoPE|learned table|sinusoidal|RoPE|ALiBi|T5 bias)\.", held)
+
+
+def test_another_file_is_drawn_from_and_a_bad_one_is_one_line(
+    doc: dict[str, Any], tmp_path: Path
+) -> None:
+    other = tmp_path / "other.json"
+    changed = copy.deepcopy(doc)
+    changed["environment"]["seconds"] = 12345.0
+    other.write_text(json.dumps(changed))
+    import os
+
+    env = {**os.environ, ENV: str(other)}
+    r = _run_env(env, "data", "c5-table")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["mean"] == card_mean(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    r = _run_env({**os.environ, ENV: str(bad)}, "data", "c5-table")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "bad.json" in r.stderr
+
+
+def card_mean(doc: dict[str, Any]) -> list[list[float]]:
+    L = doc["config"]["train_length"]
+    return [
+        [
+            float(
+                np.mean(
+                    [
+                        np.mean(r["loss_by_position"] if n == L else r["loss_by_position"][L:])
+                        for r in doc["results"]
+                        if (r["scheme"], r["inference_scaling"], r["eval_length"]) == (s, sc, n)
+                    ]
+                )
+            )
+            for n in doc["config"]["eval_lengths"]
+        ]
+        for s, sc, _k in ROWS
+    ]
+
+
+def _run_env(env: dict[str, str], *args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "posecards", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_cache_and_check_follow_the_measurements(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from posecards.render.buildcache import card_text_digest
+
+    before, card1 = card_text_digest(5), card_text_digest(1)
+    other = tmp_path / "m.json"
+    other.write_bytes(SHIPPED.read_bytes())
+    monkeypatch.setenv(ENV, str(other))
+    assert card_text_digest(5) == before  # same bytes, same recipe
+    other.write_bytes(SHIPPED.read_bytes() + b"\n")
+    assert card_text_digest(5) != before  # changed results: card 5 is stale
+    assert card_text_digest(1) == card1  # the other cards do not read them

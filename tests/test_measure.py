@@ -1,0 +1,313 @@
+"""`posecards measure`: the task, every scheme's position code, training, determinism, schema, CLI.
+
+Tiny configurations (a few hundred parameters, a few steps) keep this file fast; one `--quick`
+run of the real command checks the whole path as CI runs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import run
+
+from posecards.config import MeasureConfig, MeasureSetup
+from posecards.encodings.alibi import alibi_bias
+from posecards.encodings.buckets import t5_relative_bucket
+from posecards.encodings.rope import apply_rope
+from posecards.encodings.rope_scaling import rope_inv_freq
+from posecards.encodings.sinusoidal import sinusoidal_pe
+from posecards.experiment import positions as P
+from posecards.experiment import results, task
+from posecards.experiment.model import PositionModel, rope_tables, rotate_half
+from posecards.experiment.run import run_all, to_json
+from posecards.experiment.train import loss_by_position, measure_run, train_model
+
+TINY = MeasureSetup(
+    train_length=8,
+    eval_multiples=(1, 2, 4),
+    layers=1,
+    d_model=16,
+    heads=2,
+    d_ff=32,
+    batch=8,
+    warmup=2,
+    eval_sequences=4,
+    t5_buckets=8,
+)
+TINY_STEPS = 6
+
+
+# --- the task ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("vocab,follow", [(16, 0.75), (4, 0.0), (7, 1.0), (32, 0.5)])
+def test_entropy_rate_is_the_entropy_of_a_row(vocab: int, follow: float) -> None:
+    table = task.transition_table(vocab, follow)
+    np.testing.assert_allclose(table.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(table.sum(axis=0), 1.0, rtol=0, atol=1e-15)  # doubly stochastic
+    row = table[0][table[0] > 0]
+    assert task.entropy_rate(vocab, follow) == pytest.approx(-(row * np.log(row)).sum(), rel=1e-12)
+    if follow == 0.0:
+        assert task.entropy_rate(vocab, follow) == pytest.approx(math.log(vocab), rel=1e-12)
+
+
+def test_samples_follow_the_table() -> None:
+    vocab, follow = 5, 0.6
+    x = task.sample(np.random.default_rng(0), 4000, 12, vocab, follow)  # (n, 12)
+    counts = np.zeros((vocab, vocab))
+    np.add.at(counts, (x[:, :-2].ravel(), x[:, 2:].ravel()), 1)
+    freq = counts / counts.sum(axis=1, keepdims=True)
+    # 8,000 draws per row: the standard error of a frequency is below 0.006
+    np.testing.assert_allclose(freq, task.transition_table(vocab, follow), atol=0.03)
+    # x_t and x_{t-1} are independent: the lag-1 table is uniform
+    lag1 = np.zeros((vocab, vocab))
+    np.add.at(lag1, (x[:, :-1].ravel(), x[:, 1:].ravel()), 1)
+    np.testing.assert_allclose(lag1 / lag1.sum(axis=1, keepdims=True), 1 / vocab, atol=0.03)
+
+
+# --- position code: the math layer's functions, nothing else ---------------------------------
+
+
+@pytest.mark.parametrize("scaling", [None, "linear", "ntk", "yarn"])
+@pytest.mark.parametrize("factor", [1.0, 2.0, 8.0])
+def test_torch_rope_is_apply_rope(scaling: str | None, factor: float) -> None:
+    head_dim, length, train_length = 16, 40, 8
+    params = P.rope_scaling_dict(scaling, factor, train_length)
+    inv_freq, attention = rope_inv_freq(head_dim, 10000.0, params)
+    x = np.random.default_rng(1).standard_normal((3, length, head_dim))
+    expected = apply_rope(x, length, inv_freq, layout="half") * attention
+    cos, sin = P.rope_cos_sin(length, head_dim, 10000.0, scaling, factor, train_length)
+    got = rotate_half(torch.from_numpy(x), torch.from_numpy(cos), torch.from_numpy(sin))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=0, atol=1e-12)
+    if scaling == "yarn" and factor > 1:  # HF: attention factor 0.1 ln s + 1 on cos and sin
+        assert attention == pytest.approx(0.1 * math.log(factor) + 1, rel=1e-15)
+    if factor == 1.0:  # no scaling at the training length
+        plain = P.rope_cos_sin(length, head_dim, 10000.0)
+        np.testing.assert_array_equal(cos, plain[0])
+    # the model's float32 tables are these numbers
+    c32, s32 = rope_tables(replace(TINY, d_model=32, heads=2), length, scaling, factor)
+    np.testing.assert_array_equal(c32.numpy(), cos.astype(np.float32))
+    np.testing.assert_array_equal(s32.numpy(), sin.astype(np.float32))
+
+
+def test_linear_scaling_divides_positions() -> None:
+    cos, _ = P.rope_cos_sin(64, 16, 10000.0, "linear", 4.0, 16)
+    inv_freq, _ = rope_inv_freq(16, 10000.0)
+    np.testing.assert_allclose(cos, np.cos(np.arange(64)[:, None] / 4.0 * inv_freq), atol=1e-14)
+
+
+def test_model_buffers_come_from_the_math_layer() -> None:
+    n = max(TINY.train_length * m for m in TINY.eval_multiples)
+    torch.manual_seed(0)
+    sin = PositionModel("sinusoidal", TINY, n)
+    np.testing.assert_array_equal(
+        sin.pe.numpy(), sinusoidal_pe(n, TINY.d_model, layout="interleaved").astype(np.float32)
+    )
+    alibi = PositionModel("alibi", TINY, n)
+    np.testing.assert_array_equal(alibi.alibi.numpy(), alibi_bias(TINY.heads, n).astype(np.float32))
+    t5 = PositionModel("t5", TINY, n)
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    expected = t5_relative_bucket(j - i, bidirectional=False, num_buckets=8, max_distance=8)
+    np.testing.assert_array_equal(t5.buckets.numpy(), expected)
+
+
+# --- beyond the training length: what each scheme does ----------------------------------------
+
+
+def test_learned_rows_beyond_training_are_never_trained() -> None:
+    n = TINY.train_length * max(TINY.eval_multiples)
+    torch.manual_seed(3)
+    fresh = PositionModel("learned", TINY, n)
+    model, _ = train_model("learned", 3, TINY_STEPS, TINY)
+    assert model.untrained_rows.shape == (n - TINY.train_length, TINY.d_model)
+    assert torch.equal(model.untrained_rows, fresh.untrained_rows)  # untouched by training
+    assert not torch.equal(model.pos, fresh.pos)  # the first L rows were trained
+    rows = model.position_rows(n)
+    assert torch.equal(rows[: TINY.train_length], model.pos)
+    assert torch.equal(rows[TINY.train_length :], model.untrained_rows)
+    # the initial table is N(0, 0.02²)
+    assert 0.01 < float(fresh.untrained_rows.std()) < 0.03
+    assert "untrained_rows" not in dict(model.named_parameters())
+
+
+@pytest.mark.parametrize("length", [64, 256, 512])
+def test_t5_far_distances_use_a_bucket_trained_within_the_length(length: int) -> None:
+    train = 64
+    b = P.t5_buckets(length, 32, max_distance=train)
+    lower = np.tril(np.ones((length, length), dtype=bool))
+    seen_in_training = set(np.unique(b[:train, :train][lower[:train, :train]]))
+    assert set(np.unique(b[lower])) <= seen_in_training
+    assert (b[lower][np.tril(np.ones_like(b), -train)[lower] == 1] == 31).all()  # d >= L: last
+
+
+def test_nope_sees_order_only_through_the_mask() -> None:
+    torch.manual_seed(0)
+    model = PositionModel("nope", TINY, 16).eval()
+    x = torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8]])
+    swapped = torch.tensor([[2, 1, 3, 4, 5, 6, 7, 8]])
+    with torch.no_grad():
+        a, b = model(x), model(swapped)
+    # one layer: from position 2 on (after both swapped tokens) the prediction does not depend on their order
+    torch.testing.assert_close(a[0, 2:], b[0, 2:], rtol=0, atol=1e-6)
+    learned = PositionModel("learned", TINY, 16).eval()
+    with torch.no_grad():
+        assert not torch.allclose(learned(x)[0, 1:], learned(swapped)[0, 1:], atol=1e-6)
+
+
+def test_rope_model_needs_its_tables_and_refuses_too_long_input() -> None:
+    model = PositionModel("rope", TINY, 16)
+    with pytest.raises(ValueError, match="cos/sin"):
+        model(torch.zeros((1, 4), dtype=torch.int64))
+    with pytest.raises(ValueError, match="longer than max_length"):
+        model(torch.zeros((1, 17), dtype=torch.int64), rope_tables(TINY, 17))
+    with pytest.raises(ValueError, match="unknown scheme"):
+        PositionModel("xpos", TINY, 16)
+
+
+# --- training and evaluation ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", P.SCHEMES)
+def test_each_scheme_trains_and_is_evaluated_at_every_length(scheme: str) -> None:
+    out = measure_run(scheme, 0, TINY_STEPS, TINY)
+    lengths = [TINY.train_length * m for m in TINY.eval_multiples]
+    scalings = (None, *P.SCALINGS) if scheme == "rope" else (None,)
+    assert [(r["inference_scaling"], r["eval_length"]) for r in out["rows"]] == [
+        (s, n) for s in scalings for n in lengths
+    ]
+    for r in out["rows"]:
+        curve = np.array(r["loss_by_position"])
+        assert curve.shape == (r["eval_length"],) and np.isfinite(curve).all()
+        assert r["loss"] == pytest.approx(curve.mean(), abs=1e-5)
+        if r["eval_length"] == TINY.train_length:
+            assert r["loss_beyond"] is None
+        else:
+            assert r["loss_beyond"] == pytest.approx(curve[TINY.train_length :].mean(), abs=1e-5)
+    assert math.isfinite(out["train_loss"])
+    assert torch.get_num_threads() >= 1 and not torch.are_deterministic_algorithms_enabled()
+
+
+def test_training_lowers_the_loss_towards_the_source_entropy() -> None:
+    s = replace(TINY, d_model=32, heads=2, d_ff=64, batch=16, train_length=16, warmup=5, lr=1e-2)
+    model, _ = train_model("alibi", 0, 60, s)
+    curve = loss_by_position(model, replace(s, eval_sequences=32), 16)
+    # position 0 can only be guessed; later positions approach the entropy rate
+    assert curve[0] > task.entropy_rate(s.vocab, s.follow) + 0.8
+    assert curve[2:].mean() < 0.5 * (math.log(s.vocab) + task.entropy_rate(s.vocab, s.follow))
+
+
+# --- the results file ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_doc() -> dict:
+    return run_all(MeasureConfig(seeds=2, steps=TINY_STEPS, jobs=1, setup=TINY))
+
+
+def _without_environment(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k != "environment"}
+
+
+def test_same_run_same_numbers_in_process_and_in_parallel(tiny_doc: dict) -> None:
+    again = run_all(MeasureConfig(seeds=2, steps=TINY_STEPS, jobs=1, setup=TINY))
+    assert to_json(_without_environment(again)) == to_json(_without_environment(tiny_doc))
+    parallel = run_all(MeasureConfig(seeds=2, steps=TINY_STEPS, jobs=2, setup=TINY))
+    assert to_json(_without_environment(parallel)) == to_json(_without_environment(tiny_doc))
+    assert parallel["environment"]["jobs"] == 2 and tiny_doc["environment"]["threads"] == 1
+
+
+def test_schema(tiny_doc: dict, tmp_path: Path) -> None:
+    assert results.check(tiny_doc) is None
+    cfg = tiny_doc["config"]
+    assert cfg["train_length"] == 8 and cfg["eval_lengths"] == [8, 16, 32]
+    assert cfg["seeds"] == [0, 1] and cfg["steps"] == TINY_STEPS
+    assert set(cfg["positions_beyond_training"]) == set(P.SCHEMES)
+    env = tiny_doc["environment"]
+    assert env["seconds"] > 0 and env["torch"] == torch.__version__
+    n = (len(P.SCHEMES) + len(P.SCALINGS)) * 2 * 3
+    assert len(tiny_doc["results"]) == n
+    # the file round-trips through JSON, and load() accepts it
+    path = tmp_path / "m.json"
+    path.write_bytes(to_json(tiny_doc))
+    assert json.loads(path.read_text()) == json.loads(json.dumps(tiny_doc))
+    assert results.load(path)["results"] == json.loads(json.dumps(tiny_doc["results"]))
+    # at the training length, scaling changes nothing (factor 1)
+    by = {
+        (r["inference_scaling"], r["seed"]): r
+        for r in tiny_doc["results"]
+        if r["scheme"] == "rope" and r["eval_length"] == 8
+    }
+    for s in P.SCALINGS:
+        assert by[(s, 0)]["loss_by_position"] == by[(None, 0)]["loss_by_position"]
+
+
+@pytest.mark.parametrize(
+    "breakage,message",
+    [
+        (lambda d: d["results"].pop(), "missing"),
+        (lambda d: d["results"][0]["loss_by_position"].pop(), "one value per position"),
+        (lambda d: d["results"][0].__setitem__("loss", float("nan")), "finite"),
+        (lambda d: d["results"][0].__setitem__("scheme", "xpos"), "unknown scheme"),
+        (lambda d: d["results"][0].__setitem__("inference_scaling", "yarn"), "inference_scaling"),
+        (lambda d: d.pop("environment"), "environment"),
+        (lambda d: d["config"].pop("train_length"), "train_length"),
+    ],
+)
+def test_schema_rejects(tiny_doc: dict, breakage, message: str) -> None:  # type: ignore[no-untyped-def]
+    doc = copy.deepcopy(tiny_doc)
+    breakage(doc)
+    assert message in (results.check(doc) or "")
+
+
+def test_load_errors_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(results.MeasurementsError, match="not JSON"):
+        results.load(bad)
+    with pytest.raises(results.MeasurementsError, match="cannot read"):
+        results.load(tmp_path / "missing.json")
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--seeds", "0"], "--seeds"),
+        (["--steps", "0"], "--steps"),
+        (["--jobs", "0"], "--jobs"),
+        (["--out", "results.txt"], ".json"),
+        (["--out", "."], "folder"),
+    ],
+)
+def test_bad_options_are_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    r = run("measure", *args, cwd=tmp_path)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
+    out = tmp_path / "quick.json"
+    r = run("measure", "--quick", "--jobs", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = results.load(out)
+    assert doc["config"]["seeds"] == [0] and doc["config"]["steps"] == 120
+    assert doc["config"]["train_length"] == 64 and doc["config"]["eval_lengths"] == [
+        64,
+        128,
+        256,
+        512,
+    ]
+    # one progress bar per run on stderr, each reaching its last step
+    for scheme in P.SCHEMES:
+        assert f"{scheme} seed 0" in r.stderr
+    assert r.stderr.count("120/120 steps") == len(P.SCHEMES)
