@@ -164,7 +164,7 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
 
 # --- c3-decay ------------------------------------------------------------------------------------
 
-_BASE_STYLE = ({"linestyle": "-"}, {"linestyle": (0, (5, 2))}, {"linestyle": (0, (1.5, 1.5))})
+_BASE_STYLE = ({"linestyle": "-"}, {"linestyle": "--"}, {"linestyle": ":"})
 
 
 def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
