@@ -177,7 +177,34 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
     ]
 
 
+def check_rows(build: list[str], out: Path, cold_wall: float) -> list[tuple[str, str, str]]:
+    """`build --check` on the site just built, with an empty cache each time (as in CI)."""
+    walls = []
+    for _ in range(REPEAT):
+        empty = tempfile.mkdtemp(prefix="posecards-bench-empty-")
+        walls.append(timed([*build, "--check"], {"POSECARDS_CACHE_DIR": empty})[0])
+        assert not any(Path(empty).iterdir()), "--check wrote to the cache"
+        shutil.rmtree(empty, ignore_errors=True)
+    check = statistics.median(walls)
+    return [
+        ("`build --check`, empty cache (wall s)", f"{check:.2f} s", "≈ 1 s"),
+        ("`build --check`, empty cache / cold full build", f"{check / cold_wall:.3f}", "≤ 0.05"),
+    ]
+
+
 def main() -> None:
+    if sys.argv[1:] == [
+        "check"
+    ]:  # only the cold build and --check: `python benchmarks/run.py check`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        out = tmp / "out"
+        build = [PY, "-m", "posecards", "build", "--out", str(out), "--quiet"]
+        cold_wall = peak_rss([*build, "--jobs", "2"], {"POSECARDS_CACHE_DIR": str(tmp / "c")})[0]
+        rows = [("cold full build, --jobs 2 (wall s)", f"{cold_wall:.1f} s", "report")]
+        rows += check_rows(build, out, cold_wall)
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
     if sys.argv[1:] == ["inspect"]:  # only the inspect rows: `python benchmarks/run.py inspect`
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
         rows = inspect_rows(tmp, {"POSECARDS_CACHE_DIR": str(tmp / "cache")})
@@ -212,6 +239,7 @@ def main() -> None:
             "report",
         )
     )
+    rows += check_rows(build, out, cold_wall)
     noop = statistics.median(peak_rss([*build, "--jobs", "2"], env)[0] for _ in range(2))
     rows.append(("no-op rebuild / cold full build", f"{noop / cold_wall:.3f}", "≤ 0.03"))
     rows.append(("no-op rebuild / `import typer`", f"{noop / typer_import:.1f}", "≤ 5"))

@@ -96,10 +96,19 @@ def memo_array(
     return result
 
 
+def file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file: 0o666 minus the umask (0644 under 022)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomic(target: Path, payload: bytes) -> None:
-    """Write through a temporary file in the same folder and a rename."""
+    """Write through a temporary file in the same folder and a rename; the file gets the mode
+    the umask gives new files (mkstemp alone would leave it 0600)."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
         os.replace(tmp, target)

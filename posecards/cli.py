@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -22,6 +23,7 @@ from posecards.config import (
     MAX_D_MODEL,
     MAX_JOBS,
     MAX_POSITIONS,
+    MAX_SCALE,
     SIZES,
     THEMES,
     BuildConfig,
@@ -69,13 +71,13 @@ def _root(
 
 
 def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in raw.split(",") if x.strip())
+    items = tuple(x.strip().lower() for x in raw.split(",") if x.strip())
     if not items:
         fail(f"{option} is empty; choose from: {','.join(valid)}")
     for x in items:
         if x not in valid:
             fail(f"{option}: unknown value {x!r}; choose from: {','.join(valid)}")
-    return tuple(dict.fromkeys(items))
+    return tuple(v for v in valid if v in items)  # one canonical order: same options, same site
 
 
 def _jobs(jobs: int | None) -> int:
@@ -89,10 +91,16 @@ def _jobs(jobs: int | None) -> int:
 
 
 def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
-    value = raw.strip()
+    value = raw.strip().lower()
     if value not in valid:
         fail(f"{option}: unknown value {raw!r}; choose one of: {', '.join(valid)}")
     return value
+
+
+def _scale(scale: int) -> int:
+    if not 1 <= scale <= MAX_SCALE:
+        fail(f"--scale must be from 1 to {MAX_SCALE}, got {scale}")
+    return scale
 
 
 def _params(d_model: int, base: float, positions: int) -> PEParams:
@@ -117,22 +125,74 @@ OptJobs = Annotated[
     int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
 ]
 OptQuiet = Annotated[bool, typer.Option("--quiet", help="No progress output.")]
+OptScale = Annotated[
+    int | None,
+    typer.Option(
+        "--scale",
+        help=f"PNG resolution: N times the pixels (1 to {MAX_SCALE}; 2 = 3840 x 2160 for a "
+        "slide card), tagged to print at slide size [default: 1].",
+    ),
+]
+OptDModelOrNone = Annotated[
+    int | None,
+    typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
+]
+OptBaseOrNone = Annotated[
+    float | None,
+    typer.Option("--base", help=f"Frequency base of sinusoids and RoPE [default: {D.base:g}]."),
+]
+OptPositionsOrNone = Annotated[
+    int | None,
+    typer.Option("--positions", help=f"Number of positions shown [default: {D.positions}]."),
+]
+OptThemeOrNone = Annotated[
+    str | None,
+    typer.Option("--theme", help=f"One of: {', '.join(THEMES)} [default: {_DEFAULT.look.theme}]."),
+]
+OptLangOrNone = Annotated[
+    str | None,
+    typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)} [default: {_LANGS}]."),
+]
+OptFormatOrNone = Annotated[
+    str | None,
+    typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)} [default: {_FORMATS}]."),
+]
+OptSizeOrNone = Annotated[
+    str | None,
+    typer.Option("--size", help=f"One of: {', '.join(SIZES)} [default: {_DEFAULT.look.size}]."),
+]
 
 
 @app.command()
 def build(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
-    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = _CARDS,
-    lang: OptLang = _LANGS,
-    format: OptFormat = _FORMATS,
-    theme: OptTheme = _DEFAULT.look.theme,
-    size: OptSize = _DEFAULT.look.size,
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+    cards: Annotated[
+        str | None, typer.Option("--cards", help=f"Comma list of card numbers [default: {_CARDS}].")
+    ] = None,
+    lang: OptLangOrNone = None,
+    format: OptFormatOrNone = None,
+    theme: OptThemeOrNone = None,
+    size: OptSizeOrNone = None,
+    d_model: OptDModelOrNone = None,
+    base: OptBaseOrNone = None,
+    positions: OptPositionsOrNone = None,
+    scale: OptScale = None,
     jobs: OptJobs = None,
     check: Annotated[
-        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+        bool,
+        typer.Option(
+            "--check",
+            help="Check that DIR is what this build would make (its recipe and file hashes, "
+            "without drawing); write nothing. Options not given come from DIR's manifest.",
+        ),
+    ] = False,
+    render: Annotated[
+        bool,
+        typer.Option(
+            "--render",
+            help="With --check: also render afresh and compare (PNG by pixel RMS, SVG and HTML "
+            "after renaming generated ids). Slow.",
+        ),
     ] = False,
     quiet: OptQuiet = False,
     no_cache: Annotated[
@@ -140,25 +200,111 @@ def build(
     ] = False,
 ) -> None:
     """Build the cards into DIR: PNG/SVG/PDF cards and figures, HTML pages, index, manifest."""
-    card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+    given: dict[str, Any] = {}
+    if cards is not None:
+        card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+        given["cards"] = tuple(sorted(int(c) for c in card_ids))
+    if lang is not None:
+        given["langs"] = _choices("--lang", lang, LANGS)
+    if format is not None:
+        given["formats"] = _choices("--format", format, FORMATS)
+    if theme is not None:
+        given["theme"] = _one("--theme", theme, THEMES)
+    if size is not None:
+        given["size"] = _one("--size", size, tuple(SIZES))
+    if scale is not None:
+        given["scale"] = _scale(scale)
+    if d_model is not None or base is not None or positions is not None:
+        p = _params(
+            D.d_model if d_model is None else d_model,
+            D.base if base is None else base,
+            D.positions if positions is None else positions,
+        )
+        for name, raw, value in (
+            ("d_model", d_model, p.d_model),
+            ("base", base, p.base),
+            ("positions", positions, p.positions),
+        ):
+            if raw is not None:
+                given[name] = value
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    opts = _defaults()
+    if check:
+        from posecards.render.manifest import read_manifest, recorded_options
+
+        doc = read_manifest(out)
+        recorded = recorded_options(doc) if doc is not None else None
+        opts.update(recorded or {})
+    opts.update(given)
     cfg = BuildConfig(
         out=out,
-        cards=tuple(sorted(int(c) for c in card_ids)),
-        langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, FORMATS),
-        look=Look(
-            theme=_one("--theme", theme, THEMES),
-            size=_one("--size", size, tuple(SIZES)),
-        ),
-        params=_params(d_model, base, positions),
+        cards=opts["cards"],
+        langs=opts["langs"],
+        formats=opts["formats"],
+        look=Look(theme=opts["theme"], size=opts["size"], scale=opts["scale"]),
+        params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
         jobs=_jobs(jobs),
         check=check,
         quiet=quiet,
         cache=not no_cache,
     )
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
+    if render and not check:
+        fail("--render goes with --check (it compares DIR with a fresh render)")
+    if check:
+        _run_check(cfg, given, render)
+        return
     _run_build(cfg)
+
+
+def _defaults() -> dict[str, Any]:
+    return {
+        "cards": _DEFAULT.cards,
+        "langs": _DEFAULT.langs,
+        "formats": _DEFAULT.formats,
+        "theme": _DEFAULT.look.theme,
+        "size": _DEFAULT.look.size,
+        "scale": _DEFAULT.look.scale,
+        "d_model": D.d_model,
+        "base": D.base,
+        "positions": D.positions,
+    }
+
+
+def _run_check(cfg: BuildConfig, given: dict[str, Any], render: bool = False) -> None:
+    """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale.
+    --render: also compare with a fresh render, with a tolerance."""
+    from posecards.render.lock import BuildLockedError, build_lock
+    from posecards.render.manifest import check_site, compare_render
+
+    try:
+        with build_lock(cfg.out, wait=False):
+            verdict = check_site(cfg, given)
+            if render and not verdict.reasons:
+                import time
+
+                from posecards.render.build import build_outputs
+
+                t0 = time.perf_counter()
+
+                def progress(msg: str) -> None:
+                    if not cfg.quiet:
+                        typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+                fresh = build_outputs(cfg, progress, use_cache=cfg.cache)
+                for line in compare_render(cfg.out, fresh):
+                    verdict.add(line, [line.split(": ", 1)[1].split(" (")[0]])
+    except BuildLockedError as exc:
+        fail(str(exc))
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    if verdict.reasons:
+        n = len(verdict.stale)
+        typer.echo(f"{n} of {verdict.files} file(s) out of date in {cfg.out}:")
+        for line in verdict.reasons:
+            typer.echo(f"  {line}")
+        raise typer.Exit(1)
+    typer.echo(f"{cfg.out} is up to date ({verdict.files} files)")
 
 
 def _writable(out: Path) -> str | None:
@@ -179,7 +325,7 @@ def _run_build(cfg: BuildConfig) -> None:
     import signal
     import time
 
-    from posecards.render.build import build_outputs, check_outputs, write_outputs
+    from posecards.render.build import build_outputs, write_outputs
     from posecards.render.lock import BuildLockedError, build_lock
 
     t0 = time.perf_counter()
@@ -188,7 +334,7 @@ def _run_build(cfg: BuildConfig) -> None:
         if not cfg.quiet:
             typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
 
-    if not cfg.check and (why := _writable(cfg.out)):
+    if why := _writable(cfg.out):
         fail(f"cannot write to --out {cfg.out}: {why}")
 
     def on_term(signum: int, frame: object) -> None:
@@ -196,18 +342,9 @@ def _run_build(cfg: BuildConfig) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        with build_lock(cfg.out, wait=not cfg.check):
+        with build_lock(cfg.out, wait=True):
             progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
             files = build_outputs(cfg, progress, use_cache=cfg.cache)
-            if cfg.check:
-                stale = check_outputs(cfg.out, files)
-                if stale:
-                    typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
-                    for line in stale:
-                        typer.echo(f"  {line}")
-                    raise typer.Exit(1)
-                typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
-                return
             try:
                 written = write_outputs(cfg.out, files)
             except OSError as exc:
@@ -338,24 +475,68 @@ def _run_inspect(path: str, cfg: InspectConfig) -> None:
     progress(f"wrote {len(written)} of {len(files)} files to {out}")
 
 
-@app.command("list")
-def list_cards() -> None:
-    """List the cards and their figure ids."""
+def _stdout(text: str) -> None:
+    """Print to stdout; a reader that stopped reading (``posecards list | head``) ends the
+    command quietly with exit code 0."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # no more output can go anywhere: point stdout at /dev/null so the final flush is quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def _figure_ids() -> dict[str, int]:
+    """Every figure id of the cards (from the card text: nothing is computed)."""
     from posecards.render.text import load_card_text
 
+    return {p.id: c for c in CARD_IDS for p in load_card_text(c).panels}
+
+
+def _figure_id(raw: str) -> str:
+    """A known figure id (case-insensitive), or one line naming the nearest ones."""
+    import difflib
+
+    ids = _figure_ids()
+    value = raw.strip().lower()
+    if value in ids:
+        return value
+    near = difflib.get_close_matches(value, list(ids), n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(near)}? " if near else ""
+    fail(f"unknown figure id {raw!r}; {hint}'posecards list' shows all ids")
+
+
+@app.command("list")
+def list_cards() -> None:
+    """List the cards and their figure ids (titles with the default parameters filled in)."""
+    from posecards.content import title_numbers
+    from posecards.render.text import fill, load_card_text
+
+    lines = []
     for c in CARD_IDS:
         text = load_card_text(c)
-        typer.echo(f"card {c}  {text.slug}: {text.title.en} / {text.title.zh}")
-        for p in text.panels:
-            typer.echo(f"    {p.id:<22} {p.title.en}")
+        raw = [text.title.en, text.title.zh, *(p.title.en for p in text.panels)]
+        numbers = title_numbers(c, D) if any("{{" in t for t in raw) else {}
+
+        def filled(t: str, where: str, numbers: Mapping[str, Any] = numbers) -> str:
+            return fill(t, numbers, where) if "{{" in t else t
+
+        where = text.path.name
+        title = f"{filled(text.title.en, where)} / {filled(text.title.zh, where)}"
+        lines.append(f"card {c}  {text.slug}: {title}")
+        lines += [f"    {p.id:<22} {filled(p.title.en, where)}" for p in text.panels]
+    _stdout("\n".join(lines) + "\n")
 
 
 @app.command()
 def figure(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
-    ] = _FIGURE_OUT,
+    out_raw: Annotated[
+        str, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
+    ] = str(_FIGURE_OUT),
     lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
     theme: OptTheme = "light",
     d_model: OptDModel = D.d_model,
@@ -365,21 +546,28 @@ def figure(
     """Render one figure on its own."""
     from posecards.render.figure import render_figure
 
+    fid = _figure_id(figure_id)
+    out = Path(out_raw)
+    if out.is_dir() or out_raw.endswith(("/", "\\")):
+        fail(f"--out {out} is a folder; give a file name, e.g. --out {out / fid}.png")
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
         fail(f"--out must end in .png, .svg or .pdf, got {out.name!r}")
     lang_ = _one("--lang", lang, LANGS)
     theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
+    if why := _writable(out.parent if str(out.parent) else Path(".")):
+        fail(f"cannot write to --out {out}: {why}")
     try:
-        data = render_figure(figure_id, params, lang_, theme_, fmt)
+        data = render_figure(fid, params, lang_, theme_, fmt)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc).splitlines()[0])
     from posecards.render.files import write_bytes_atomic
 
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder")
-    write_bytes_atomic(out, data)
+    try:
+        write_bytes_atomic(out, data)
+    except OSError as exc:
+        fail(f"cannot write to --out {out}: {exc.strerror or exc}")
     typer.echo(f"wrote {out}", err=True)
 
 
@@ -394,18 +582,18 @@ def data(
     """Print the numbers behind a figure (CSV or JSON) on stdout."""
     from posecards.content import compute_card
     from posecards.render.data import to_csv, to_json
-    from posecards.render.figure import figure_card
 
+    fid = _figure_id(figure_id)
     fmt = _one("--format", format, ("csv", "json"))
     params = _params(d_model, base, positions)
     try:
-        content = compute_card(figure_card(figure_id), params)
+        content = compute_card(_figure_ids()[fid], params)
     except ValueError as exc:
         fail(str(exc).splitlines()[0])
-    if figure_id not in content.figures:
+    if fid not in content.figures:
         fail(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
-    values = content.figures[figure_id]
-    sys.stdout.write(to_csv(values) if fmt == "csv" else to_json(values))
+    values = content.figures[fid]
+    _stdout(to_csv(values) if fmt == "csv" else to_json(values))
 
 
 def main() -> None:

@@ -16,6 +16,10 @@ SIZES: dict[str, tuple[float, float]] = {
     "a4": (11.69, 16.54),
     "square": (14.0, 14.0),
 }
+# size name -> physical width in inches a PNG card is tagged with (pHYs), so slide software places
+# it at slide size: a 16:9 slide is 13.333 in wide, a 4:3 slide 10 in, A4 8.27 in
+PRINT_WIDTH: dict[str, float] = {"slide": 13.333, "4x3": 10.0, "a4": 8.27, "square": 7.5}
+MAX_SCALE = 4  # --scale: PNG pixels per figure pixel (2 = 3840 x 2160 for a slide card)
 MAX_D_MODEL = 65536
 MAX_POSITIONS = 131072
 MAX_JOBS = 64
@@ -35,10 +39,11 @@ class PEParams:
 
 @dataclass(frozen=True)
 class Look:
-    """How a card looks: theme and page size."""
+    """How a card looks: theme, page size, and the PNG resolution (--scale)."""
 
     theme: str = "light"
     size: str = "slide"
+    scale: int = 1
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def test_check_reports_stale_and_writes_nothing(tmp_path: Path) -> None:
     before = tree(out)
     r = run("build", *opts, "--check")
     assert r.returncode == 1
-    assert f"stale:   en/{target.name}" in r.stdout
+    assert f"edited after the build: en/{target.name}" in r.stdout
     assert "missing: en/figures/c2-heatmap.svg" in r.stdout
     assert tree(out) == before
 

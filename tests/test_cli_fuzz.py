@@ -72,12 +72,13 @@ def test_bad_build_options_are_one_line_exit_2(
     valid = (
         set(filter(None, (c.strip() for c in cards.split(",")))) <= {"1", "2", "3", "4"}
         and any(c.strip() for c in cards.split(","))
-        and set(filter(None, (x.strip() for x in lang.split(",")))) <= {"en", "zh"}
+        and set(filter(None, (x.strip().lower() for x in lang.split(",")))) <= {"en", "zh"}
         and any(x.strip() for x in lang.split(","))
-        and set(filter(None, (x.strip() for x in fmt.split(",")))) <= {"png", "svg", "pdf", "html"}
+        and set(filter(None, (x.strip().lower() for x in fmt.split(","))))
+        <= {"png", "svg", "pdf", "html"}
         and any(x.strip() for x in fmt.split(","))
-        and theme.strip() in ("light", "dark")
-        and size.strip() in ("slide", "4x3", "a4", "square")
+        and theme.strip().lower() in ("light", "dark")  # choices are case-insensitive
+        and size.strip().lower() in ("slide", "4x3", "a4", "square")
     )
     if valid:
         return  # a real build: covered by the build tests

@@ -41,3 +41,22 @@ def test_too_few_points_and_unknown_method() -> None:
         project_2d(np.zeros((3, 8)), "umap")
     with pytest.raises(ValueError, match="unknown projection method 'tsne'"):
         project_2d(np.zeros((5, 8)), "tsne")  # type: ignore[arg-type]
+
+
+def test_snap_removes_last_bit_noise() -> None:
+    from posecards.encodings.projection import snap
+
+    x = sinusoidal_pe(64, 32)
+    noisy = x * (1 + 2.0**-50 * np.cos(np.arange(x.size)).reshape(x.shape))  # a few ulp
+    assert not np.array_equal(x, noisy)
+    np.testing.assert_array_equal(snap(x), snap(noisy))
+    np.testing.assert_allclose(snap(x), x, rtol=0, atol=1e-8)  # 9 digits of the largest value
+    assert snap(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_umap_does_not_see_last_bit_noise() -> None:
+    # what another CPU's sin/cos kernels change in the PE (an ulp here and there) leaves the
+    # layout identical, not merely close
+    x = sinusoidal_pe(60, 32)
+    noisy = x * (1 + 2.0**-51 * np.sign(np.sin(np.arange(x.size))).reshape(x.shape))
+    np.testing.assert_array_equal(project_2d(x, "umap"), project_2d(noisy, "umap"))

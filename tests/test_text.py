@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from posecards.render.paths import data_dir
-from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig
+from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig, wl
 
 
 def test_filters_format_numbers() -> None:
@@ -21,6 +21,24 @@ def test_filters_format_numbers() -> None:
     assert sig(62831.853, 3) == "62,800"
     assert sig(0.012345, 3) == "0.0123"
     assert sig(6.2831853, 3) == "6.28"
+
+
+def test_one_rounding_rule_for_wavelengths() -> None:
+    """2π·1000 prints the same everywhere (issue 11: it was 6,280 on card 1, 6,283 on card 2)."""
+    two_pi = 2 * 3.141592653589793
+    assert [wl(two_pi * 10**k) for k in range(5)] == ["6.28", "62.8", "628", "6,283", "62,832"]
+    assert fill("{{ x | wl }}", {"x": two_pi * 1000}, "t") == "6,283"
+
+
+def test_cards_print_wavelengths_with_the_one_rule() -> None:
+    """No card formats a wavelength placeholder (lam..., lambda...) with another filter."""
+    import re
+
+    for path in sorted(Path(__file__).resolve().parent.parent.glob("cards/*.toml")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"\{\{\s*(lam\w*|lambda\w*|wavelength\w*)\s*\|\s*(\w+)", text):
+            if path.stem in ("card1", "card2"):
+                assert m.group(2) == "wl", f"{path.name}: {m.group(0)}"
 
 
 def test_fill_is_strict_and_names_the_placeholder() -> None:
@@ -91,3 +109,15 @@ def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     en = wrap("the quick brown fox jumps over the lazy dog", 12, 10, _CharWidth())  # type: ignore[arg-type]
     assert en == ["the quick", "brown fox", "jumps over", "the lazy dog"]
+
+
+def test_below_prints_a_bound_for_rounding_noise() -> None:
+    from posecards.render.text import below
+
+    assert below(8.9e-16, -14) == "< 10⁻¹⁴"
+    assert below(-1.0e-15, -14) == "< 10⁻¹⁴"
+    assert below(0.0, -15) == "< 10⁻¹⁵"
+    # at or above the bound, the value itself
+    assert below(1e-14, -14) == "1.0×10⁻¹⁴"
+    assert below(3.2e-12, -14) == "3.2×10⁻¹²"
+    assert fill("gap {{ x | below(-13) }}", {"x": 3.6e-14}, "t") == "gap < 10⁻¹³"

@@ -35,3 +35,13 @@ def compute_card(card: int, params: PEParams) -> CardContent:
     module = importlib.import_module(f"posecards.content.card{int(card)}")
     content: CardContent = module.compute(params)
     return content
+
+
+def title_numbers(card: int, params: PEParams) -> Mapping[str, Any]:
+    """The numbers a card's titles use (for `posecards list`): the module's cheap
+    ``title_numbers`` if it has one, else everything (``compute_card``)."""
+    module = importlib.import_module(f"posecards.content.card{int(card)}")
+    if hasattr(module, "title_numbers"):
+        numbers: Mapping[str, Any] = module.title_numbers(params)
+        return numbers
+    return compute_card(card, params).numbers

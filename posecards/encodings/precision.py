@@ -1,9 +1,25 @@
 """How far the usual float32 computation of rotation/sinusoid angles is from the exact angle.
 
-Most code computes the angles in float32, as in::
+The float32 recipe is the one Hugging Face's Llama rotary embedding performs
+(``LlamaRotaryEmbedding``: ``inv_freq`` at init, then ``forward``), one float32 operation at a
+time::
 
-    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2).float() / d))   # float32
-    angle = position_ids.float()[:, None] * inv_freq[None, :]         # float32
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    freqs    = inv_freq.float() @ position_ids.float()          # one product per element
+    cos, sin = freqs.cos(), freqs.sin()
+
+Each step is emulated exactly, every operation correctly rounded to float32 (IEEE 754 round to
+nearest even), so the numbers are the same on every CPU:
+
+    e        = fl32(2i / d)                    division: exact in float64, then rounded
+    pow32    = fl32(fl32(base) ^ e)            pow evaluated with 113 bits (exact.pow_rounded)
+    inv32    = fl32(1 / pow32)                 division in float64, then rounded
+    θ32      = fl32(fl32(p) · inv32)           the product of two float32 is exact in float64
+    sin32, cos32 = fl32(sin θ32), fl32(cos θ32)   exact.sin_cos_float32
+
+Rounding a float64 quotient or product of float32 numbers to float32 is exactly the float32
+operation (53 ≥ 2·24 + 2). A real library's float32 pow/sin/cos may differ from the correctly
+rounded value by an ulp; the errors shown are those of the recipe, not of one machine's libm.
 
 A float32 number has a 24-bit significand, so the angle carries an absolute error of about
 |angle|·2^-24 per rounding. For the fast pairs (ω ≈ 1) at large positions the angle is large,
@@ -18,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from posecards.encodings._checks import F64, I64, as_positions, check_base, check_even_dim
+from posecards.encodings.exact import pow_exact_ratio, pow_rounded, sin_cos_float32
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,13 +53,12 @@ class Float32AngleError:
 def float32_angle_error(
     d_model: int, positions: int | npt.ArrayLike, base: float = 10000.0
 ) -> Float32AngleError:
-    """Compare float32 angles and their sin/cos, computed the common way, with float64.
+    """Compare float32 angles and their sin/cos, computed by the float32 recipe above (every
+    operation correctly rounded), with the exact angle.
 
-    float32 way (mirrors ``torch.arange(0, d, 2).float()`` code, done here in numpy float32):
-        inv_freq32 = 1 / (base ** (arange(0, d, 2) / d))      every step in float32
-        θ32        = float32(p) · inv_freq32                   in float32
-        sin32, cos32 = sin(θ32), cos(θ32)                      in float32
-    reference: θ = p · base^(-2i/d) in float64, sin(θ), cos(θ) in float64.
+    reference: θ = p · base^(-2i/d), with base^(-2i/d) correctly rounded to float64 and one
+    float64 product (relative error ≤ 2^-52, far below float32's 2^-24); sin(θ), cos(θ) in
+    float64.
 
     ``positions`` is an int n (meaning 0..n-1) or an array of positions.
     """
@@ -53,16 +69,16 @@ def float32_angle_error(
     pos = as_positions(positions)  # (n,)
     i = np.arange(d // 2, dtype=np.int64)  # (d/2,)
 
-    # float32 path: inv_freq = 1 / base^(2i/d), angle = p · inv_freq, sin/cos -- all float32
-    exponent32 = np.arange(0, d, 2, dtype=np.float32) / np.float32(d)  # (d/2,)
-    inv_freq32 = np.float32(1.0) / np.power(np.float32(b), exponent32)  # (d/2,)
-    angle32 = pos.astype(np.float32)[:, None] * inv_freq32[None, :]  # (n, d/2) float32
-    sin32 = np.sin(angle32).astype(np.float64)  # (n, d/2)
-    cos32 = np.cos(angle32).astype(np.float64)  # (n, d/2)
+    # float32 recipe, each step correctly rounded to float32 (kept in float64 arrays)
+    exponent32 = as32(np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,): fl32(2i/d)
+    pow32 = pow_rounded(as32(np.array([b]))[0], exponent32, np.float32)  # (d/2,)
+    inv_freq32 = as32(1.0 / pow32)  # (d/2,)
+    angle32 = as32(as32(pos)[:, None] * inv_freq32[None, :])  # (n, d/2)
+    sin32, cos32 = sin_cos_float32(angle32)  # (n, d/2) each
 
-    # float64 reference: θ = p · base^(-2i/d)
-    angle = pos[:, None] * np.power(b, -2.0 * i / d)[None, :]  # (n, d/2)
-    angle_error = np.abs(angle32.astype(np.float64) - angle)  # (n, d/2)
+    # reference: θ = p · base^(-2i/d)
+    angle = pos[:, None] * pow_exact_ratio(b, -2 * i, d)[None, :]  # (n, d/2)
+    angle_error = np.abs(angle32 - angle)  # (n, d/2)
     magnitude = np.abs(angle)  # (n, d/2)
     relative = np.divide(
         angle_error, magnitude, out=np.zeros_like(angle_error), where=magnitude > 0
@@ -76,3 +92,8 @@ def float32_angle_error(
         sin_error=np.abs(sin32 - np.sin(angle)),
         cos_error=np.abs(cos32 - np.cos(angle)),
     )
+
+
+def as32(x: npt.ArrayLike) -> F64:
+    """Round to float32 (IEEE round to nearest even), kept as float64: fl32(x)."""
+    return np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)

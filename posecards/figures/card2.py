@@ -13,6 +13,7 @@ from matplotlib.patches import Rectangle
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
+from posecards.render.text import below
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -27,8 +28,10 @@ def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
     )
 
 
-def _sci(value: float) -> str:
-    """A number for a table cell, in mathtext: 0, 2.00, 2.3×10⁻³."""
+def _sci(value: float | str) -> str:
+    """A number for a table cell, in mathtext: 0, 2.00, 2.3×10⁻³ (a string is shown as is)."""
+    if isinstance(value, str):
+        return value
     v = float(value)
     if v == 0.0:
         return "0"
@@ -61,7 +64,7 @@ def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     lam = np.asarray(data["wavelength_ticks"])
     tick_dims = np.asarray(data["wavelength_tick_dims"])
     top = ax.secondary_xaxis("top")
-    top.set_xticks(tick_dims, [f"{v:,.0f}" if v >= 100 else f"{v:.1f}" for v in lam])
+    top.set_xticks(tick_dims, [t("wl_tick", lam=float(v)) for v in lam])
     top.set_xlabel(t("wavelength_axis"))
     if int(data["position_step"]) > 1 or int(data["pair_step"]) > 1:
         ax.set_title(
@@ -152,7 +155,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     """PE(p+k) = R(k)·PE(p): the block-diagonal R(k) and one pair turning on its circle."""
     r = np.asarray(data["r"])  # (8, 8)
     d_show, k, p = int(data["d_show"]), int(data["k"]), int(data["p"])
-    ax_r, ax_c = fig.subplots(1, 2, width_ratios=[1.0, 1.3])
+    ax_r, ax_c = fig.subplots(1, 2, width_ratios=[1.0, 1.0])
     shown = np.where(r == 0.0, np.nan, r)  # zeros blank: only the 2 x 2 blocks are coloured
     heatmap(ax_r, shown, theme, signed=True, vmax=1.0, colorbar=False)
     for i in range(d_show // 2):  # outline each 2 x 2 block
@@ -197,13 +200,13 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax_c.set_xlabel(t("rot_x"))
     ax_c.set_ylabel(t("rot_y"))
     ax_c.set_title(t("rot_circle_title", p=p, k=k))
-    ax_c.legend(
-        loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
+    fig.legend(
+        *ax_c.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=2,
         frameon=False,
         handletextpad=0.3,
         title=t("rot_check", d=int(data["d_model"]), err=float(data["err"])),
-        alignment="left",
     )
 
 
@@ -249,20 +252,20 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
         )
     for kk, fk in ((data["offset_a"], data["f_a"]), (data["offset_b"], data["f_b"])):
         ax_f.plot([float(kk)], [float(fk)], "o", color=theme.warn, ms=8, zorder=5)
-    ax_f.set_ylim(0.0, 1.7)  # the legend sits above the data
+    ax_f.set_ylim(0.0, 1.08)
     ax_f.set_yticks([0.0, 0.5, 1.0])
     ax_f.set_xlabel(t("offset_k"))
     ax_f.set_ylabel(t("cos_sim"))
     ax_f.set_title(
         t("profile_title", fa=float(data["f_a"]), fb=float(data["f_b"])), color=theme.warn
     )
-    ax_f.legend(
-        loc="upper right",
-        ncol=2,
+    fig.legend(
+        *ax_f.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=4,
         frameon=False,
         handletextpad=0.3,
-        columnspacing=0.8,
-        borderaxespad=0.1,
+        columnspacing=1.0,
     )
 
 
@@ -329,7 +332,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     rows = [
         ("tab_perm", data["layout_perm_diff"]),
         ("tab_raw", data["layout_raw_diff"]),
-        ("tab_sim", data["layout_sim_diff"]),
+        ("tab_sim", below(data["layout_sim_diff"], -14)),  # rounding level: a bound
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()

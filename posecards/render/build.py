@@ -7,8 +7,6 @@ each to a temporary name and renamed into place, so a failed build leaves DIR as
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping
@@ -18,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
-from posecards.config import BuildConfig, Look, PEParams
+from posecards.cache import file_mode
+from posecards.config import PRINT_WIDTH, BuildConfig, Look, PEParams
 from posecards.render import buildcache
 from posecards.render.buildcache import plain_numbers
+from posecards.render.manifest import build_manifest
 
 LANG_LABEL = {"en": "English", "zh": "中文"}
 
@@ -94,6 +94,7 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
                     formats=job.formats,
                     size=job.look.size,
                     footer=footer_text(job.params, job.look, job.lang),
+                    scale=job.look.scale,
                 )
             )
     finally:
@@ -111,6 +112,7 @@ def render_unit(
     formats: tuple[str, ...],
     size: str,
     footer: str,
+    scale: int = 1,
 ) -> dict[str, bytes]:
     """The whole card and its standalone figures for one language, encoded (inside card_style).
 
@@ -127,14 +129,15 @@ def render_unit(
     whole = [f for f in formats if f in ("png", "svg", "pdf")]
     if whole:
         fig = compose_card(filled, text, content.figures, th, size, footer)
-        for fmt, data in figure_bytes_multi(fig, whole).items():
+        print_width = PRINT_WIDTH[size]
+        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width).items():
             out[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
     wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
     for fid, *_ in filled.panels:
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
-        for fmt, data in figure_bytes_multi(fig, wanted).items():
+        for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
             out[f"{lang}/figures/{fid}.{fmt}"] = data
         del fig
         gc.collect()
@@ -291,6 +294,13 @@ def build_outputs(
         progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
     if todo:
         n_workers = max(1, min(len(todo), cfg.jobs))
+        if progress:
+            progress(f"rendering {len(todo)} card(s) in {n_workers} process(es)")
+            if any(job.card == 1 for job in todo):
+                progress(
+                    "card 1 computes a UMAP layout: 20-35 s the first time (numba compiles it), "
+                    "cached afterwards"
+                )
         # Every (card, language) renders in a fresh process: matplotlib keeps font and
         # text-layout state between figures, which can move a coordinate by an ulp, so a
         # figure's bytes would otherwise depend on what the same process drew before it.
@@ -334,22 +344,8 @@ def build_outputs(
             and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
         }
     files = dict(sorted(files.items()))
-    files["manifest.json"] = manifest(cfg, files)
+    files["manifest.json"] = build_manifest(cfg, files)
     return files
-
-
-def manifest(cfg: BuildConfig, files: Mapping[str, bytes]) -> bytes:
-    doc = {
-        "posecards": __version__,
-        "libraries": dict(buildcache.library_versions()),
-        "parameters": asdict(cfg.params),
-        "look": asdict(cfg.look),
-        "cards": list(cfg.cards),
-        "languages": list(cfg.langs),
-        "formats": list(cfg.formats),
-        "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
-    }
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
@@ -370,12 +366,15 @@ def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
         if not (path.is_file() and path.read_bytes() == data):
             changed.append(rel)
     staged: list[tuple[str, Path]] = []
+    mode = file_mode()
+    _fix_modes(out, [rel for rel in files if rel not in changed], mode)
     try:
         for rel in changed:
             path = out / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             staged.append((rel, Path(tmp_name)))
+            os.fchmod(fd, mode)  # mkstemp makes 0600; a web server must be able to read it
             with os.fdopen(fd, "wb") as fh:
                 fh.write(files[rel])
         held = {signal.SIGINT, signal.SIGTERM}
@@ -403,13 +402,12 @@ def safe_relative(rel: str) -> bool:
     )
 
 
-def check_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
-    """Paths under ``out`` that are missing or differ from a fresh build."""
-    stale = []
-    for rel, data in files.items():
+def _fix_modes(out: Path, unchanged: list[str], mode: int) -> None:
+    """Files left 0600 by posecards 0.1.0 (written through mkstemp) get the umask's mode."""
+    for rel in unchanged:
         path = out / rel
-        if not path.is_file():
-            stale.append(f"missing: {rel}")
-        elif path.read_bytes() != data:
-            stale.append(f"stale:   {rel}")
-    return stale
+        try:
+            if path.stat().st_mode & 0o777 == 0o600 and mode != 0o600:
+                path.chmod(mode)
+        except OSError:
+            pass

@@ -77,8 +77,38 @@ def shared_digest() -> str:
     ).hexdigest()
 
 
-def card_text_digest(card: int) -> str:
-    path = data_dir("cards") / f"card{card}.toml"
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@cache
+def shared_inputs() -> tuple[tuple[str, str], ...]:
+    """(name, sha256) of every file all outputs are made from: posecards' code and style files
+    ("posecards/..."), the templates ("templates/..."). Names do not depend on where posecards
+    is installed, so a manifest written on one machine is checked on another."""
+    out = []
+    for p in sorted(_PKG.rglob("*")):
+        rel = p.relative_to(_PKG)
+        if p.is_file() and p.suffix in (".py", ".mplstyle", ".toml") and rel.parts[0] != "_data":
+            out.append((f"posecards/{rel.as_posix()}", _sha(p)))
+    root = data_dir("templates")
+    out += [
+        (f"templates/{p.relative_to(root).as_posix()}", _sha(p))
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    ]
+    return tuple(out)
+
+
+def card_text_name(card: int | str) -> str:
+    """How a recipe names a card's text file: ``cards/card3.toml``."""
+    return f"cards/card{card}.toml" if isinstance(card, int) else f"cards/{card}.toml"
+
+
+def card_text_digest(card: int | str) -> str:
+    """sha256 of a card's text file (of nothing if it does not exist)."""
+    name = card_text_name(card).removeprefix("cards/")
+    path = data_dir("cards") / name
     return hashlib.sha256(path.read_bytes() if path.is_file() else b"").hexdigest()
 
 

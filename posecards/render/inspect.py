@@ -7,8 +7,6 @@ bytes do not depend on what was drawn before. Writing is left to ``build.write_o
 
 from __future__ import annotations
 
-import hashlib
-import json
 import multiprocessing
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -91,6 +89,7 @@ def render_inspection(job: InspectJob) -> dict[str, bytes]:
                 formats=job.formats,
                 size=job.look.size,
                 footer=job.footer,
+                scale=job.look.scale,
             )
     finally:
         gc.enable()
@@ -163,22 +162,33 @@ def inspect_outputs(
 def _manifest(
     cfg: InspectConfig, ckpt: Checkpoint, found: Found, files: Mapping[str, bytes]
 ) -> bytes:
-    doc = {
-        "posecards": __version__,
-        "libraries": dict(buildcache.library_versions()),
-        "model": {
-            "name": ckpt.name,
-            "format": ckpt.format,
-            "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
-            "config": "config.json" if ckpt.config_file else None,
-            "found": _printable(asdict(found)),
-        },
-        "look": asdict(cfg.look),
-        "languages": list(cfg.langs),
-        "formats": list(cfg.formats),
-        "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
+    """The same manifest as a build's (recipe inputs, units, sha256 of every file), plus the
+    model it was made from."""
+    from posecards.render.manifest import PAGES, card_unit, inputs_of, manifest_bytes
+
+    card = f"inspect-{found.kind}"
+    text = buildcache.card_text_name(card)
+    units: dict[str, tuple[list[str], list[str]]] = {
+        card_unit(card, lang): ([text], [f for f in files if f.startswith(f"{lang}/")])
+        for lang in cfg.langs
     }
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    pages = [f for f in files if f.endswith(".html")]
+    if pages:
+        units[PAGES] = ([text], pages)
+        for lang in cfg.langs:
+            made = units[card_unit(card, lang)][1]
+            made[:] = [f for f in made if f not in pages]
+    model = {
+        "name": ckpt.name,
+        "format": ckpt.format,
+        "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
+        "config": "config.json" if ckpt.config_file else None,
+        "found": _printable(asdict(found)),
+    }
+    options = {"languages": list(cfg.langs), "formats": list(cfg.formats), "look": asdict(cfg.look)}
+    return manifest_bytes(
+        "posecards inspect", options, inputs_of([card]), units, files, extra={"model": model}
+    )
 
 
 def default_out(ckpt: Checkpoint) -> Path:

@@ -64,6 +64,20 @@ def sci(value: float, digits: int = 1) -> str:
     return _minus(f"{mant:.{digits}f}") + f"×10{str(exp).translate(_SUPERSCRIPT)}"
 
 
+def below(value: float, exponent: int) -> str:
+    """A quantity at rounding level, as a bound: below(8.9e-16, -14) -> '< 10⁻¹⁴'.
+
+    Rounding noise (10⁻¹⁶…10⁻¹³) differs from CPU to CPU in every digit; the card states the
+    bound it stays under instead. The bound is fixed in the card text, with a wide margin over
+    the values seen, so it prints the same everywhere; a value at or above it (unusual
+    parameters) prints as sci(value, 1).
+    """
+    v = abs(float(value))
+    if v < 10.0**exponent:
+        return f"< 10{str(exponent).translate(_SUPERSCRIPT)}"
+    return sci(value, 1)
+
+
 def group(value: float) -> str:
     """Integer with thousands separators: 131072 -> '131,072'."""
     return _minus(f"{round(float(value)):,}")
@@ -82,10 +96,17 @@ def sig(value: float, digits: int = 3) -> str:
     return _minus(f"{rounded:.{decimals}f}")
 
 
+def wl(value: float) -> str:
+    """A wavelength in positions, one rule on every card: 3 significant digits below 1,000,
+    whole positions above (never rounded to a multiple of 10): 6.28, 62.8, 628, 6,283, 60,611."""
+    v = float(value)
+    return group(v) if abs(v) >= 1000 else sig(v, 3)
+
+
 @cache
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(num=num, sci=sci, group=group, sig=sig)
+    env.filters.update(num=num, sci=sci, group=group, sig=sig, below=below, wl=wl)
     return env
 
 

@@ -1,0 +1,87 @@
+"""Small things a newcomer meets first: list, pipes, figure ids, case, file names, progress."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run
+from typer.testing import CliRunner
+
+from posecards.cli import app
+from posecards.config import BuildConfig
+
+runner = CliRunner()
+
+
+def one_line_exit_2(r: subprocess.CompletedProcess[str], *parts: str) -> None:
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("posecards: error: "), r.stderr
+    for part in parts:
+        assert part in lines[0], lines[0]
+
+
+def test_list_fills_the_placeholders_of_titles() -> None:
+    r = runner.invoke(app, ["list"])
+    assert r.exit_code == 0, r.output
+    assert "{{" not in r.output
+    assert "c1-pe-table            The encoding itself: 10 positions × 8 dimensions" in r.output
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # `posecards data c2-heatmap --format csv | head -1`: far more output than a pipe buffer
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "posecards", "data", "c2-heatmap", "--format", "csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"field,")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == ""
+
+
+def test_an_unknown_figure_id_names_the_nearest() -> None:
+    for cmd in (["data", "c2-hetmap"], ["figure", "c2-hetmap", "-o", "x.png"]):
+        r = run(*cmd)
+        one_line_exit_2(r, "unknown figure id 'c2-hetmap'", "did you mean c2-heatmap?")
+    r = run("data", "zzzz")
+    one_line_exit_2(r, "unknown figure id 'zzzz'", "'posecards list' shows all ids")
+
+
+def test_choices_and_figure_ids_ignore_case() -> None:
+    r = run("data", "C2-Curves", "--format", "JSON")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.lstrip().startswith("{")
+
+
+def test_figure_into_a_folder_asks_for_a_file_name(tmp_path: Path) -> None:
+    r = run("figure", "c2-heatmap", "-o", f"{tmp_path}/")
+    one_line_exit_2(r, "is a folder; give a file name", f"{tmp_path / 'c2-heatmap'}.png")
+    r = run("figure", "c2-heatmap", "-o", str(tmp_path / "newdir") + os.sep)
+    one_line_exit_2(r, "is a folder; give a file name")
+
+
+def test_the_first_build_says_what_the_long_step_is(tmp_path: Path) -> None:
+    from posecards.render.build import build_outputs
+
+    said: list[str] = []
+
+    class Seen(Exception):
+        pass
+
+    def progress(msg: str) -> None:
+        said.append(msg)
+        if "UMAP" in msg:
+            raise Seen  # stop before anything is rendered
+
+    cfg = BuildConfig(out=tmp_path, cards=(1,), langs=("en",), formats=("svg",))
+    with pytest.raises(Seen):
+        build_outputs(cfg, progress, use_cache=False)
+    assert "numba" in said[-1] and "first time" in said[-1]
