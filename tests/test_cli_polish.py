@@ -50,13 +50,13 @@ def test_a_closed_pipe_ends_quietly() -> None:
 def test_an_unknown_figure_id_names_the_nearest() -> None:
     for cmd in (["data", "c2-hetmap"], ["figure", "c2-hetmap", "-o", "x.png"]):
         r = run(*cmd)
-        one_line_exit_2(r, "unknown figure id 'c2-hetmap'", "did you mean c2-heatmap?")
+        one_line_exit_2(r, "unknown figure id 'c2-hetmap'", "did you mean c2-heatmap")
     r = run("data", "zzzz")
     one_line_exit_2(r, "unknown figure id 'zzzz'", "'posecards list' shows all ids")
 
 
 def test_choices_and_figure_ids_ignore_case() -> None:
-    r = run("data", "C2-Curves", "--format", "JSON")
+    r = run("data", "C2-Heatmap", "--format", "JSON")
     assert r.returncode == 0, r.stderr
     assert r.stdout.lstrip().startswith("{")
 

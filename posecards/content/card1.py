@@ -208,8 +208,9 @@ def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
 
 
 def title_numbers(params: PEParams) -> dict[str, Scalar]:
-    """The numbers the titles use (the small table's size), without the costly parts."""
-    return _pe_table(params)[1]
+    """The numbers the titles use (the small table's size, the base, the demo head's width),
+    without the costly parts."""
+    return {**_pe_table(params)[1], "base": params.base, "demo_d_model": DEMO_D_MODEL}
 
 
 def compute(params: PEParams) -> CardContent:
