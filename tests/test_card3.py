@@ -313,3 +313,14 @@ def test_figures_draw_without_missing_glyphs(content, lang, theme):
         for fid in IDS + EXTRA:
             fig = draw_standalone(fid, content.figures[fid], lang, theme)
             fig.savefig(io.BytesIO(), format="png", dpi=40)  # low dpi: layout and glyphs only
+
+
+@pytest.mark.parametrize("fid", ["c3-decay", "c3-base"])
+def test_base_lines_differ_by_more_than_colour(content, fid):
+    with card_style("light"):
+        fig = draw_standalone(fid, content.figures[fid], "en", "light")
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
+        styles = [(ln.get_linestyle(), ln.get_marker()) for ln in lines]
+        assert len(set(styles)) == len(styles), styles
+    assert any(len(ax.get_lines()) >= 2 for ax in fig.axes)

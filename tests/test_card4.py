@@ -345,3 +345,28 @@ def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_
         with card_style(theme_name):
             fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
             assert fig.axes
+
+
+def _styles_differ(fig: object) -> list[tuple[str, str]]:
+    """Pairs of labelled lines in one axes that differ by colour only (same style and marker)."""
+    same = []
+    for ax in fig.axes:  # type: ignore[attr-defined]
+        lines = [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
+        for i, a in enumerate(lines):
+            for b in lines[i + 1 :]:
+                if (a.get_linestyle(), a.get_marker()) == (b.get_linestyle(), b.get_marker()):
+                    same.append((str(a.get_label()), str(b.get_label())))
+    return same
+
+
+@pytest.mark.parametrize("fid", ["c4-alibi", "c4-rope-scaling"])
+def test_lines_differ_by_more_than_colour(card: CardContent, fid: str) -> None:
+    """Under deuteranopia NTK-aware and YaRN (and heads 4 and 8) share a hue: style tells them
+    apart."""
+    from posecards.figures.style import card_style
+    from posecards.render.figure import draw_standalone
+
+    with card_style("light"):
+        fig = draw_standalone(fid, card.figures[fid], "en", "light")
+    assert sum(len(ax.get_lines()) for ax in fig.axes) >= 3
+    assert _styles_differ(fig) == []

@@ -94,6 +94,28 @@ def value_table(
     table.scale(1, 1.25)
 
 
+def plain_number(v: float) -> str:
+    """A tick label without exponents (mathtext superscripts fall under the size floor):
+    1, 10, 100, 1k, 10k, 1M; 0.1, 0.01, 0.001 below one."""
+    v = float(v)
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e3:
+        return f"{v / 1e3:g}k"
+    if v >= 1:
+        return f"{v:g}"
+    return np.format_float_positional(v, trim="-")
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Label a log axis (``ax.xaxis`` or ``ax.yaxis``) at powers of ten with plain numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10.0, numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def grid(fig: FigureBase, nrows: int, ncols: int, **kw: Any) -> Any:
     """Subplots on a Figure or SubFigure with constrained spacing."""
     return fig.subplots(nrows, ncols, squeeze=False, **kw)
@@ -165,25 +187,3 @@ def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
         )
     assert im is not None
     return im
-
-
-def plain_number(v: float) -> str:
-    """A tick label without exponents (mathtext superscripts fall under the size floor):
-    1, 10, 100, 1k, 10k, 1M; 0.1, 0.01, 0.001 below one."""
-    v = float(v)
-    if v >= 1e6:
-        return f"{v / 1e6:g}M"
-    if v >= 1e3:
-        return f"{v / 1e3:g}k"
-    if v >= 1:
-        return f"{v:g}"
-    return np.format_float_positional(v, trim="-")
-
-
-def plain_log_ticks(axis: Any) -> None:
-    """Label a log axis (``ax.xaxis`` or ``ax.yaxis``) at powers of ten with plain numbers."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    axis.set_major_locator(LogLocator(base=10.0, numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
-    axis.set_minor_formatter(NullFormatter())

@@ -164,7 +164,7 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
 
 # --- c3-decay ------------------------------------------------------------------------------------
 
-_BASE_STYLE = ({"linestyle": "-"}, {"linestyle": (0, (5, 2))}, {"linestyle": (0, (1.5, 1.5))})
+_BASE_STYLE = ("-", "--", ":")  # bases differ by line style as well as colour
 
 
 def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -173,7 +173,9 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     bounds = np.asarray(data["bounds"])  # (n_bases, r)
     for i, (b, bound) in enumerate(zip(data["bases"], bounds, strict=True)):
         color = _cycle(i)
-        ax.plot(r, bound, color=color, lw=1.6, label=t("dc_base", b=b), **_BASE_STYLE[i % 3])
+        ax.plot(
+            r, bound, color=color, lw=1.6, label=t("dc_base", b=b), linestyle=_BASE_STYLE[i % 3]
+        )
         ax.plot([data["probe"]], [data["probe_values"][i]], "o", color=color, ms=8, mec=theme.text)
     top = float(bounds.max()) * 1.3  # headroom above the curves for the line labels
     ax.axvline(data["probe"], color=theme.muted, lw=1.0, ls="--")
@@ -229,7 +231,9 @@ def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
         ax.axhline(float(ctx), color=theme.muted, lw=1.0, ls="--", zorder=0)
     for i, b in enumerate(data["bases"]):
         color = _cycle(i)
-        ax.plot(k, lam[i], color=color, lw=2.2, label=t("bs_base", b=b), **_BASE_STYLE[i % 3])
+        ax.plot(
+            k, lam[i], color=color, lw=2.2, label=t("bs_base", b=b), linestyle=_BASE_STYLE[i % 3]
+        )
         for j, ctx in enumerate(contexts):
             count = int(turns[i, j])
             if 0 < count < lam.shape[1]:  # the line crosses this context inside the plot

@@ -63,7 +63,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     # right: the weight the last query gives each earlier token, equal content
     d = np.asarray(data["distance"])
     w = np.asarray(data["weights"])  # (3, L)
-    styles = ["-", (0, (5, 2)), (0, (6, 2, 1.5, 2))]
+    styles = ["-", "--", "-."]
     for k in range(w.shape[0]):
         ax_w.plot(
             d,

@@ -313,7 +313,7 @@ def draw_weights(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax = fig.subplots()
     d = np.asarray(data["distance"])
     w = np.asarray(data["weights"])  # (s, L)
-    styles = ["-", (0, (5, 2)), (0, (6, 2, 1.5, 2))]  # heads differ by more than colour
+    styles = ["-", "--", "-."]  # heads differ by more than colour
     for k in range(w.shape[0]):
         ax.plot(
             d,
