@@ -91,12 +91,12 @@ def test_a_hand_edited_png_and_a_missing_file_are_named(small: Path, tmp_path: P
     data = bytearray(png.read_bytes())
     data[-20] ^= 1
     png.write_bytes(bytes(data))
-    (site / "en" / "figures" / "c2-curves.svg").unlink()
+    (site / "en" / "figures" / "c2-rotation.svg").unlink()
     before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
     r = run("build", "--out", str(site), "--check")
     assert r.returncode == 1
     assert f"  edited after the build: en/{png.name}\n" in r.stdout
-    assert "  missing: en/figures/c2-curves.svg\n" in r.stdout
+    assert "  missing: en/figures/c2-rotation.svg\n" in r.stdout
     assert r.stdout.startswith(f"2 of 13 file(s) out of date in {site}:")
     assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
 
