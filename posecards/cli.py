@@ -24,7 +24,9 @@ from posecards.config import (
     MAX_POSITIONS,
     SIZES,
     THEMES,
+    DECK_FORMATS,
     BuildConfig,
+    DeckConfig,
     InspectConfig,
     Look,
     PEParams,
@@ -175,12 +177,17 @@ def _writable(out: Path) -> str | None:
     return None
 
 
-def _run_build(cfg: BuildConfig) -> None:
+def _run_build(cfg: BuildConfig | DeckConfig, what: str = "cards") -> None:
     import signal
     import time
 
     from posecards.render.build import build_outputs, check_outputs, write_outputs
     from posecards.render.lock import BuildLockedError, build_lock
+
+    if what == "deck":
+        from posecards.deck.build import build_deck as make
+    else:
+        make = build_outputs  # type: ignore[assignment]
 
     t0 = time.perf_counter()
 
@@ -197,8 +204,8 @@ def _run_build(cfg: BuildConfig) -> None:
     signal.signal(signal.SIGTERM, on_term)
     try:
         with build_lock(cfg.out, wait=not cfg.check):
-            progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
-            files = build_outputs(cfg, progress, use_cache=cfg.cache)
+            progress(f"building {what} {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
+            files = make(cfg, progress, use_cache=cfg.cache)  # type: ignore[arg-type]
             if cfg.check:
                 stale = check_outputs(cfg.out, files)
                 if stale:
@@ -230,6 +237,43 @@ def _run_build(cfg: BuildConfig) -> None:
         progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
     else:
         progress(f"{cfg.out} is up to date ({len(files)} files)")
+
+
+@app.command()
+def deck(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DeckConfig.out,
+    lang: OptLang = _LANGS,
+    format: Annotated[
+        str, typer.Option("--format", help=f"Comma list of: {','.join(DECK_FORMATS)}.")
+    ] = ",".join(DECK_FORMATS),
+    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = _CARDS,
+    theme: OptTheme = _DEFAULT.look.theme,
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+    jobs: OptJobs = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+    ] = False,
+    quiet: OptQuiet = False,
+) -> None:
+    """Build the lecture deck into DIR/<lang>/: deck.pptx (speaker notes), deck.pdf, slide
+    pictures and animations."""
+    card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+    cfg = DeckConfig(
+        out=out,
+        cards=tuple(sorted(int(c) for c in card_ids)),
+        langs=_choices("--lang", lang, LANGS),
+        formats=_choices("--format", format, DECK_FORMATS),
+        theme=_one("--theme", theme, THEMES),
+        params=_params(d_model, base, positions),
+        jobs=_jobs(jobs),
+        check=check,
+        quiet=quiet,
+    )
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    _run_build(cfg, "deck")
 
 
 @app.command("inspect")

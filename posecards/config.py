@@ -9,6 +9,7 @@ CARD_IDS: tuple[int, ...] = (1, 2, 3, 4)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
+DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # size name -> (width, height) in inches at 100 dpi for PNG: slide = 1920 x 1080 px
 SIZES: dict[str, tuple[float, float]] = {
     "slide": (19.2, 10.8),
@@ -69,3 +70,19 @@ class InspectConfig:
     offset: int | None = None  # --offset N: table rows before position 0 (default: detect)
     jobs: int = 1
     quiet: bool = False
+
+
+@dataclass(frozen=True)
+class DeckConfig:
+    """One `posecards deck` run (slide pictures and animations are always written)."""
+
+    out: Path = Path("out/deck")
+    cards: tuple[int, ...] = CARD_IDS
+    langs: tuple[str, ...] = LANGS
+    formats: tuple[str, ...] = DECK_FORMATS
+    theme: str = "light"
+    params: PEParams = field(default_factory=PEParams)
+    jobs: int = 1  # the CLI defaults to one per core
+    check: bool = False
+    quiet: bool = False
+    cache: bool = True
