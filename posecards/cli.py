@@ -16,6 +16,7 @@ import typer
 from posecards._version import __version__
 from posecards.config import (
     CARD_IDS,
+    DECK_FORMATS,
     FORMATS,
     LANGS,
     MAX_BASE,
@@ -24,7 +25,6 @@ from posecards.config import (
     MAX_POSITIONS,
     SIZES,
     THEMES,
-    DECK_FORMATS,
     BuildConfig,
     DeckConfig,
     InspectConfig,

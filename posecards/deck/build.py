@@ -16,7 +16,7 @@ import hashlib
 import json
 import multiprocessing
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -63,6 +63,7 @@ class FrameJob:
 
 @dataclass(frozen=True)
 class AnimationJob:
+    name: str
     theme: str
     params: PEParams
 
@@ -211,8 +212,10 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
                     data, n_frames = _animation_data(s.figure, job.params)
                     name = s.figure
 
-                    def draw_frame(sub: Any, name: str = name, data: Any = data, n: int = n_frames) -> None:
-                        d.ANIMATION_DRAW[name](sub, data, n // 2, th)
+                    def draw_frame(
+                        sub: Any, name: str = name, data: Any = data, n: int = n_frames
+                    ) -> None:
+                        d.draw_animation_frame(sub, name, data, n // 2, th)
 
                     pic = d.figure_slide(title, th, draw_frame)
                 filled_slide = fill_slide(slide_text, job.lang, values)
@@ -248,10 +251,10 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
             for s in job.slides:
                 if s.kind == "title":
                     filled = fill_slide(deck.title, job.lang, params)
-                    subtitle = fill(deck.subtitle.get(job.lang), params, "deck.toml: 'deck.subtitle'")
-                    agenda = [
-                        f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards
-                    ]
+                    subtitle = fill(
+                        deck.subtitle.get(job.lang), params, "deck.toml: 'deck.subtitle'"
+                    )
+                    agenda = [f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards]
                     pic = d.title_slide(filled.title, subtitle, agenda, th)
                     extra = {"subtitle": subtitle, "items": agenda}
                 else:
@@ -262,7 +265,11 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
                         if item is None:
                             raise ValueError(f"deck.toml: no [closing.items.{c}] for card {c}")
                         items.append(
-                            fill(item.get(job.lang), card_numbers[c], f"deck.toml: 'closing.items.{c}'")
+                            fill(
+                                item.get(job.lang),
+                                card_numbers[c],
+                                f"deck.toml: 'closing.items.{c}'",
+                            )
                         )
                     pic = d.bullets_slide(filled.title, items, th)
                     extra = {"items": items}
@@ -275,7 +282,7 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
 
 
 def render_animations(job: AnimationJob) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """GIF and APNG of every animation (mathematics only on them: one set for all languages)."""
+    """GIF and APNG of one animation (mathematics only on it: one file for all languages)."""
     from posecards.deck import draw as d
     from posecards.figures.style import card_style
 
@@ -283,16 +290,22 @@ def render_animations(job: AnimationJob) -> tuple[dict[str, bytes], dict[str, An
     gc.disable()
     try:
         with card_style(job.theme) as th:
-            for name in d.ANIMATION_DRAW:
-                data, n_frames = _animation_data(name, job.params)
-                frames = d.animation_frames(name, data, th, n_frames, _animation_size())
-                gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
-                out[f"animations/{name}.gif"] = gif
-                out[f"animations/{name}.png"] = apng
-                gc.collect()
+            data, n_frames = _animation_data(job.name, job.params)
+            frames = d.animation_frames(job.name, data, th, n_frames, _animation_size())
+            gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
+            out[f"animations/{job.name}.gif"] = gif
+            out[f"animations/{job.name}.png"] = apng
     finally:
         gc.enable()
     return out, {}
+
+
+def _describe(job: Any) -> str:
+    if isinstance(job, CardSlidesJob):
+        return f"card {job.card} slides ({job.lang})"
+    if isinstance(job, AnimationJob):
+        return f"animation {job.name}"
+    return f"title and closing slides ({job.lang})"
 
 
 def _run(fn: Callable[[Any], Any], args: tuple[Any, ...]) -> Any:
@@ -323,13 +336,13 @@ def build_deck(
     plan = plan_deck(cfg.cards)
     deck_digest = _deck_digest()
     card_jobs = [
-        CardSlidesJob(
-            c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c)
-        )
+        CardSlidesJob(c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c))
         for c in cfg.cards
         for lang in cfg.langs
     ]
-    anim_job = AnimationJob(cfg.theme, cfg.params)
+    from posecards.deck.notes import ANIMATIONS
+
+    anim_jobs = [AnimationJob(name, cfg.theme, cfg.params) for name in ANIMATIONS]
 
     def key(kind: str, job: Any, **more: Any) -> str:
         return buildcache.unit_key(kind, job=job, deck=deck_digest, **more)
@@ -337,22 +350,24 @@ def build_deck(
     keys: dict[Any, str] = {
         job: key("deck-card", job, text=buildcache.card_text_digest(job.card)) for job in card_jobs
     }
-    keys[anim_job] = key("deck-animations", anim_job)
+    for job in anim_jobs:
+        keys[job] = key("deck-animation", job)
     results: dict[Any, tuple[dict[str, bytes], dict[str, Any]]] = {}
     todo: list[Any] = []
-    for job in [*card_jobs, anim_job]:
-        hit = buildcache.load(keys[job]) if use_cache else None
+    for unit in [*card_jobs, *anim_jobs]:
+        hit = buildcache.load(keys[unit]) if use_cache else None
         if hit is None:
-            todo.append(job)
+            todo.append(unit)
         else:
-            results[job] = hit
-    say(f"{len(card_jobs) + 1 - len(todo)} of {len(card_jobs) + 1} deck renders up to date in the cache")
+            results[unit] = hit
+    n_units = len(card_jobs) + len(anim_jobs)
+    say(f"{n_units - len(todo)} of {n_units} deck renders up to date in the cache")
     ctx = multiprocessing.get_context("spawn")
 
     def run_all(jobs: list[Any]) -> None:
         if not jobs:
             return
-        fns = {
+        fns: dict[type, Callable[[Any], Any]] = {
             CardSlidesJob: render_card_slides,
             FrameJob: render_frame_slides,
             AnimationJob: render_animations,
@@ -361,13 +376,14 @@ def build_deck(
         jobs = sorted(jobs, key=lambda j: not isinstance(j, AnimationJob))
         n = max(1, min(len(jobs), cfg.jobs))
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, max_tasks_per_child=1) as pool:
-            futures = [pool.submit(_run, fns[type(j)], (j,)) for j in jobs]
-            for job, fut in zip(jobs, futures, strict=True):
+            futures = {pool.submit(_run, fns[type(j)], (j,)): j for j in jobs}
+            for fut in as_completed(futures):
+                unit = futures[fut]
                 res = fut.result()
-                results[job] = res
+                results[unit] = res
                 if use_cache:
-                    buildcache.store(keys[job], res[0], res[1])
-                say(f"{type(job).__name__} {getattr(job, 'card', '')} {getattr(job, 'lang', '')} rendered")
+                    buildcache.store(keys[unit], res[0], res[1])
+                say(f"{_describe(unit)} rendered")
 
     run_all(todo)
     numbers = {job.card: results[job][1]["numbers"] for job in card_jobs}
@@ -382,28 +398,34 @@ def build_deck(
         )
         for lang in cfg.langs
     ]
-    for job in frame_jobs:
-        keys[job] = key("deck-frame", job, texts=[buildcache.card_text_digest(c) for c in cfg.cards])
+    texts = [buildcache.card_text_digest(c) for c in cfg.cards]
+    for fj in frame_jobs:
+        keys[fj] = key("deck-frame", fj, texts=texts)
     todo = []
-    for job in frame_jobs:
-        hit = buildcache.load(keys[job]) if use_cache else None
+    for fj in frame_jobs:
+        hit = buildcache.load(keys[fj]) if use_cache else None
         if hit is None:
-            todo.append(job)
+            todo.append(fj)
         else:
-            results[job] = hit
+            results[fj] = hit
     run_all(todo)
 
     files: dict[str, bytes] = {}
     for job, res in results.items():
-        if job is not anim_job:
+        if not isinstance(job, AnimationJob):
             files.update(res[0])
-    anim = results[anim_job][0]
-    for lang in cfg.langs:
-        for rel, data in anim.items():
-            files[f"{lang}/{rel}"] = data
+    for job in anim_jobs:
+        for rel, data in results[job][0].items():
+            for lang in cfg.langs:
+                files[f"{lang}/{rel}"] = data
     for lang in cfg.langs:
         slides = sorted(
-            (m for job, res in results.items() if getattr(job, "lang", None) == lang for m in res[1]["slides"]),
+            (
+                m
+                for job, res in results.items()
+                if getattr(job, "lang", None) == lang
+                for m in res[1]["slides"]
+            ),
             key=lambda m: m["n"],
         )
         akey = buildcache.unit_key(
@@ -424,7 +446,21 @@ def build_deck(
         files.update(assembled)
         files[f"{lang}/notes.json"] = (
             json.dumps(
-                [{k: m[k] for k in ("n", "stem", "kind", "title", "notes", "min_text_px", "min_figure_px")} for m in slides],
+                [
+                    {
+                        k: m[k]
+                        for k in (
+                            "n",
+                            "stem",
+                            "kind",
+                            "title",
+                            "notes",
+                            "min_text_px",
+                            "min_figure_px",
+                        )
+                    }
+                    for m in slides
+                ],
                 indent=1,
                 ensure_ascii=False,
             )

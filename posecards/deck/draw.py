@@ -62,7 +62,14 @@ class DeckLook:
 def deck_look() -> DeckLook:
     data = tomllib.loads((data_dir("templates") / "deck.toml").read_text(encoding="utf-8"))
     s = dict(data["slide"])
-    for key in ("title_box", "picture_box", "body_box", "deck_title_box", "deck_subtitle_box", "agenda_box"):
+    for key in (
+        "title_box",
+        "picture_box",
+        "body_box",
+        "deck_title_box",
+        "deck_subtitle_box",
+        "agenda_box",
+    ):
         s[key] = tuple(float(v) for v in s[key])
     return DeckLook(**s)
 
@@ -90,7 +97,9 @@ def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
 
     original = RendererAgg.draw_text
 
-    def draw_text(self: Any, gc: Any, x: float, y: float, s: str, prop: Any, *a: Any, **k: Any) -> Any:
+    def draw_text(
+        self: Any, gc: Any, x: float, y: float, s: str, prop: Any, *a: Any, **k: Any
+    ) -> Any:
         if s.strip():
             sizes.append((float(prop.get_size_in_points()), float(y)))
         return original(self, gc, x, y, s, prop, *a, **k)
@@ -287,7 +296,12 @@ def title_slide(title: str, subtitle: str, agenda: list[str], th: Theme) -> Slid
     lines = page.wrap(title, box, look.deck_title_size, "bold")
     page.block(lines, box, look.deck_title_size, "bold", color=th.accent)
     box = look.deck_subtitle_box
-    page.block(page.wrap(subtitle, box, look.deck_subtitle_size), box, look.deck_subtitle_size, color=th.muted)
+    page.block(
+        page.wrap(subtitle, box, look.deck_subtitle_size),
+        box,
+        look.deck_subtitle_size,
+        color=th.muted,
+    )
     box = look.agenda_box
     y = box[1] + 0.05
     for item in agenda:
@@ -309,7 +323,9 @@ def bullets_slide(title: str, items: list[str], th: Theme) -> SlidePicture:
     return page.finish(lines, has_picture=False)
 
 
-def picture_slide(png: bytes, pdf: bytes, svg: bytes, fig_width_in: float, sizes: list[float]) -> SlidePicture:
+def picture_slide(
+    png: bytes, pdf: bytes, svg: bytes, fig_width_in: float, sizes: list[float]
+) -> SlidePicture:
     """The overview slide: the card itself, filling the slide (its own title is on it)."""
     look = deck_look()
     px = look.px_per_pt(fig_width_in)
@@ -333,141 +349,243 @@ def encode_card(fig: Figure) -> tuple[bytes, bytes, bytes, list[float]]:
     return png, svg, pdf, [s for s, _ in sizes]
 
 
-# --- animations: one function draws one frame of the data in posecards.deck.frames -------------
+# --- animations: ``setup`` draws the static parts and returns ``update(i)``, which moves the ----
+# artists to frame i of the data in posecards.deck.frames (nothing is computed here).
+
+Update = Callable[[int], None]
+# categorical colours used for the moving parts: blue, vermillion, green, purple (Okabe-Ito),
+# the ones that keep contrast on both backgrounds
+ANIM_COLORS = (4, 5, 2, 6)
 
 
-def draw_clocks(fig: FigureBase, f: ClockFrames, i: int, th: Theme) -> None:
-    """Frame ``i``: one clock per PE pair, hand at (sin pω, cos pω) (12 o'clock at p = 0)."""
+def _color(th: Theme, i: int) -> str:
+    return th.categorical[ANIM_COLORS[i % len(ANIM_COLORS)]]
+
+
+def _arrow(ax: Any, color: str) -> Any:
+    return ax.annotate(
+        "",
+        xy=(1.0, 0.0),
+        xytext=(0.0, 0.0),
+        arrowprops={"arrowstyle": "-|>", "color": color, "lw": 3.5, "mutation_scale": 22},
+    )
+
+
+def _dial(ax: Any, th: Theme, ticks: bool) -> None:
     import numpy as np
 
-    n = len(f.pairs)
-    axes = fig.subplots(1, n)
-    colors = th.categorical
-    for c, ax in enumerate(np.atleast_1d(axes)):
-        t = np.linspace(0, 2 * np.pi, 181)
-        ax.plot(np.cos(t), np.sin(t), color=th.muted, lw=1.5)
+    t = np.linspace(0, 2 * np.pi, 181)
+    ax.plot(np.cos(t), np.sin(t), color=th.muted, lw=1.5)
+    if ticks:
         for h in range(12):
             a = 2 * np.pi * h / 12
-            ax.plot([0.9 * np.sin(a), np.sin(a)], [0.9 * np.cos(a), np.cos(a)], color=th.muted, lw=1.2)
-        trail = f.hands[: i + 1, c]  # (i+1, 2)
-        ax.plot(trail[:, 0], trail[:, 1], ".", color=colors[c % len(colors)], ms=5, alpha=0.6)
-        x, y = f.hands[i, c]
-        ax.annotate(
-            "",
-            xy=(float(x), float(y)),
-            xytext=(0.0, 0.0),
-            arrowprops={"arrowstyle": "-|>", "color": colors[c % len(colors)], "lw": 3.5, "mutation_scale": 22},
-        )
-        ax.set_xlim(-1.15, 1.15)
-        ax.set_ylim(-1.15, 1.15)
-        ax.set_aspect("equal")
-        ax.axis("off")
+            ax.plot(
+                [0.9 * np.sin(a), np.sin(a)], [0.9 * np.cos(a), np.cos(a)], color=th.muted, lw=1.2
+            )
+    ax.set_xlim(-1.3, 1.3)
+    ax.set_ylim(-1.3, 1.3)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def setup_clocks(fig: FigureBase, f: ClockFrames, th: Theme) -> Update:
+    """One clock per PE pair; the hand points at (sin pω, cos pω): 12 o'clock at p = 0."""
+    import numpy as np
+
+    axes = np.atleast_1d(fig.subplots(1, len(f.pairs)))
+    hands, trails = [], []
+    for c, ax in enumerate(axes):
+        color = _color(th, c)
+        _dial(ax, th, ticks=True)
+        (trail,) = ax.plot([], [], ".", color=color, ms=6, alpha=0.6)
+        trails.append(trail)
+        hands.append(_arrow(ax, color))
         ax.set_title(
-            f"$i$ = {int(f.pairs[c])}\n$\\omega_i$ = {float(f.omega[c]):.3f}", fontsize=15, color=th.text
+            f"$i$ = {int(f.pairs[c])}\n$\\omega_i$ = {float(f.omega[c]):.3f}",
+            fontsize=16,
+            color=th.text,
         )
-    fig.suptitle(f"$p$ = {int(f.positions[i])}", fontsize=18, weight="bold", color=th.text)
+    title = fig.suptitle("", fontsize=20, weight="bold", color=th.text)
+
+    def update(i: int) -> None:
+        for c in range(len(f.pairs)):
+            hands[c].xy = (float(f.hands[i, c, 0]), float(f.hands[i, c, 1]))
+            trails[c].set_data(f.hands[: i + 1, c, 0], f.hands[: i + 1, c, 1])
+        title.set_text(f"$p$ = {int(f.positions[i])}")
+
+    return update
 
 
-def draw_rope(fig: FigureBase, f: RopeFrames, i: int, th: Theme) -> None:
-    """Frame ``i``: q rotated by mθ and k by nθ; the angle between them is (n − m)θ."""
+def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
+    """q rotated by mθ and k by nθ; the arc between them is (n − m)θ."""
     import numpy as np
     from matplotlib.patches import Arc
 
-    ax, side = fig.subplots(1, 2, width_ratios=[1.0, 1.0])
-    t = np.linspace(0, 2 * np.pi, 181)
-    ax.plot(np.cos(t), np.sin(t), color=th.muted, lw=1.5)
-    cq, ck = th.categorical[0], th.categorical[1]
-    for vec, color, name in ((f.q_rot[i], cq, "q"), (f.k_rot[i], ck, "k")):
-        ax.annotate(
-            "",
-            xy=(float(vec[0]), float(vec[1])),
-            xytext=(0.0, 0.0),
-            arrowprops={"arrowstyle": "-|>", "color": color, "lw": 3.5, "mutation_scale": 22},
-        )
-        ax.text(1.22 * float(vec[0]), 1.22 * float(vec[1]), f"${name}$", color=color, fontsize=18, ha="center", va="center")
-    a0 = float(np.degrees(np.arctan2(f.q_rot[i, 1], f.q_rot[i, 0])))
-    rel = float(f.angle_k[i] - f.angle_q[i])
-    ax.add_patch(Arc((0, 0), 0.7, 0.7, theta1=a0, theta2=a0 + float(np.degrees(rel)), color=th.accent, lw=2.5))
-    ax.set_xlim(-1.35, 1.35)
-    ax.set_ylim(-1.35, 1.35)
-    ax.set_aspect("equal")
-    ax.axis("off")
+    ax, side = fig.subplots(1, 2)
+    _dial(ax, th, ticks=False)
     side.axis("off")
+    colors = {"q": _color(th, 0), "k": _color(th, 1)}
+    arrows = {name: _arrow(ax, color) for name, color in colors.items()}
+    names = {
+        name: ax.text(0, 0, f"${name}$", color=color, fontsize=20, ha="center", va="center")
+        for name, color in colors.items()
+    }
     rows = [
-        f"$m$ = {int(f.m[i])},  $n$ = {int(f.n[i])}",
-        f"$m\\theta$ = {float(f.angle_q[i]):.1f} rad",
-        f"$n\\theta$ = {float(f.angle_k[i]):.1f} rad",
-        f"$(n-m)\\theta$ = {rel:.1f} rad",
-        f"$\\langle R_{{m\\theta}}q,\\,R_{{n\\theta}}k\\rangle$ = {float(f.score[i]):.3f}".replace("-", "\u2212"),
+        side.text(
+            0.0,
+            0.92 - r * 0.19,
+            "",
+            fontsize=19,
+            color=th.accent if r == 3 else th.text,
+            transform=side.transAxes,
+            va="top",
+        )
+        for r in range(5)
     ]
-    for r, s in enumerate(rows):
-        side.text(0.0, 0.9 - r * 0.2, s, fontsize=18, color=th.accent if r == 3 else th.text, transform=side.transAxes, va="top")
+    arc: list[Any] = []
+
+    def update(i: int) -> None:
+        for name, vec in (("q", f.q_rot[i]), ("k", f.k_rot[i])):
+            arrows[name].xy = (float(vec[0]), float(vec[1]))
+            names[name].set_position((1.17 * float(vec[0]), 1.17 * float(vec[1])))
+        rel = float(f.angle_k[i] - f.angle_q[i])
+        start = float(np.degrees(np.arctan2(f.q_rot[i, 1], f.q_rot[i, 0])))
+        while arc:
+            arc.pop().remove()
+        arc.append(
+            ax.add_patch(
+                Arc(
+                    (0, 0),
+                    0.7,
+                    0.7,
+                    theta1=start,
+                    theta2=start + float(np.degrees(rel)),
+                    color=th.accent,
+                    lw=3.0,
+                )
+            )
+        )
+        score = f"{float(f.score[i]):.3f}".replace("-", "\u2212")
+        texts = [
+            f"$m$ = {int(f.m[i])},  $n$ = {int(f.n[i])}",
+            f"$m\\theta$ = {float(f.angle_q[i]):.1f} rad",
+            f"$n\\theta$ = {float(f.angle_k[i]):.1f} rad",
+            f"$(n-m)\\theta$ = {rel:.1f} rad",
+            f"$\\langle R_{{m\\theta}}q,\\,R_{{n\\theta}}k\\rangle$ = {score}",
+        ]
+        for t, s in zip(rows, texts, strict=True):
+            t.set_text(s)
+
+    return update
 
 
-def draw_alibi(fig: FigureBase, f: AlibiFrames, i: int, th: Theme) -> None:
-    """Frame ``i``: the query at position i attends to keys 0..i; one bar row per head."""
+def setup_alibi(fig: FigureBase, f: AlibiFrames, th: Theme) -> Update:
+    """The query at position i attends to keys 0..i; one row of bars per head."""
     import numpy as np
 
-    n = len(f.heads)
-    axes = fig.subplots(n, 1, sharex=True)
+    axes = np.atleast_1d(fig.subplots(len(f.heads), 1, sharex=True))
     keys = np.arange(f.weights.shape[2])
-    q = int(f.query[i])
-    for h, ax in enumerate(np.atleast_1d(axes)):
-        w = f.weights[i, h]
-        ax.bar(keys, w, width=0.85, color=th.categorical[h % len(th.categorical)])
-        ax.axvline(q, color=th.muted, lw=1.5, ls="--")
+    bars, lines = [], []
+    for h, ax in enumerate(axes):
+        color = _color(th, h)
+        bars.append(ax.bar(keys, np.zeros_like(keys, dtype=float), width=0.85, color=color))
+        lines.append(ax.axvline(0, color=th.muted, lw=1.5, ls="--"))
         ax.set_ylim(0, 1.0)
         ax.set_yticks([0, 1])
-        ax.tick_params(labelsize=14)
+        ax.tick_params(labelsize=15)
         ax.text(
-            1.01, 0.5, f"$h$ = {int(f.heads[h])}\n$m$ = 1/{round(1 / float(f.slopes[h]))}",
-            transform=ax.transAxes, fontsize=14, va="center", color=th.text,
+            1.01,
+            0.5,
+            f"$h$ = {int(f.heads[h])}, $m$ = 1/{round(1 / float(f.slopes[h]))}",
+            transform=ax.transAxes,
+            fontsize=16,
+            va="center",
+            color=th.text,
         )
-    last = np.atleast_1d(axes)[-1]
-    last.set_xlabel("$j$", fontsize=16)
-    last.set_xlim(-0.6, len(keys) - 0.4)
-    fig.suptitle(f"$i$ = {q}:  softmax$_j$($-m\\,(i-j)$)", fontsize=18, color=th.text)
+    axes[-1].set_xlabel("key position $j$", fontsize=16)
+    axes[-1].set_xlim(-0.6, len(keys) - 0.4)
+    title = fig.suptitle("", fontsize=18, color=th.text)
+
+    def update(i: int) -> None:
+        q = int(f.query[i])
+        for h in range(len(f.heads)):
+            for rect, w in zip(bars[h], f.relative[i, h], strict=True):
+                rect.set_height(float(w))
+            lines[h].set_xdata([q, q])
+        title.set_text(
+            f"query $i$ = {q}: attention to key $j$ relative to key $i$ = $e^{{-m(i-j)}}$"
+        )
+
+    return update
 
 
-ANIMATION_DRAW: dict[str, Callable[..., None]] = {
-    "clocks": draw_clocks,
-    "rope": draw_rope,
-    "alibi": draw_alibi,
+ANIMATION_SETUP: dict[str, Callable[..., Update]] = {
+    "clocks": setup_clocks,
+    "rope": setup_rope,
+    "alibi": setup_alibi,
 }
 
 
-def animation_frames(name: str, data: Any, th: Theme, n_frames: int, size_in: tuple[float, float]) -> list[bytes]:
-    """Every frame of one animation as PNG bytes (``size_in`` at ``animation_px`` wide)."""
-    import gc
+def draw_animation_frame(fig: FigureBase, name: str, data: Any, i: int, th: Theme) -> None:
+    """Frame ``i`` of an animation, as a still (the slide picture and the PDF page)."""
+    ANIMATION_SETUP[name](fig, data, th)(i)
 
+
+def animation_frames(
+    name: str, data: Any, th: Theme, n_frames: int, size_in: tuple[float, float]
+) -> list[Any]:
+    """Every frame of one animation as an RGB image, ``animation_px`` wide: one figure, laid
+    out once at the middle frame, then its artists moved frame by frame."""
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from PIL import Image
 
     look = deck_look()
     dpi = look.animation_px / size_in[0]
+    fig = Figure(figsize=size_in, dpi=dpi, layout="constrained", facecolor=th.background)
+    canvas = FigureCanvasAgg(fig)
+    update = ANIMATION_SETUP[name](fig, data, th)
+    update(n_frames // 2)
+    canvas.draw()
+    fig.set_layout_engine("none")
     frames = []
     for i in range(n_frames):
-        fig = Figure(figsize=size_in, dpi=dpi, layout="constrained", facecolor=th.background)
-        FigureCanvasAgg(fig)
-        ANIMATION_DRAW[name](fig, data, i, th)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-        frames.append(buf.getvalue())
-        del fig
-        gc.collect()
+        update(i)
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        frames.append(Image.fromarray(rgba[:, :, :3].copy()))
     return frames
 
 
-def gif_and_apng(frames: list[bytes], ms: int) -> tuple[bytes, bytes]:
+def gif_and_apng(frames: list[Any], ms: int) -> tuple[bytes, bytes]:
     """An endlessly looping GIF (plays in PowerPoint, Keynote, Google Slides) and APNG."""
     from PIL import Image
 
-    images = [Image.open(io.BytesIO(b)).convert("RGB") for b in frames]
-    # one shared palette for all frames: no flicker, and deterministic
-    palette = images[len(images) // 2].quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    pal = [im.quantize(palette=palette, dither=Image.Dither.NONE) for im in images]
+    # one shared palette for all frames: no flicker between frames, deterministic
+    palette = frames[len(frames) // 2].quantize(
+        colors=96, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+    )
+    pal = [im.quantize(palette=palette, dither=Image.Dither.NONE) for im in frames]
     gif = io.BytesIO()
-    pal[0].save(gif, format="GIF", save_all=True, append_images=pal[1:], duration=ms, loop=0, optimize=False, disposal=1)
+    pal[0].save(
+        gif,
+        format="GIF",
+        save_all=True,
+        append_images=pal[1:],
+        duration=ms,
+        loop=0,
+        optimize=False,
+        disposal=1,
+    )
     apng = io.BytesIO()
-    images[0].save(apng, format="PNG", save_all=True, append_images=images[1:], duration=ms, loop=0, default_image=False)
+    pal[0].save(
+        apng,
+        format="PNG",
+        save_all=True,
+        append_images=pal[1:],
+        duration=ms,
+        loop=0,
+        default_image=False,
+    )
     return gif.getvalue(), apng.getvalue()

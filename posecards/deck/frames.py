@@ -115,16 +115,19 @@ class AlibiFrames:
     slopes: np.ndarray  # (H,)
     query: np.ndarray  # (frames,) query position per frame
     weights: np.ndarray  # (frames, H, keys); 0 for future keys
+    relative: np.ndarray  # (frames, H, keys): weight / weight of the query's own key = exp(−m(i−j))
 
 
 def alibi_frames(n_frames: int = ALIBI_KEYS) -> AlibiFrames:
     shown = np.asarray(ALIBI_SHOWN, dtype=np.int64)
     bias = alibi_bias(ALIBI_HEADS, ALIBI_KEYS)[shown]  # (H, L, L), −inf for j > i
     query = np.minimum(np.arange(n_frames, dtype=np.int64), ALIBI_KEYS - 1)  # (F,)
-    weights = softmax(bias[:, query, :], axis=-1)  # (H, F, L)
+    weights = np.transpose(softmax(bias[:, query, :], axis=-1), (1, 0, 2))  # (F, H, L)
+    own = weights[np.arange(n_frames), :, query]  # (F, H): weight of key j = i
     return AlibiFrames(
         heads=shown + 1,
         slopes=alibi_slopes(ALIBI_HEADS)[shown],
         query=query,
-        weights=np.transpose(weights, (1, 0, 2)),  # (F, H, L)
+        weights=weights,
+        relative=weights / own[:, :, None],  # (F, H, L)
     )

@@ -76,7 +76,9 @@ def _slide(table: Any, path: Path, key: str, required: tuple[str, ...]) -> Slide
             raise CardTextError(f"{path.name}: [{key}] has no '{part}' notes")
     unknown = set(table) - set(PARTS) - {"title", "subtitle", "card"}
     if unknown:
-        raise CardTextError(f"{path.name}: [{key}] has unknown entries: {', '.join(sorted(unknown))}")
+        raise CardTextError(
+            f"{path.name}: [{key}] has unknown entries: {', '.join(sorted(unknown))}"
+        )
     card = table.get("card")
     return SlideText(
         key=key,
@@ -99,15 +101,25 @@ def load_deck_text(folder: Path | None = None) -> DeckText:
     deck = data.get("deck")
     title = _slide(deck, path, "deck", REQUIRED_OTHER)
     subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, path, "deck.subtitle")
-    cards = {int(k): _slide(v, path, f"cards.{k}", REQUIRED_OTHER) for k, v in data.get("cards", {}).items()}
-    panels = {k: _slide(v, path, f"panels.{k}", REQUIRED_PANEL) for k, v in data.get("panels", {}).items()}
-    anims = {k: _slide(v, path, f"animations.{k}", REQUIRED_OTHER) for k, v in data.get("animations", {}).items()}
+    cards = {
+        int(k): _slide(v, path, f"cards.{k}", REQUIRED_OTHER)
+        for k, v in data.get("cards", {}).items()
+    }
+    panels = {
+        k: _slide(v, path, f"panels.{k}", REQUIRED_PANEL) for k, v in data.get("panels", {}).items()
+    }
+    anims = {
+        k: _slide(v, path, f"animations.{k}", REQUIRED_OTHER)
+        for k, v in data.get("animations", {}).items()
+    }
     for name in ANIMATIONS:
         if name not in anims or anims[name].card is None:
             raise CardTextError(f"{path.name}: [animations.{name}] with 'card = N' is missing")
     closing_raw = data.get("closing")
     closing = _slide(
-        {k: v for k, v in closing_raw.items() if k != "items"} if isinstance(closing_raw, dict) else None,
+        {k: v for k, v in closing_raw.items() if k != "items"}
+        if isinstance(closing_raw, dict)
+        else None,
         path,
         "closing",
         REQUIRED_OTHER,

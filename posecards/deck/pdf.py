@@ -16,7 +16,7 @@ def merge_pages(pages: list[tuple[bytes, float]]) -> bytes:
         if abs(scale - 1.0) > 1e-12:
             page.scale_by(scale)
     # no dates, producer or random file id: the same slides give the same bytes
-    writer._info = None  # type: ignore[assignment]
+    writer._info = None
     buf = io.BytesIO()
     writer.write(buf)
     return buf.getvalue()

@@ -32,6 +32,8 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
             slides.append(PlannedSlide(len(slides) + 1, "panel", p.id, c, p.id))
         for name, anim in deck.animations.items():
             if anim.card == c:
-                slides.append(PlannedSlide(len(slides) + 1, "animation", f"animation-{name}", c, name))
+                slides.append(
+                    PlannedSlide(len(slides) + 1, "animation", f"animation-{name}", c, name)
+                )
     slides.append(PlannedSlide(len(slides) + 1, "closing", "pitfalls"))
     return slides

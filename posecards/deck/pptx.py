@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -89,7 +89,7 @@ def _fix_zip(data: bytes) -> bytes:
 
 
 def write_pptx(
-    slides: list[Mapping[str, Any]], files: Mapping[str, bytes], lang: str, theme_name: str
+    slides: Sequence[Mapping[str, Any]], files: Mapping[str, bytes], lang: str, theme_name: str
 ) -> bytes:
     """The deck of one language from the slides' metadata (titles, notes) and pictures."""
     from pptx import Presentation
@@ -114,7 +114,9 @@ def write_pptx(
             box = look.deck_title_box
             _text_box(slide, box, [(s["title"], look.deck_title_size, th.accent, True)], "Title")
             sub = look.deck_subtitle_box
-            _text_box(slide, sub, [(s["subtitle"], look.deck_subtitle_size, th.muted, False)], "Subtitle")
+            _text_box(
+                slide, sub, [(s["subtitle"], look.deck_subtitle_size, th.muted, False)], "Subtitle"
+            )
             _text_box(
                 slide,
                 look.agenda_box,
