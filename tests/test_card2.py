@@ -18,7 +18,17 @@ from posecards.figures.style import card_style
 from posecards.render.figure import draw_standalone
 from posecards.render.text import fill_card, load_card_text
 
-FIGURE_IDS = ["c2-heatmap", "c2-curves", "c2-similarity", "c2-pitfalls"]
+# every figure the card computes (the figure pages), and the four on the card itself
+FIGURE_IDS = [
+    "c2-heatmap",
+    "c2-curves",
+    "c2-rotation",
+    "c2-similarity",
+    "c2-pitfalls",
+    "c2-float32",
+    "c2-layouts",
+]
+PANEL_IDS = ["c2-heatmap", "c2-similarity", "c2-rotation", "c2-pitfalls"]
 
 
 def pe_numpy(pos: np.ndarray, d: int, base: float) -> np.ndarray:
@@ -116,6 +126,34 @@ def test_heatmap_and_curves_values(default: CardContent) -> None:
     ref = pe_numpy(curves["fast_positions"], 512, 1e4)[:, :4].T
     np.testing.assert_allclose(curves["fast_values"], ref, atol=1e-12)
     assert default.numbers["turns_a"] == pytest.approx(128 / (2 * np.pi / 1e4 ** (-128 / 512)))
+
+
+def test_rotation_bridge(default: CardContent) -> None:
+    """PE(p+k) = R(k)·PE(p): the drawn R(k) and the check, recomputed by hand."""
+    data = default.figures["c2-rotation"]
+    n = nums(default)
+    k, p, d = n["rot_k"], n["rot_p"], n["rot_d"]
+    w = 1e4 ** (-2.0 * np.arange(d // 2) / d)
+    r = np.zeros((d, d))
+    for i, wi in enumerate(w):  # [[cos, sin], [-sin, cos]] per pair, interleaved
+        c, s = np.cos(k * wi), np.sin(k * wi)
+        r[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    np.testing.assert_allclose(data["r"], r, atol=1e-15)
+    np.testing.assert_allclose(r @ pe_numpy(np.array([p]), d, 1e4)[0], data["pe_pk"], atol=1e-14)
+    assert n["rot_angle_0"] == pytest.approx(k * 1.0) and n["rot_angle_1"] == pytest.approx(k * 0.1)
+    # at the card's size: every start and offset of the grid
+    big = pe_numpy(np.arange(256.0), 512, 1e4)
+    w512 = 1e4 ** (-2.0 * np.arange(256) / 512)
+    worst = 0.0
+    for kk in (1, 10, 127):
+        c, s = np.cos(kk * w512), np.sin(kk * w512)
+        sin_p, cos_p = big[:128, 0::2], big[:128, 1::2]
+        shifted = np.empty((128, 512))
+        shifted[:, 0::2] = c * sin_p + s * cos_p
+        shifted[:, 1::2] = -s * sin_p + c * cos_p
+        worst = max(worst, float(np.abs(shifted - big[kk : kk + 128]).max()))
+    assert worst < 1e-12 and 0 < n["rot_err"] < 1e-12
+    assert n["rot_check_max_k"] == 127 and n["rot_check_starts"] == 64
 
 
 def test_dimension_index_bug(default: CardContent) -> None:
@@ -225,7 +263,7 @@ def test_figure_ids_agree(default: CardContent) -> None:
     text = load_card_text(2)
     assert list(DRAW) == FIGURE_IDS
     assert list(default.figures) == FIGURE_IDS
-    assert [p.id for p in text.panels] == FIGURE_IDS
+    assert [p.id for p in text.panels] == PANEL_IDS
 
 
 # --- figures ------------------------------------------------------------------------------------

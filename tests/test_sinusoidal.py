@@ -10,7 +10,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
+from posecards.encodings.sinusoidal import (
+    offset_rotation,
+    pair_frequencies,
+    rotate_by_offset,
+    sinusoidal_pe,
+    wavelengths,
+)
 
 SETTINGS = settings(max_examples=50, deadline=None)
 even_dims = st.integers(1, 128).map(lambda h: 2 * h)
@@ -229,3 +235,55 @@ def test_display_sampling_rules() -> None:
     s = spread_positions(131072, 1024)
     assert s[0] == 0 and s[-1] == 131071 and s.size == 1024 and np.all(np.diff(s) > 0)
     np.testing.assert_array_equal(spread_positions(5, 100), np.arange(5.0))
+
+
+# --- the rotation bridge PE(p+k) = R(k)·PE(p) -------------------------------------------------
+
+
+@SETTINGS
+@given(
+    d=even_dims,
+    base=bases,
+    p=st.integers(0, 5000),
+    k=st.integers(-5000, 5000),
+    layout=layouts,
+    rule=frequency_rules,
+)
+def test_shift_is_a_block_diagonal_rotation(
+    d: int, base: float, p: int, k: int, layout: str, rule: str
+) -> None:
+    if rule == "tensor2tensor" and d < 4:
+        return
+    r = offset_rotation(k, d, base, layout=layout, frequencies=rule)  # (d, d)
+    pe = sinusoidal_pe([p, p + k], d, base, layout=layout, frequencies=rule)
+    # angles up to 10^4 rad carry ~1e-12 rounding in sin/cos
+    np.testing.assert_allclose(r @ pe[0], pe[1], atol=1e-11)
+    turned = rotate_by_offset(pe[:1], k, base, layout=layout, frequencies=rule)  # no (d, d)
+    np.testing.assert_allclose(turned[0], r @ pe[0], atol=1e-13)
+    np.testing.assert_allclose(r.T @ r, np.eye(d), atol=1e-14)  # orthogonal
+    assert np.linalg.det(r) == pytest.approx(1.0, abs=1e-9)  # a rotation, not a reflection
+    # block diagonal: nothing couples two different pairs
+    half = d // 2
+    pair_of = np.arange(d) // 2 if layout == "interleaved" else np.arange(d) % half
+    assert np.all(r[pair_of[:, None] != pair_of[None, :]] == 0.0)
+
+
+@SETTINGS
+@given(d=even_dims, j=st.integers(-300, 300), k=st.integers(-300, 300), layout=layouts)
+def test_rotations_compose_by_adding_offsets(d: int, j: int, k: int, layout: str) -> None:
+    """R(j)·R(k) = R(j+k), R(0) = I: shifting by k then j is shifting by j + k."""
+    r = offset_rotation
+    np.testing.assert_allclose(
+        r(j, d, layout=layout) @ r(k, d, layout=layout), r(j + k, d, layout=layout), atol=1e-12
+    )
+    np.testing.assert_array_equal(r(0, d, layout=layout), np.eye(d))
+
+
+def test_rotation_blocks_by_hand() -> None:
+    """d = 4, b = 100: ω = (1, 0.1); block i is [[cos kω_i, sin kω_i], [-sin kω_i, cos kω_i]]."""
+    r = offset_rotation(2, 4, 100.0)
+    c0, s0, c1, s1 = math.cos(2.0), math.sin(2.0), math.cos(0.2), math.sin(0.2)
+    expected = np.array(
+        [[c0, s0, 0, 0], [-s0, c0, 0, 0], [0, 0, c1, s1], [0, 0, -s1, c1]], dtype=np.float64
+    )
+    np.testing.assert_allclose(r, expected, rtol=0, atol=1e-16)

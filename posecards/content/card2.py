@@ -1,9 +1,10 @@
 """Card 2: sinusoidal geometry. Every position gets a fingerprint; similarity depends on offset.
 
-Panels: the position × dimension heatmap of the encoding, the sin/cos curves of the first and of
-two slow dimensions, the similarity matrix with the offset profile f(k) measured from several
-start positions, and three pitfalls (dimension index in the exponent, layouts and frequency
-rules, float32 angles).
+Panels: the position × dimension heatmap of the encoding, the rotation bridge PE(p+k) = R(k)·PE(p)
+(R block diagonal, one 2 × 2 rotation per pair: the step to RoPE on card 3), the similarity matrix
+with the offset profile f(k) measured from several start positions, and two measured pitfalls
+(dimension index in the exponent, float32 angles). The sin/cos curves (c2-curves) and the layout
+comparison are computed for the figure pages and the pitfall text.
 
 Everything is computed at display resolution: at most MAX_ROWS positions and MAX_PAIRS pairs are
 evaluated for the pictures, so params.positions = 131072 and d_model = 65536 stay fast and small.
@@ -23,7 +24,12 @@ from posecards.encodings.precision import float32_angle_error
 from posecards.encodings.rope import rope_layout_permutation
 from posecards.encodings.sampling import even_positions, position_step, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
-from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
+from posecards.encodings.sinusoidal import (
+    offset_rotation,
+    rotate_by_offset,
+    sinusoidal_pe,
+    wavelengths,
+)
 
 # Work budget: a panel evaluates at most about TRIG_BUDGET sines/cosines, so that d_model = 65536
 # and 131072 positions stay fast; defaults (d_model = 512) are far below it.
@@ -41,6 +47,11 @@ LAYOUT_GRID = 64  # positions on which the layouts are compared
 F32_ELEMENTS = 2**20  # at most this many (position, pair) cells in the float32 error computation
 F32_MAX_ROWS = 256
 F32_MAX_COLS = 256
+# rotation bridge: R(k) drawn for a small encoding, checked at the card's d_model
+ROT_SHOW_D = 8  # the R(k) picture: 8 × 8, four 2 × 2 blocks
+ROT_K = 3  # the offset shown
+ROT_P = 2  # the start position shown on the unit circle
+ROT_CHECK_ROWS = 64  # positions p of the check; offsets k up to the same number
 # where f(k) first rises again is searched in blocks of offsets, up to MONO_BUDGET cosines
 MONO_BLOCK = 256
 MONO_BUDGET = 2**22
@@ -156,6 +167,50 @@ def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
+def _rotation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """PE(p+k) = R(k)·PE(p): R(k) for a small encoding, and the identity checked at d_model."""
+    n, d = params.positions, params.d_model
+    r_show = offset_rotation(ROT_K, ROT_SHOW_D, params.base)  # (8, 8)
+    pe_show = sinusoidal_pe(
+        np.array([ROT_P, ROT_P + ROT_K], dtype=np.float64), ROT_SHOW_D, params.base
+    )
+    omega_show = 2 * np.pi / wavelengths(ROT_SHOW_D, params.base)  # (4,)
+    # the check at the card's size: every start p and offset k of a grid, actual vectors
+    m = _rows(4 * d, ROT_CHECK_ROWS, 8)
+    starts = even_positions(n, m)  # (m,)
+    offsets = np.unique(np.linspace(0, max(1, n - 1), num=min(m, n)).round())  # (k,)
+    pe_p = _pe_columns(starts, None, params)  # (m, d)
+    err = 0.0
+    for k in offsets:
+        shifted = _pe_columns(starts + k, None, params)  # (m, d): PE(p + k)
+        turned = rotate_by_offset(pe_p, float(k), params.base)  # (m, d): R(k)·PE(p), row-wise
+        err = max(err, float(np.abs(shifted - turned).max()))
+    data = {
+        "r": r_show,  # (8, 8)
+        "pe_p": pe_show[0],  # (8,)
+        "pe_pk": pe_show[1],  # (8,)
+        "omega": omega_show,  # (4,)
+        "k": ROT_K,
+        "p": ROT_P,
+        "d_show": ROT_SHOW_D,
+        "base": params.base,
+        "d_model": d,
+    }
+    numbers: dict[str, Scalar] = {
+        "rot_k": ROT_K,
+        "rot_p": ROT_P,
+        "rot_d": ROT_SHOW_D,
+        "rot_angle_0": float(ROT_K * omega_show[0]),  # radians, pair 0
+        "rot_angle_1": float(ROT_K * omega_show[1]),  # radians, pair 1
+        "rot_err": err,
+        "rot_check_starts": int(starts.shape[0]),
+        "rot_check_offsets": int(offsets.shape[0]),
+        "rot_check_max_k": int(offsets[-1]),
+    }
+    data["err"] = err
+    return data, numbers
+
+
 def _first_rise(params: PEParams) -> tuple[int, float, bool]:
     """First offset k with f(k+1) > f(k), f(k) there, and whether it was found.
 
@@ -268,6 +323,8 @@ def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "offset": OFFSET_B,
         "cos_bug": cos_bug,
         "cos_correct": correct,
+        "d_model": d,
+        "base": params.base,
     }
     numbers: dict[str, Scalar] = {
         "bug_f10_min": float(cos_bug.min()),
@@ -334,6 +391,7 @@ def _float32(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 def compute(params: PEParams) -> CardContent:
     heat, n_heat = _heatmap(params)
     curves, n_curves = _curves(params)
+    rot, n_rot = _rotation(params)
     sim, n_sim = _similarity(params)
     bug, n_bug = _bug(params)
     layouts, n_layouts = _layouts(params)
@@ -345,6 +403,7 @@ def compute(params: PEParams) -> CardContent:
         "half_d": params.d_model // 2,
         **n_heat,
         **n_curves,
+        **n_rot,
         **n_sim,
         **n_bug,
         **n_layouts,
@@ -360,8 +419,11 @@ def compute(params: PEParams) -> CardContent:
         figures={
             "c2-heatmap": heat,
             "c2-curves": curves,
+            "c2-rotation": rot,
             "c2-similarity": sim,
-            "c2-pitfalls": pitfalls,
+            "c2-pitfalls": pitfalls,  # the dimension-index bug
+            "c2-float32": pitfalls,  # figure pages: float32 angle error
+            "c2-layouts": pitfalls,  # figure pages: layouts and frequency rules
         },
         numbers=numbers,
     )

@@ -104,3 +104,68 @@ def sinusoidal_pe(
         out[:, :half] = np.sin(angle)  # columns i
         out[:, half:] = np.cos(angle)  # columns i + d/2
     return out
+
+
+def offset_rotation(
+    k: float,
+    d_model: int,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    frequencies: str = "paper",
+) -> F64:
+    """The matrix R(k) with PE(p + k) = R(k) · PE(p) for every p, float64 of shape (d, d).
+
+    Inside pair i, with θ = p·ω_i and φ = k·ω_i (angle addition):
+
+        sin(θ + φ) =  cos φ · sin θ + sin φ · cos θ
+        cos(θ + φ) = −sin φ · sin θ + cos φ · cos θ
+
+    so R(k) is block diagonal: one 2 × 2 rotation [[cos φ, sin φ], [−sin φ, cos φ]] per pair,
+    at columns (2i, 2i+1) ("interleaved") or (i, i + d/2) ("half"). It does not depend on p:
+    a shift of position is a rotation of the encoding, which is the step from the sinusoidal
+    encoding to RoPE.
+    """
+    check_layout(layout)
+    omega = pair_frequencies(d_model, base, frequencies)  # (d/2,)
+    phi = float(k) * omega  # (d/2,)
+    c, s = np.cos(phi), np.sin(phi)
+    half = omega.shape[0]
+    i = np.arange(half)
+    sin_col, cos_col = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + half)
+    r = np.zeros((2 * half, 2 * half), dtype=np.float64)  # (d_model, d_model)
+    r[sin_col, sin_col] = c
+    r[sin_col, cos_col] = s
+    r[cos_col, sin_col] = -s
+    r[cos_col, cos_col] = c
+    return r
+
+
+def rotate_by_offset(
+    pe: npt.ArrayLike,
+    k: float,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    frequencies: str = "paper",
+) -> F64:
+    """R(k) · PE for every row of ``pe`` (n, d), pair by pair, without forming the (d, d) matrix.
+
+    Equal to ``pe @ offset_rotation(k, d, ...).T``; costs O(n·d) instead of O(n·d²).
+    """
+    check_layout(layout)
+    x = np.asarray(pe, dtype=np.float64)  # (n, d)
+    d = x.shape[1]
+    phi = float(k) * pair_frequencies(d, base, frequencies)  # (d/2,)
+    c, s = np.cos(phi), np.sin(phi)
+    half = d // 2
+    if layout == "interleaved":
+        sin_part, cos_part = x[:, 0::2], x[:, 1::2]  # (n, d/2) each
+    else:
+        sin_part, cos_part = x[:, :half], x[:, half:]
+    out = np.empty_like(x)  # (n, d)
+    new_sin = c * sin_part + s * cos_part  # sin(θ + φ)
+    new_cos = -s * sin_part + c * cos_part  # cos(θ + φ)
+    if layout == "interleaved":
+        out[:, 0::2], out[:, 1::2] = new_sin, new_cos
+    else:
+        out[:, :half], out[:, half:] = new_sin, new_cos
+    return out

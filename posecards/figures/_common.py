@@ -11,6 +11,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import FigureBase
 from matplotlib.image import AxesImage
 
+from posecards.figures import roles
 from posecards.figures.style import Theme
 
 
@@ -65,7 +66,7 @@ def value_table(
     col_labels: list[str],
     row_labels: list[str],
     theme: Theme,
-    fontsize: float = 12,
+    fontsize: float | None = None,
     cell_colors: list[list[Any]] | None = None,
 ) -> None:
     """A table of preformatted numbers filling the axes (no axis lines)."""
@@ -79,7 +80,7 @@ def value_table(
         cellLoc="center",
     )
     table.auto_set_font_size(False)
-    table.set_fontsize(fontsize)
+    table.set_fontsize(roles.fontsize("table_cell") if fontsize is None else fontsize)
     for cell in table.get_celld().values():
         cell.set_edgecolor(theme.box_edge)
         cell.get_text().set_color(theme.text)

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import Colormap
 from matplotlib.figure import FigureBase
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
@@ -21,7 +21,7 @@ def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
 
 
-def _annotate(ax: Axes, values: np.ndarray, fmt: str, fontsize: float = 12) -> None:
+def _annotate(ax: Axes, values: np.ndarray, fmt: str) -> None:
     """Write each cell's value on an imshow heatmap drawn on ``ax``."""
     im = ax.images[-1]
     cmap, norm = im.get_cmap(), im.norm
@@ -35,7 +35,7 @@ def _annotate(ax: Axes, values: np.ndarray, fmt: str, fontsize: float = 12) -> N
             text.replace("-", "\u2212"),
             ha="center",
             va="center",
-            fontsize=fontsize,
+            fontsize=roles.fontsize("cell_number"),
             color=_cell_text_color(cmap, norm, float(v)),
         )
 
@@ -64,7 +64,12 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     vmin, vmax = float(all_w.min()), float(all_w.max())
     subs = cast("np.ndarray", fig.subfigures(2, 1, hspace=0.04))
     for r, (sub, (key, w_orig, w_reord, dev, colour)) in enumerate(zip(subs, rows, strict=True)):
-        sub.suptitle(t(key, dev=dev), fontsize=13, color=colour, fontweight="bold")
+        sub.suptitle(
+            t(key, dev=dev),
+            fontsize=roles.fontsize("subplot_title"),
+            color=colour,
+            fontweight="bold",
+        )
         axes = sub.subplots(1, 2)
         for c, (ax, w, toks) in enumerate(
             zip(axes, (w_orig, w_reord), (tokens, reordered), strict=True)
@@ -76,7 +81,7 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
             ax.set_yticks(range(n), toks)
             ax.tick_params(length=0)
             if r == 0:
-                ax.set_title(" ".join(toks), fontsize=13)
+                ax.set_title(" ".join(toks), fontsize=roles.fontsize("subplot_title"))
             if c == 0:
                 ax.set_ylabel(t("query"))
             if r == 1:
@@ -111,7 +116,7 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
             textcoords="offset points",
             ha="center",
             va="top",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.muted,
             annotation_clip=False,
         )
@@ -131,7 +136,7 @@ def _label_ends(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme: The
             textcoords="offset points",
             ha="right" if right else "left",
             va="top" if top else "bottom",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             fontweight="bold",
             bbox={"boxstyle": "round,pad=0.15", "fc": theme.background, "ec": "none", "alpha": 0.8},
@@ -173,10 +178,17 @@ def draw_trajectory(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
         lam = data[f"{which}_wavelength"]
         # consecutive positions of the fast pair are a radian apart: dots only, no chords
         ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=theme.sequential, s=10, lw=0, zorder=2)
-        ax.text(0, 0, t("turns", n=data[f"{which}_turns"]), ha="center", va="center", fontsize=12)
-        ax.set_title(t("pair_title", i=pair, lam=lam), fontsize=12)
-        ax.set_xlabel(t("dim_n", d=dd[0]), fontsize=12, labelpad=1)
-        ax.set_ylabel(t("dim_n", d=dd[1]), fontsize=12, labelpad=1)
+        ax.text(
+            0,
+            0,
+            t("turns", n=data[f"{which}_turns"]),
+            ha="center",
+            va="center",
+            fontsize=roles.fontsize("annotation"),
+        )
+        ax.set_title(t("pair_title", i=pair, lam=lam), fontsize=roles.fontsize("subplot_title"))
+        ax.set_xlabel(t("dim_n", d=dd[0]), fontsize=roles.fontsize("axis_label"), labelpad=1)
+        ax.set_ylabel(t("dim_n", d=dd[1]), fontsize=roles.fontsize("axis_label"), labelpad=1)
         ax.set_xlim(-1.2, 1.2)
         ax.set_ylim(-1.2, 1.2)
         ax.set_aspect("equal")
@@ -200,7 +212,7 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
             c * 1.15,
             t("ctx_line", n=c, k=int(k)),
             color=theme.muted,
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             va="bottom",
             ha="left",
         )
@@ -219,7 +231,7 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
             textcoords="offset points",
             ha="left" if side > 0 else "right",
             va="center",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.warn,
             fontweight="bold",
         )

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
+from matplotlib.patches import Rectangle
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
@@ -71,7 +72,7 @@ def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
                 cols=dims.shape[0],
                 d=int(data["d_model"]),
             ),
-            fontsize=12,
+            fontsize=roles.fontsize("subplot_title"),
             fontweight="normal",
             color=theme.muted,
             loc="left",
@@ -124,7 +125,11 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         theme,
         ["-", "--", "-", "--"],
     )
-    axes[0].set_title(t("fast_dims", n=int(fast_pos.shape[0])), loc="left", fontsize=13)
+    axes[0].set_title(
+        t("fast_dims", n=int(fast_pos.shape[0])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
     if n_axes == 2:
         _curve_axes(
             axes[1],
@@ -136,23 +141,87 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             theme,
             ["-", "-"],
         )
-        axes[1].set_title(t("slow_dims", n=int(data["n_positions"])), loc="left", fontsize=13)
+        axes[1].set_title(
+            t("slow_dims", n=int(data["n_positions"])),
+            loc="left",
+            fontsize=roles.fontsize("subplot_title"),
+        )
+
+
+def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """PE(p+k) = R(k)·PE(p): the block-diagonal R(k) and one pair turning on its circle."""
+    r = np.asarray(data["r"])  # (8, 8)
+    d_show, k, p = int(data["d_show"]), int(data["k"]), int(data["p"])
+    ax_r, ax_c = fig.subplots(1, 2, width_ratios=[1.0, 1.3])
+    shown = np.where(r == 0.0, np.nan, r)  # zeros blank: only the 2 x 2 blocks are coloured
+    heatmap(ax_r, shown, theme, signed=True, vmax=1.0, colorbar=False)
+    for i in range(d_show // 2):  # outline each 2 x 2 block
+        ax_r.add_patch(
+            Rectangle(
+                (2 * i - 0.5, 2 * i - 0.5), 2, 2, fill=False, edgecolor=theme.text, linewidth=1.2
+            )
+        )
+    ax_r.set_xticks(range(0, d_show, 2))
+    ax_r.set_yticks(range(0, d_show, 2))
+    ax_r.tick_params(length=0)
+    ax_r.set_aspect("equal")
+    ax_r.set_title(t("rot_matrix_title", k=k, d=d_show))
+    # one unit circle, two pairs: (cos θ, sin θ) with θ = p·ω_i, turned by k·ω_i
+    pe_p, pe_pk = np.asarray(data["pe_p"]), np.asarray(data["pe_pk"])
+    omega = np.asarray(data["omega"])
+    circle = np.linspace(0, 2 * np.pi, 361)
+    ax_c.plot(np.cos(circle), np.sin(circle), color=theme.neutral, lw=1.0)
+    styles = [("-", "o", theme.accent, 0.62), ("--", "s", theme.warn, 0.86)]
+    for i, (ls, marker, colour, radius) in enumerate(styles):
+        th0, th1 = p * omega[i], (p + k) * omega[i]
+        arc = np.linspace(th0, th1, 60)
+        ax_c.plot(radius * np.cos(arc), radius * np.sin(arc), ls=ls, color=colour, lw=2.0)
+        for s_, c_ in (pe_p[2 * i : 2 * i + 2], pe_pk[2 * i : 2 * i + 2]):
+            ax_c.plot([0, c_], [0, s_], ls=ls, color=colour, lw=1.2)
+        ax_c.plot(
+            [pe_p[2 * i + 1], pe_pk[2 * i + 1]],
+            [pe_p[2 * i], pe_pk[2 * i]],
+            ls="none",
+            marker=marker,
+            ms=8,
+            mfc=theme.background,
+            mec=colour,
+            mew=2,
+            label=t("rot_pair", i=i, angle=float(k * omega[i])),
+        )
+    ax_c.set_xlim(-1.15, 1.15)
+    ax_c.set_ylim(-1.15, 1.15)
+    ax_c.set_aspect("equal")
+    ax_c.set_xticks([-1, 0, 1])
+    ax_c.set_yticks([-1, 0, 1])
+    ax_c.set_xlabel(t("rot_x"))
+    ax_c.set_ylabel(t("rot_y"))
+    ax_c.set_title(t("rot_circle_title", p=p, k=k))
+    ax_c.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        frameon=False,
+        handletextpad=0.3,
+        title=t("rot_check", d=int(data["d_model"]), err=float(data["err"])),
+        alignment="left",
+    )
 
 
 def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     sim = np.asarray(data["similarity"])
     pos = np.asarray(data["positions"])
-    ax_s, ax_f = fig.subplots(1, 2, width_ratios=[1.0, 1.15])
+    ax_s, ax_f = fig.subplots(1, 2, width_ratios=[1.0, 1.25])
+    # similarity of two sinusoidal encodings is one-sided here: a sequential scale up to 1
     heatmap(
         ax_s,
         sim,
         theme,
-        signed=True,
+        vmin=float(sim.min()),
         vmax=1.0,
         extent=_extent(pos, pos),
         colorbar=False,
     )
-    cb = fig.colorbar(ax_s.images[-1], ax=ax_s, orientation="horizontal", fraction=0.06, pad=0.02)
+    cb = fig.colorbar(ax_s.images[-1], ax=ax_s, orientation="horizontal", fraction=0.06, pad=0.04)
     cb.set_label(t("cos_sim"))
     ax_s.set_aspect("equal")
     ax_s.xaxis.set_label_position("top")
@@ -164,56 +233,36 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     measured = np.asarray(data["measured"])  # (starts, offsets)
     starts = [int(s) for s in data["starts"]]
     markers = ["o", "s", "^", "D"]
-    sizes = [7, 5, 3.5, 3]
+    every = max(1, k.shape[0] // 24)  # a marker every few offsets: the curve stays visible
+    ax_f.plot(k, np.asarray(data["formula"]), color=theme.text, lw=1.4, label=t("formula_f"))
     for r, p0 in enumerate(starts):
         ax_f.plot(
             k,
             measured[r],
             ls="none",
             marker=markers[r % len(markers)],
-            ms=sizes[r % len(sizes)],
-            mfc="none" if r < len(starts) - 1 else None,
+            ms=7 - 1.5 * r,
+            mfc="none",
+            mew=1.5,
+            markevery=(r * every // max(1, len(starts)), every),
             label=t("from_start", p=p0),
         )
-    ax_f.plot(k, np.asarray(data["formula"]), color=theme.text, lw=1.0, label=t("formula_f"))
     for kk, fk in ((data["offset_a"], data["f_a"]), (data["offset_b"], data["f_b"])):
-        ax_f.annotate(
-            t("f_at", k=int(kk), f=float(fk)),
-            xy=(float(kk), float(fk)),
-            xytext=(16, 2),
-            textcoords="offset points",
-            fontsize=12,
-            color=theme.warn,
-            fontweight="bold",
-            va="top",
-            arrowprops={"arrowstyle": "-", "color": theme.warn, "lw": 1.0},
-        )
-        ax_f.plot([float(kk)], [float(fk)], "o", color=theme.warn, ms=6, zorder=5)
-    k_mono = float(data["k_mono"])
-    if bool(data["mono_found"]) and k_mono <= float(k[-1]):
-        ax_f.axvline(k_mono, color=theme.muted, ls=":", lw=1.2)
-        ax_f.text(
-            k_mono,
-            0.06,
-            t("mono_mark", k=int(k_mono)),
-            transform=ax_f.get_xaxis_transform(),
-            ha="left",
-            va="bottom",
-            fontsize=12,
-            color=theme.muted,
-        )
-    ax_f.axhline(0, color=theme.muted, lw=0.6, zorder=0)
+        ax_f.plot([float(kk)], [float(fk)], "o", color=theme.warn, ms=8, zorder=5)
+    ax_f.set_ylim(0.0, 1.7)  # the legend sits above the data
+    ax_f.set_yticks([0.0, 0.5, 1.0])
     ax_f.set_xlabel(t("offset_k"))
     ax_f.set_ylabel(t("cos_sim"))
-    ax_f.set_title(t("profile_title"), fontsize=13)
+    ax_f.set_title(
+        t("profile_title", fa=float(data["f_a"]), fb=float(data["f_b"])), color=theme.warn
+    )
     ax_f.legend(
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.2),
+        loc="upper right",
         ncol=2,
-        fontsize=12,
         frameon=False,
-        columnspacing=1.0,
-        handletextpad=0.4,
+        handletextpad=0.3,
+        columnspacing=0.8,
+        borderaxespad=0.1,
     )
 
 
@@ -230,11 +279,15 @@ def _draw_bug(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> Non
     )
     ax.set_xlabel(t("start_p"))
     ax.set_ylabel(t("sim_at", k=int(data["bug_offset"])))
-    ax.set_title(t("bug_title"), loc="left", fontsize=13)
-    ax.legend(loc="upper left", fontsize=12, frameon=False)
+    ax.set_title(
+        t("bug_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
+    sub = ax.get_figure(root=False)
+    assert sub is not None
+    sub.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=1, frameon=False)
     ax.margins(x=0.02)
-    lo, hi = ax.get_ylim()
-    ax.set_ylim(lo, hi + 0.7 * (hi - lo))  # room for the legend above the lines
 
 
 def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -263,13 +316,13 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         textcoords="offset points",
         ha="left",
         va="bottom",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         color=theme.text,
         bbox={"boxstyle": "round,pad=0.2", "fc": theme.background, "ec": theme.warn, "lw": 1.0},
     )
     ax.set_xlabel(t("pair_i"))
     ax.set_ylabel(t("position"))
-    ax.set_title(t("f32_title"), loc="left", fontsize=13)
+    ax.set_title(t("f32_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
 
 
 def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -280,7 +333,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()
-    ax.set_title(t("layout_title"), loc="left", fontsize=13)
+    ax.set_title(t("layout_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
     step = 1.0 / (len(rows) + 1)
     ax.text(
         1.0,
@@ -289,7 +342,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ha="right",
         va="center",
         color=theme.muted,
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         transform=ax.transAxes,
     )
     for r, (key, value) in enumerate(rows):
@@ -301,7 +354,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
             t(key),
             ha="left",
             va="center",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             transform=ax.transAxes,
         )
@@ -311,7 +364,7 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
             _sci(value),
             ha="right",
             va="center",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             transform=ax.transAxes,
             fontweight="bold",
@@ -319,15 +372,25 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
 
 
 def draw_pitfalls(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    axd = fig.subplot_mosaic([["bug", "f32"], ["tab", "tab"]], height_ratios=[1.6, 1.0])
-    _draw_bug(axd["bug"], data, t, theme)
-    _draw_float32(axd["f32"], data, t, theme)
-    _draw_layouts(axd["tab"], data, t, theme)
+    """The dimension-index bug, measured (the card's other pitfalls are c2-float32, c2-layouts)."""
+    _draw_bug(fig.subplots(), data, t, theme)
+
+
+def draw_float32(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    _draw_float32(fig.subplots(), data, t, theme)
+
+
+def draw_layouts(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """The layout and frequency-rule comparison as a table (figure page; the card says it in text)."""
+    _draw_layouts(fig.subplots(), data, t, theme)
 
 
 DRAW: dict[str, DrawFn] = {
     "c2-heatmap": draw_heatmap,
     "c2-curves": draw_curves,
+    "c2-rotation": draw_rotation,
     "c2-similarity": draw_similarity,
     "c2-pitfalls": draw_pitfalls,
+    "c2-float32": draw_float32,
+    "c2-layouts": draw_layouts,
 }

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
 from matplotlib.patches import Arc, Circle, FancyBboxPatch
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap, value_table
 from posecards.figures.style import Theme
 
@@ -74,7 +74,7 @@ def _arc(
         color=color,
         ha="center",
         va="center",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
 
 
@@ -98,7 +98,15 @@ def _tip_label(
 def _value_lines(ax: Axes, lines: list[tuple[str, str]]) -> None:
     ax.set_axis_off()
     for i, (text, color) in enumerate(lines):
-        ax.text(0.02, 1.0 - i * 0.25, text, color=color, ha="left", va="top", fontsize=12)
+        ax.text(
+            0.02,
+            1.0 - i * 0.25,
+            text,
+            color=color,
+            ha="left",
+            va="top",
+            fontsize=roles.fontsize("annotation"),
+        )
 
 
 def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -124,7 +132,9 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     _tip_label(ax, k, t("rot_k"), theme.warn, 1.15)
     _tip_label(ax, q_rot, t("rot_qm"), theme.accent)
     _tip_label(ax, k_rot, t("rot_kn"), theme.warn, 0.9, dy=0.24)
-    ax.set_title(t("rot_abs_title", m=data["m"], n=data["n"]), fontsize=13)
+    ax.set_title(
+        t("rot_abs_title", m=data["m"], n=data["n"]), fontsize=roles.fontsize("subplot_title")
+    )
 
     # right: rotate k alone by (n - m) theta
     ax = axes[0, 1]
@@ -136,7 +146,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     _tip_label(ax, q, t("rot_q"), theme.accent, 1.15)
     _tip_label(ax, k, t("rot_k"), theme.warn, 1.15)
     _tip_label(ax, k_rel, t("rot_krel"), theme.ok)
-    ax.set_title(t("rot_rel_title"), fontsize=13)
+    ax.set_title(t("rot_rel_title"), fontsize=roles.fontsize("subplot_title"))
 
     _value_lines(
         axes[1, 0],
@@ -172,7 +182,7 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ]
     for i, (ax, (scores, title, dev, spread)) in enumerate(zip(axes, panels, strict=True)):
         heatmap(ax, scores, theme, signed=True, extent=extent, cbar_label=t("sc_cbar"))
-        ax.set_title(t(title), fontsize=13)
+        ax.set_title(t(title), fontsize=roles.fontsize("subplot_title"))
         ax.set_xlabel(t("sc_xlabel") + "\n" + t(spread, v=dev))
         if i == 0:
             ax.set_ylabel(t("sc_ylabel"))
@@ -200,14 +210,14 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         color=theme.muted,
         ha="left" if left_half else "right",
         va="top",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
     ax.set_xscale("log")
     ax.set_xlim(1, data["max_distance"])
     ax.set_ylim(bottom=0)
     ax.set_xlabel(t("dc_xlabel"))
     ax.set_ylabel(t("dc_ylabel"))
-    ax.set_title(t("dc_title", d=data["head_dim"]), fontsize=13)
+    ax.set_title(t("dc_title", d=data["head_dim"]), fontsize=roles.fontsize("subplot_title"))
     ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.9), frameon=True)
 
 
@@ -227,7 +237,9 @@ def _box(ax: Axes, x: float, y: float, text: str, color: str, theme: Theme) -> N
             alpha=0.85,
         )
     )
-    ax.text(x, y, text, ha="center", va="center", fontsize=12, color="black")
+    ax.text(
+        x, y, text, ha="center", va="center", fontsize=roles.fontsize("annotation"), color="black"
+    )
 
 
 def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -242,8 +254,17 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         _box(ax, j, y_top, str(j), _cycle(int(pair_i[j])), theme)
         _box(ax, j, y_bot, str(perm[j]), _cycle(int(pair_h[j])), theme)
     left = -0.5
-    ax.text(left, y_top + 0.6, t("ly_interleaved"), ha="left", va="bottom", fontsize=12)
-    ax.text(left, y_bot - 0.6, t("ly_half"), ha="left", va="top", fontsize=12)
+    ax.text(
+        left,
+        y_top + 0.6,
+        t("ly_interleaved"),
+        ha="left",
+        va="bottom",
+        fontsize=roles.fontsize("annotation"),
+    )
+    ax.text(
+        left, y_bot - 0.6, t("ly_half"), ha="left", va="top", fontsize=roles.fontsize("annotation")
+    )
     p_text = t("ly_perm", p=" ".join(str(int(p)) for p in perm))
     lines = [
         (p_text, theme.text),
@@ -251,12 +272,20 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         (t("ly_wrong", v=data["wrong_max"]), theme.warn),
     ]
     for i, (text, color) in enumerate(lines):
-        ax.text(left, y_bot - 2.5 - 0.95 * i, text, ha="left", va="top", fontsize=12, color=color)
+        ax.text(
+            left,
+            y_bot - 2.5 - 0.95 * i,
+            text,
+            ha="left",
+            va="top",
+            fontsize=roles.fontsize("annotation"),
+            color=color,
+        )
     ax.set_xlim(-0.6, d - 0.4)
     ax.set_ylim(y_bot - 5.3, y_top + 2.0)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(t("ly_title", d=d), fontsize=13)
+    ax.set_title(t("ly_title", d=d), fontsize=roles.fontsize("subplot_title"))
 
 
 def _draw_base(ax: Axes, table_ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -273,15 +302,15 @@ def _draw_base(ax: Axes, table_ax: Axes, data: Mapping[str, Any], t: Labels, the
             transform=ax.get_yaxis_transform(),
             ha="left",
             va="bottom",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.muted,
         )
     ax.set_yscale("log")
     ax.set_xlim(0, max(1, lam.shape[1] - 1))
     ax.set_xlabel(t("bs_xlabel"))
     ax.set_ylabel(t("bs_ylabel"))
-    ax.set_title(t("bs_title", d=data["d_model"]), fontsize=13)
-    ax.legend(loc="lower right", fontsize=12)
+    ax.set_title(t("bs_title", d=data["d_model"]), fontsize=roles.fontsize("subplot_title"))
+    ax.legend(loc="lower right", fontsize=roles.fontsize("legend"))
     turns = np.asarray(data["turns"])  # (n_bases, n_contexts)
     value_table(
         table_ax,
@@ -289,9 +318,13 @@ def _draw_base(ax: Axes, table_ax: Axes, data: Mapping[str, Any], t: Labels, the
         [t("bs_base_short", b=b) for b in data["bases"]],
         [t("bs_ctx", k=int(c) // 1024) for c in data["contexts"]],
         theme,
-        fontsize=12,
+        fontsize=roles.fontsize("table_cell"),
     )
-    table_ax.set_title(t("bs_table_title", n=data["pairs"]), fontsize=12, fontweight="normal")
+    table_ax.set_title(
+        t("bs_table_title", n=data["pairs"]),
+        fontsize=roles.fontsize("subplot_title"),
+        fontweight="normal",
+    )
 
 
 def draw_layouts_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

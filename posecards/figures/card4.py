@@ -14,7 +14,7 @@ from matplotlib.figure import FigureBase
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import causal_bias_maps, heatmap
 from posecards.figures.style import Theme
 
@@ -39,7 +39,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
                 h=int(data["shown_heads"][k]),
                 inv=float(data["shown_inv_slopes"][k]),
             ),
-            fontsize=13,
+            fontsize=roles.fontsize("subplot_title"),
         )
         ax.text(  # the value in the bottom-left corner (farthest key of the last query)
             -0.3,
@@ -47,7 +47,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
             t("alibi_corner", v=float(bias[k, n - 1, 0])),
             ha="left",
             va="bottom",
-            fontsize=12,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
             bbox={"facecolor": theme.background, "edgecolor": "none", "pad": 1.0, "alpha": 0.85},
         )
@@ -75,7 +75,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         color=theme.accent,
         ha="left",
         va="center",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
     ax_s.text(
         (s8.size + s12.size + 1) / 2,
@@ -84,7 +84,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         color=theme.warn,
         ha="center",
         va="top",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
     ax_s.text(  # bottom right, below the last head's point
         s12.size + 0.6,
@@ -93,7 +93,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         color=theme.muted,
         ha="right",
         va="center",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
     ax_s.set_yscale("log", base=2)
     ax_s.yaxis.set_major_locator(FixedLocator([1.0, 1 / 16, 1 / 256]))
@@ -127,7 +127,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         handles=ax_d.get_legend_handles_labels()[0],
         loc="outside lower center",
         ncols=4,
-        fontsize=12,
+        fontsize=roles.fontsize("legend"),
         handlelength=1.4,
         columnspacing=1.0,
     )
@@ -171,7 +171,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
         ha="left",
         va="bottom",
         color=theme.muted,
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
     )
     ax.set_xscale("log")
     ax.set_yscale("log", base=2)
@@ -188,7 +188,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
         title=t("leg_title"),
         loc="outside lower center",
         ncols=2,
-        fontsize=12,
+        fontsize=roles.fontsize("legend"),
         handlelength=1.8,
         columnspacing=0.8,
     )
@@ -213,7 +213,7 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         color=theme.warn,
         ha="left",
         va="top",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         bbox=box,
         zorder=5,
     )
@@ -224,7 +224,7 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         color=theme.ok,
         ha="right",
         va="top",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         bbox=box,
         zorder=5,
     )
@@ -232,7 +232,8 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax_t.set_yticks([0, 8, 16, 24, 31])
     ax_t.set_xlim(float(r[0]), float(r[-1]))
     ax_t.set_title(
-        t("t5_title", nb=data["t5_num_buckets"], md=data["t5_max_distance"]), fontsize=13
+        t("t5_title", nb=data["t5_num_buckets"], md=data["t5_max_distance"]),
+        fontsize=roles.fontsize("subplot_title"),
     )
     ax_t.set_xlabel(t("t5_x"))
     ax_t.set_ylabel(t("bucket"))
@@ -252,7 +253,7 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         color=theme.warn,
         ha="left",
         va="bottom",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         bbox=box,
         zorder=5,
     )
@@ -263,13 +264,14 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         color=theme.ok,
         ha="right",
         va="top",
-        fontsize=12,
+        fontsize=roles.fontsize("annotation"),
         bbox=box,
         zorder=5,
     )
     ax_d.set_xlim(float(r2[0]), float(r2[-1]))
     ax_d.set_title(
-        t("deb_title", bs=data["deb_bucket_size"], mp=data["deb_max_position"]), fontsize=13
+        t("deb_title", bs=data["deb_bucket_size"], mp=data["deb_max_position"]),
+        fontsize=roles.fontsize("subplot_title"),
     )
     ax_d.set_xlabel(t("deb_x"))
     ax_d.set_ylabel(t("bucket"))
@@ -303,7 +305,9 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             ax.set_xticks([0, g - 1])
             ax.set_yticks([0, g - 1])
             if row == 0:
-                ax.set_title(t("patch", x=int(x), y=int(y)), fontsize=12)
+                ax.set_title(
+                    t("patch", x=int(x), y=int(y)), fontsize=roles.fontsize("subplot_title")
+                )
             if row == 1:
                 ax.set_xlabel(t("x_col"))
         axes[row, 0].set_ylabel(t("row_mae" if row == 0 else "row_sum") + "\n" + t("y_row"))

@@ -15,11 +15,9 @@ from matplotlib.figure import FigureBase
 from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from posecards.figures import DrawFn, Labels
+from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import causal_bias_maps, heatmap
 from posecards.figures.style import Theme
-
-SMALL = 12  # pt, the smallest text on a card
 
 
 def _similarity(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -72,7 +70,7 @@ def draw_offset(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.set_xlim(0, float(k[-1]))
     ax.set_xlabel(t("offset_k"))
     ax.set_ylabel(t("mean_cos"))
-    ax.legend(loc="upper right", fontsize=SMALL)
+    ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
 
 
 def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
@@ -85,7 +83,7 @@ def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
         ha="left",
         va="bottom",
         color=color,
-        fontsize=SMALL,
+        fontsize=roles.fontsize("annotation"),
     )
 
 
@@ -106,7 +104,7 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     ax.set_xlim(0, max(float(k[-1]), 1.0))
     ax.set_xlabel(t("pair_k"))
     ax.set_ylabel(t("wavelength"))
-    ax.legend(loc="lower right", fontsize=SMALL)
+    ax.legend(loc="lower right", fontsize=roles.fontsize("legend"))
 
 
 def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -128,7 +126,7 @@ def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         transform=ax.transAxes,
         ha="right",
         va="top",
-        fontsize=SMALL,
+        fontsize=roles.fontsize("annotation"),
         color=theme.text,
     )
     ax.set_xlim(0, max(float(k[-1]), 1.0))
@@ -148,7 +146,7 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ha="left",
         va="bottom",
         color=theme.warn,
-        fontsize=SMALL,
+        fontsize=roles.fontsize("annotation"),
     )
     ax.plot(
         k,
@@ -169,7 +167,7 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.set_xlim(0, max(float(k[-1]), 1.0))
     ax.set_xlabel(t("pair_k"))
     ax.set_ylabel(t("turns"))
-    ax.legend(loc="upper right", fontsize=SMALL)
+    ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
 
 
 def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -210,7 +208,7 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             t("not_rotated"),
             ha="center",
             va="center",
-            fontsize=SMALL,
+            fontsize=roles.fontsize("annotation"),
             color=theme.text,
         )
     # arcs join the two slots of pair 0 and of the last pair where they lie apart
@@ -231,7 +229,7 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
                 t("pair_of", k=p, a=int(a), b=int(b)),
                 ha="center",
                 va="bottom" if r == 0 else "top",
-                fontsize=SMALL,
+                fontsize=roles.fontsize("annotation"),
                 color=colour,
             )
     layout = str(data["layout"])
@@ -272,7 +270,7 @@ def draw_bias(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     axes = fig.subplots(1, bias.shape[0], sharey=True, squeeze=False)[0]
     im = causal_bias_maps(axes, bias, theme)
     for k, ax in enumerate(axes):
-        ax.set_title(t("head_n", h=int(data["heads"][k])), fontsize=13)
+        ax.set_title(t("head_n", h=int(data["heads"][k])), fontsize=roles.fontsize("subplot_title"))
         ax.set_xticks([0, n - 1])
         ax.set_yticks([0, n - 1])
         ax.set_xlabel(t("key_j"))
@@ -291,7 +289,7 @@ def draw_weights(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.set_xlim(0, float(d[-1]))
     ax.set_xlabel(t("distance_back"))
     ax.set_ylabel(t("weight"))
-    ax.legend(loc="upper right", fontsize=SMALL)
+    ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
 
 
 def draw_reach(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

@@ -14,6 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.colors import Colormap
 
 STYLE_DIR = Path(__file__).resolve().parent.parent / "style"
 CJK_FAMILY = "Noto Sans CJK SC"
@@ -46,6 +52,8 @@ class Theme:
     box_edge: str
     pitfall_box: str
     neutral: str
+    marks: str  # colour map of dots coloured by a value ...
+    marks_range: tuple[float, float]  # ... used over this part only (contrast with background)
     categorical: tuple[str, ...]  # distinct colours for categories (e.g. RoPE pairs), in order
 
 
@@ -56,7 +64,18 @@ def theme(name: str) -> Theme:
         raise ValueError(f"unknown theme {name!r}; choose one of: {', '.join(data)}")
     values = dict(data[name])
     values["categorical"] = tuple(values.get("categorical", ()))
+    values["marks_range"] = tuple(values["marks_range"])
     return Theme(name=name, **values)
+
+
+def marks_cmap(th: Theme) -> Colormap:
+    """The theme's colour map for data marks, cut to the part that stands out on its background."""
+    import matplotlib as mpl
+    from matplotlib.colors import ListedColormap
+
+    lo, hi = th.marks_range
+    base = mpl.colormaps[th.marks]
+    return ListedColormap(base(np.linspace(lo, hi, 256)), name=f"{th.marks}-{th.name}-marks")
 
 
 def cjk_font_path() -> Path:

@@ -13,6 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from posecards.render.paths import data_dir
@@ -37,14 +38,12 @@ class Layout:
     arrangement: str
     panel_fraction: float
     margin: float
-    title_size: float
-    thesis_size: float
-    heading_size: float
-    body_size: float
-    formula_size: float
-    footer_size: float
-    panel_title_size: float
-    min_body_size: float
+    columns: Mapping[int, int]  # number of panels -> columns of the panel grid
+
+    def grid(self, n: int) -> tuple[int, int]:
+        """(rows, columns) of the panel grid for ``n`` panels on this page."""
+        ncols = min(self.columns.get(n, 3), n) if n else 1
+        return -(-n // ncols), ncols
 
 
 @cache
@@ -52,7 +51,40 @@ def layout(size: str) -> Layout:
     data = tomllib.loads((data_dir("templates") / "layouts.toml").read_text(encoding="utf-8"))
     if size not in data:
         raise ValueError(f"unknown size {size!r}; choose one of: {', '.join(data)}")
-    return Layout(name=size, **data[size])
+    values = dict(data[size])
+    values["columns"] = MappingProxyType({int(k): int(v) for k, v in values["columns"].items()})
+    return Layout(name=size, **values)
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """Text sizes (points) of the card's own parts on the current page, from the text roles."""
+
+    title: float
+    thesis: float
+    heading: float
+    body: float
+    body_min: float
+    formula: float
+    footer: float
+    panel_title: float
+    scale: float
+
+    @classmethod
+    def current(cls) -> _Sizes:
+        from posecards.figures.roles import current_scale, fontsize
+
+        return cls(
+            title=fontsize("title"),
+            thesis=fontsize("thesis"),
+            heading=fontsize("heading"),
+            body=fontsize("body"),
+            body_min=fontsize("body_min"),
+            formula=fontsize("formula"),
+            footer=fontsize("footer"),
+            panel_title=fontsize("panel_title"),
+            scale=current_scale(),
+        )
 
 
 HEADINGS = {
@@ -129,33 +161,39 @@ class _Block:
 
 
 def _sidebar_blocks(
-    card: FilledCard, lay: Layout, width_pt: float, body: float, m: _Measure, th: Theme
+    card: FilledCard, sz: _Sizes, width_pt: float, body: float, m: _Measure, th: Theme
 ) -> tuple[list[_Block], list[_Block], list[_Block]]:
     """Formula, takeaways and pitfalls blocks at body size ``body``."""
     h = HEADINGS[card.lang]
+    k = sz.scale  # gaps scale with the text
     bullet_indent = body * 1.1
     tex_lines = card.formula_tex.split("\n")
-    widest = max(m.width(x, lay.formula_size) for x in tex_lines)
-    tex_size = lay.formula_size * min(1.0, width_pt / max(widest, 1.0))
-    if tex_size < lay.min_body_size:
+    widest = max(m.width(x, sz.formula) for x in tex_lines)
+    tex_size = sz.formula * min(1.0, width_pt / max(widest, 1.0))
+    if tex_size < sz.body_min:
         raise LayoutError(
-            f"card {card.id}: a line of the key formula is too wide for the '{lay.name}' page; "
+            f"card {card.id}: a line of the key formula is too wide for this page; "
             "split it into a list of shorter lines in [formula] tex"
         )
     formula = [
-        _Block([h["formula"]], lay.heading_size, "bold", th.accent),
-        _Block(tex_lines, tex_size, gap_before=6),
-        _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4),
+        _Block([h["formula"]], sz.heading, "bold", th.accent),
+        _Block(tex_lines, tex_size, gap_before=6 * k),
+        _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4 * k),
     ]
-    take = [_Block([h["takeaways"]], lay.heading_size, "bold", th.accent, gap_before=14)]
+    take = [_Block([h["takeaways"]], sz.heading, "bold", th.accent, gap_before=14 * k)]
     for _, s in card.takeaways:
         take.append(
-            _Block(wrap(s, width_pt - bullet_indent, body, m), body, bullet=True, gap_before=6)
+            _Block(wrap(s, width_pt - bullet_indent, body, m), body, bullet=True, gap_before=6 * k)
         )
-    pits = [_Block([h["pitfalls"]], lay.heading_size, "bold", th.warn, gap_before=18)]
+    pits = [_Block([h["pitfalls"]], sz.heading, "bold", th.warn, gap_before=18 * k)]
     for _, s in card.pitfalls:
         pits.append(
-            _Block(wrap(s, width_pt - bullet_indent - 12, body, m), body, bullet=True, gap_before=6)
+            _Block(
+                wrap(s, width_pt - bullet_indent - 12 * k, body, m),
+                body,
+                bullet=True,
+                gap_before=6 * k,
+            )
         )
     return formula, take, pits
 
@@ -168,7 +206,27 @@ def compose_card(
     size: str,
     footer: str,
 ) -> Figure:
-    """Draw the whole card. Call inside ``card_style(theme)``."""
+    """Draw the whole card. Call inside ``card_style(theme)``.
+
+    Every text size comes from the text roles (posecards/style/roles.toml) at this page's scale.
+    """
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
+    with page_roles(size):
+        fig = _compose(card, text, figures, th, size, footer, _Sizes.current())
+        freeze_tick_sizes(fig)
+    return fig
+
+
+def _compose(
+    card: FilledCard,
+    text: CardText,
+    figures: Mapping[str, Mapping[str, Any]],
+    th: Theme,
+    size: str,
+    footer: str,
+    sz: _Sizes,
+) -> Figure:
     import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -188,17 +246,17 @@ def compose_card(
 
     # --- header: title and thesis, wrapped to the full width --------------------------------
     full_w_pt = (W - 2 * margin) / pt
-    title_lines = wrap(card.title, full_w_pt, lay.title_size, m, "bold")
-    thesis_lines = wrap(card.thesis, full_w_pt, lay.thesis_size, m)
+    title_lines = wrap(card.title, full_w_pt, sz.title, m, "bold")
+    thesis_lines = wrap(card.thesis, full_w_pt, sz.thesis, m)
     y = H - margin  # cursor, inches from the bottom
     for ln in title_lines:
-        fig.text(margin / W, y / H, ln, fontsize=lay.title_size, weight="bold", va="top")
-        y -= lay.title_size * 1.25 * pt
-    y -= 4 * pt
+        fig.text(margin / W, y / H, ln, fontsize=sz.title, weight="bold", va="top")
+        y -= sz.title * 1.25 * pt
+    y -= 4 * sz.scale * pt
     for ln in thesis_lines:
-        fig.text(margin / W, y / H, ln, fontsize=lay.thesis_size, va="top", color=th.muted)
-        y -= lay.thesis_size * 1.3 * pt
-    header_bottom = y - 6 * pt
+        fig.text(margin / W, y / H, ln, fontsize=sz.thesis, va="top", color=th.muted)
+        y -= sz.thesis * 1.3 * pt
+    header_bottom = y - 6 * sz.scale * pt
     fig.add_artist(
         mpl.lines.Line2D(
             [margin / W, 1 - margin / W],
@@ -210,13 +268,13 @@ def compose_card(
 
     # --- footer ------------------------------------------------------------------------------
     # (wrapped: an inspection card's footer names the tensor and config keys it read)
-    footer_lines = wrap(footer, full_w_pt, lay.footer_size, m)
-    line_h = lay.footer_size * 1.3 * pt
+    footer_lines = wrap(footer, full_w_pt, sz.footer, m)
+    line_h = sz.footer * 1.3 * pt
     for i, ln in enumerate(footer_lines):
         y_ln = margin * 0.5 + (len(footer_lines) - 1 - i) * line_h
-        fig.text(margin / W, y_ln / H, ln, fontsize=lay.footer_size, color=th.muted)
-    footer_h = lay.footer_size * 2.0 * pt + (len(footer_lines) - 1) * line_h
-    body_top = header_bottom - 8 * pt
+        fig.text(margin / W, y_ln / H, ln, fontsize=sz.footer, color=th.muted)
+    footer_h = sz.footer * 2.0 * pt + (len(footer_lines) - 1) * line_h
+    body_top = header_bottom - 8 * sz.scale * pt
     body_bottom = margin * 0.5 + footer_h
 
     # --- regions -------------------------------------------------------------------------------
@@ -241,10 +299,10 @@ def compose_card(
         ]
 
     # --- text column(s): shrink the body size until everything fits --------------------------
-    body = lay.body_size
+    body = sz.body
     while True:
         w_pt = text_cols[0][1] / pt
-        formula, take, pits = _sidebar_blocks(card, lay, w_pt, body, m, th)
+        formula, take, pits = _sidebar_blocks(card, sz, w_pt, body, m, th)
         if len(text_cols) == 1:
             columns = [formula + take + pits]
         else:
@@ -255,12 +313,12 @@ def compose_card(
         )
         if fits:
             break
-        if body - 0.5 < lay.min_body_size:
+        if body - 0.5 * sz.scale < sz.body_min - 1e-9:
             raise LayoutError(
                 f"card {card.id} ({card.lang}) text does not fit the '{size}' page "
-                f"even at {lay.min_body_size} pt: shorten its takeaways or pitfalls"
+                f"even at {sz.body_min:.1f} pt: shorten its takeaways or pitfalls"
             )
-        body -= 0.5
+        body -= 0.5 * sz.scale
 
     for blocks, (x0, cw, top, _bottom) in zip(columns, text_cols, strict=True):
         y = top
@@ -285,7 +343,7 @@ def compose_card(
                 y -= b.size * 1.32 * pt
         if pit_top is not None:
             pad = 0.08
-            box_top = pit_top - 10 * pt
+            box_top = pit_top - 10 * sz.scale * pt
             fig.add_artist(
                 FancyBboxPatch(
                     ((x0 - pad) / W, (y - pad) / H),
@@ -300,7 +358,8 @@ def compose_card(
                 )
             )
 
-    # --- panels: a 2x2 grid of subfigures laid out by constrained layout inside panel_rect -----
+    # --- panels: a grid of subfigures (columns per page size and panel count, from
+    # layouts.toml) laid out by constrained layout inside panel_rect; titles wrap to their cell --
     x0, y0, pw, ph_ = panel_rect
     fig.set_layout_engine(
         ConstrainedLayoutEngine(rect=(x0 / W, y0 / H, pw / W, ph_ / H), w_pad=0.06, h_pad=0.06)
@@ -308,12 +367,13 @@ def compose_card(
     draw = draw_functions(card.id)
     labels = CardLabels(text.labels, card.lang, text.path.name)
     n = len(card.panels)
-    ncols = 2 if n == 4 else min(n, 3)
-    nrows = -(-n // ncols)
+    nrows, ncols = lay.grid(n)
     subs = fig.subfigures(nrows, ncols, wspace=0.02, hspace=0.02)
     flat = list(subs.flat) if hasattr(subs, "flat") else [subs]
+    cell_w_pt = (pw / ncols) / pt * 0.96
     for sub, (fid, title, _alt, _cap) in zip(flat, card.panels, strict=False):
-        sub.suptitle(title, fontsize=lay.panel_title_size, weight="bold", x=0.02, ha="left")
+        lines = wrap(title, cell_w_pt, sz.panel_title, m, "bold")
+        sub.suptitle("\n".join(lines), fontsize=sz.panel_title, weight="bold", x=0.02, ha="left")
         draw[fid](sub, figures[fid], labels, th)
     for sub in flat[n:]:
         sub.set_visible(False)

@@ -49,9 +49,13 @@ def draw_standalone(
     draw = draw_functions(card)
     if figure_id not in draw:
         raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
     fig = Figure(figsize=size, layout="constrained")
     labels = CardLabels(text.labels, lang, text.path.name)
-    draw[figure_id](fig, data, labels, theme(theme_name))
+    with page_roles("figure"):
+        draw[figure_id](fig, data, labels, theme(theme_name))
+        freeze_tick_sizes(fig)
     return fig
 
 
