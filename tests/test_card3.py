@@ -19,7 +19,8 @@ from posecards.figures.style import card_style
 from posecards.render.figure import draw_standalone
 from posecards.render.text import CardLabels, fill_card, load_card_text
 
-IDS = ["c3-rotation", "c3-scores", "c3-decay", "c3-layouts-base"]
+IDS = ["c3-rotation", "c3-scores", "c3-decay", "c3-base"]  # the card's panels
+EXTRA = ["c3-layouts"]  # a figure that no longer fits on the card
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,7 @@ def test_scores_decimated_to_512_and_fast():
     assert d["deviation_rope"] < 1e-8 < 1.0 < d["deviation_additive"]
     # a third base appears next to 10,000 and 500,000
     assert c.figures["c3-decay"]["bases"].tolist() == [1e4, 5e5, 1e6]
-    assert c.figures["c3-layouts-base"]["wavelengths"].shape == (3, 32768)
+    assert c.figures["c3-base"]["wavelengths"].shape == (3, 32768)
 
 
 # --- c3-decay -----------------------------------------------------------------------------------
@@ -157,6 +158,10 @@ def test_decay_bound_closed_form_and_reference(content):
     assert d["bases"].tolist() == [10000.0, 500000.0]
     # at distance 0 every S_j = j, so the bound is mean(1..d/2) = (d/2 + 1) / 2
     assert content.numbers["decay_at0"] == pytest.approx((card3.HEAD_DIM / 2 + 1) / 2, abs=1e-12)
+    # the card quotes the bound at distance 1, the left end of its log axis
+    b1 = _bound_ref(1.0, _theta(card3.HEAD_DIM, 10000.0))
+    assert content.numbers["decay_at1"] == pytest.approx(b1, rel=1e-12)
+    assert content.numbers["decay_at1"] < content.numbers["decay_at0"]
     r = d["distances"]
     assert r[0] == 1.0 and r[-1] == pytest.approx(65536.0)
     for i, b in enumerate(d["bases"]):
@@ -168,11 +173,11 @@ def test_decay_bound_closed_form_and_reference(content):
     assert content.numbers["decay_500k_probe"] > content.numbers["decay_10k_probe"]
 
 
-# --- c3-layouts-base ----------------------------------------------------------------------------
+# --- c3-layouts and c3-base -------------------------------------------------------------------------------
 
 
 def test_layout_diagram_and_permutation(content):
-    d = content.figures["c3-layouts-base"]
+    d = content.figures["c3-layouts"]
     assert d["permutation"].tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
     assert d["pair_interleaved"].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
     assert d["pair_half"].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
@@ -205,7 +210,7 @@ def _turns_ref(dim: int, base: float, context: int) -> int:
 @pytest.mark.parametrize("params", [PEParams(), PEParams(base=500000.0, d_model=256)])
 def test_base_wavelengths_and_turn_counts(params):
     c = compute(params)
-    d = c.figures["c3-layouts-base"]
+    d = c.figures["c3-base"]
     for i, b in enumerate(d["bases"]):
         np.testing.assert_allclose(
             d["wavelengths"][i], 2 * np.pi / _theta(params.d_model, b), rtol=1e-13
@@ -271,8 +276,8 @@ def test_tiny_parameters():
 
 def test_ids_agree(content):
     text = load_card_text(3)
-    assert list(DRAW) == IDS
-    assert list(content.figures) == IDS
+    assert list(DRAW) == IDS + EXTRA
+    assert list(content.figures) == IDS + EXTRA
     assert [p.id for p in text.panels] == IDS
 
 
@@ -305,6 +310,6 @@ def test_figures_draw_without_missing_glyphs(content, lang, theme):
     labels = CardLabels(text.labels, lang, text.path.name)
     assert labels("bs_ctx", k=4) == "4k"
     with card_style(theme):
-        for fid in IDS:
+        for fid in IDS + EXTRA:
             fig = draw_standalone(fid, content.figures[fid], lang, theme)
             fig.savefig(io.BytesIO(), format="png", dpi=40)  # low dpi: layout and glyphs only

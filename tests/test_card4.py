@@ -17,7 +17,8 @@ from posecards.encodings.softmax import softmax
 from posecards.figures.card4 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
-IDS = ["c4-alibi", "c4-rope-scaling", "c4-buckets", "c4-grid2d"]
+IDS = ["c4-alibi", "c4-rope-scaling", "c4-buckets", "c4-grid2d"]  # the card's panels
+EXTRA = ["c4-alibi-slopes", "c4-deberta"]  # figures that no longer fit on the card
 
 
 @pytest.fixture(scope="module")
@@ -29,23 +30,23 @@ def card() -> CardContent:
 
 
 def test_alibi_slopes_closed_form(card: CardContent) -> None:
-    data = card.figures["c4-alibi"]
+    data = card.figures["c4-alibi-slopes"]
     np.testing.assert_array_equal(data["slopes8"], [2.0**-h for h in range(1, 9)])
     # 12 heads: the 8 slopes of 8, then the odd-numbered slopes 2^(-(2k-1)/2) of the 16-head set
     extra = [2.0 ** (-(2 * k - 1) / 2) for k in range(1, 5)]
     np.testing.assert_allclose(data["slopes12"], [2.0**-h for h in range(1, 9)] + extra, rtol=1e-15)
     np.testing.assert_allclose(data["slopes12"][8:], data["slopes16"][0:8:2], rtol=0)
-    assert card.numbers["alibi_odd_first_extra"] == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+    assert data["odd_first_extra"] == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+    assert data["odd_last_extra"] == pytest.approx(2.0**-3.5, rel=1e-15)
 
 
 def test_alibi_bias_matrices_are_never_positive(card: CardContent) -> None:
     data = card.figures["c4-alibi"]
-    bias = data["bias"]
+    bias = data["bias"]  # head 1 only
     n = bias.shape[-1]
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    for k, m in enumerate(data["shown_slopes"]):
-        expected = np.where(j <= i, -m * (i - j), -np.inf)
-        np.testing.assert_array_equal(bias[k], expected)
+    assert data["bias_head"] == 1 and data["bias_inv_slope"] == 2.0
+    np.testing.assert_array_equal(bias, np.where(j <= i, -0.5 * (i - j), -np.inf))
     finite = bias[np.isfinite(bias)]
     assert finite.max() == 0.0  # on the diagonal; everywhere else strictly negative
     assert card.numbers["alibi_corner"] == -0.5 * (n - 1)
@@ -148,28 +149,39 @@ def test_rope_pitfall_numbers(card: CardContent) -> None:
 # --- buckets -----------------------------------------------------------------------------
 
 
+def _t5_reference(n: int, bidirectional: bool) -> int:
+    """Hugging Face's T5Attention._relative_position_bucket for a key n tokens back."""
+    import torch
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    r = torch.tensor([-n])
+    return int(T5Attention._relative_position_bucket(r, bidirectional, 32, 128)[0])
+
+
 def test_t5_bucket_numbers(card: CardContent) -> None:
     data = card.figures["c4-buckets"]
     nums = card.numbers
-    # bidirectional: 16 buckets per side, 8 exact ones; the last starts at ceil(8·16^(7/8))
-    assert nums["t5_first_shared"] == 32 // 4
-    assert nums["t5_last_start"] == math.ceil(8 * 16 ** (7 / 8)) == 91
-    r = data["t5_distance"]
-    b = data["t5_bucket"]
-    neg, pos = b[r <= 0][::-1], b[r >= 0]  # index = |r|
-    np.testing.assert_array_equal(neg[:8], np.arange(8))
-    np.testing.assert_array_equal(pos[1:8], 16 + np.arange(1, 8))
-    assert np.all(np.diff(neg) >= 0) and np.all(np.diff(pos[1:]) >= 0)
-    assert np.all(neg[91:] == 15) and neg[90] == 14
-    assert np.all(pos[91:] == 31) and pos[90] == 30
-    assert nums["t5_in_last"] == 300 - 91 + 1
+    n = data["distance"].astype(int)
+    for key, bidirectional in (("encoder", True), ("decoder", False)):
+        ref = [_t5_reference(int(x), bidirectional) for x in n]
+        np.testing.assert_array_equal(data[key], ref, err_msg=key)
+    # encoder: 16 buckets per side, 8 exact; the last starts at ceil(8·16^(7/8))
+    assert nums["t5_enc_exact"] == 8 and nums["t5_enc_last_bucket"] == 15
+    assert nums["t5_enc_last_start"] == math.ceil(8 * 16 ** (7 / 8)) == 91
+    # decoder: all 32 buckets on one side, 16 exact; the last starts at ceil(16·8^(15/16))
+    assert nums["t5_dec_exact"] == 16 and nums["t5_dec_last_bucket"] == 31
+    assert nums["t5_dec_last_start"] == math.ceil(16 * 8 ** (15 / 16)) == 113
+    enc, dec = data["encoder"], data["decoder"]
+    np.testing.assert_array_equal(enc[:8], np.arange(8))
+    np.testing.assert_array_equal(dec[:16], np.arange(16))
+    assert np.all(enc[91:] == 15) and enc[90] == 14
+    assert np.all(dec[113:] == 31) and dec[112] == 30
 
 
 def test_deberta_bucket_numbers(card: CardContent) -> None:
-    data = card.figures["c4-buckets"]
-    nums = card.numbers
-    r = data["deb_distance"].astype(int)
-    b = data["deb_bucket"].astype(int)
+    data = card.figures["c4-deberta"]
+    r = data["distance"].astype(int)
+    b = data["bucket"].astype(int)
 
     def ref(x: int) -> int:  # float64 reference, away from integer edges
         if abs(x) <= 128:
@@ -181,9 +193,9 @@ def test_deberta_bucket_numbers(card: CardContent) -> None:
     for x in (0, 1, -1, 128, -128, 129, 300, -777, 1000, -1000):
         assert b[r == x][0] == ref(x), x
     assert np.array_equal(b, -b[::-1])  # odd symmetry
-    assert nums["deb_edge_bucket"] == 255 and nums["deb_far_bucket"] == ref(1000) == 317
+    assert data["edge_bucket"] == 255 and data["far_bucket"] == ref(1000) == 317
     # first distance sharing a bucket: 131 and 132 both map to 131
-    assert nums["deb_first_shared"] == 131
+    assert data["first_shared"] == 131
     assert len(set(b[(r >= 0) & (r <= 130)])) == 131
 
 
@@ -269,8 +281,8 @@ def test_extreme_parameters_are_fast_enough() -> None:
 
 def test_ids_match_everywhere(card: CardContent) -> None:
     text = load_card_text(4)
-    assert list(DRAW) == IDS
-    assert list(card.figures) == IDS
+    assert list(DRAW) == IDS + EXTRA
+    assert list(card.figures) == IDS + EXTRA
     assert [p.id for p in text.panels] == IDS
 
 
@@ -284,7 +296,8 @@ def test_every_placeholder_has_a_value(card: CardContent, lang: str) -> None:
         + [v for _, v in filled.takeaways + filled.pitfalls]
     )
     assert "{{" not in blob and "}}" not in blob
-    assert "91" in blob and "0.39" in blob  # T5 last bucket, ALiBi wrong-sign weight
+    assert "0.39" in blob  # ALiBi wrong-sign weight
+    assert "91" in blob and "113" in blob  # T5's last bucket: encoder, decoder
 
 
 def test_formula_renders() -> None:
@@ -316,7 +329,7 @@ def test_figures_render_without_missing_glyphs(
     from posecards.figures.style import card_style
     from posecards.render.figure import draw_standalone
 
-    for fid in IDS:
+    for fid in IDS + EXTRA:
         with card_style(theme_name):  # raises MissingGlyphError on a missing glyph
             fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
             fig.savefig(io.BytesIO(), format="png", dpi=40)
@@ -328,7 +341,7 @@ def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_
     from posecards.figures.style import card_style
     from posecards.render.figure import draw_standalone
 
-    for fid in IDS:
+    for fid in IDS + EXTRA:
         with card_style(theme_name):
             fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
             assert fig.axes

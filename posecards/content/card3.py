@@ -3,9 +3,12 @@
 Which dimension is used where (also stored in each figure's data):
 
 - c3-rotation: a 2-D worked example (one rotation pair, theta = 0.1), fixed on purpose.
-- c3-scores, c3-decay, the layout demo of c3-layouts-base and the value pitfall: one attention
+- c3-scores, c3-decay, the layout demo c3-layouts and the value pitfall: one attention
   head of ``HEAD_DIM = 128`` (LLaMA's head size), base ``params.base``.
-- the wavelength (base) panel of c3-layouts-base: rotary dim ``params.d_model``.
+- the wavelength (base) panel c3-base: rotary dim ``params.d_model``.
+
+The card's four panels (``PANEL_IDS``) hold six plots; the pair-layout diagram no longer fits
+and is a figure of its own (``EXTRA_IDS``: ``posecards figure c3-layouts``, the lecture deck).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from posecards.encodings.sinusoidal import sinusoidal_pe
 from posecards.encodings.toeplitz import diagonal_spread
 
 CARD = 3
+PANEL_IDS = ("c3-rotation", "c3-scores", "c3-decay", "c3-base")  # on the card
+EXTRA_IDS = ("c3-layouts",)  # figures only
 HEAD_DIM = 128  # one attention head, as in LLaMA
 SEED = 0
 MAX_SHOWN = 512  # at most this many positions per heatmap side
@@ -151,7 +156,8 @@ def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> di
         return float(rope_relative_upper_bound([r], rope_inv_freq(HEAD_DIM, b)[0])[0])
 
     numbers.update(
-        decay_at0=bound_at(0.0, params.base),
+        decay_at0=bound_at(0.0, params.base),  # off the log axis: not quoted on the card
+        decay_at1=bound_at(1.0, params.base),  # the left end of the plotted curve
         decay_probe=DECAY_PROBE,
         decay_base_probe=bound_at(DECAY_PROBE, params.base),
         decay_10k_probe=bound_at(DECAY_PROBE, DEMO_BASES[0]),
@@ -172,7 +178,8 @@ def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> di
 
 def _layouts_base(
     params: PEParams, numbers: dict[str, float | int | str | bool]
-) -> dict[str, object]:
+) -> tuple[dict[str, object], dict[str, object]]:
+    """(c3-layouts, c3-base): the two pair layouts; the wavelength of each pair per base."""
     # -- layouts: the same vectors in the interleaved and the half layout --------------------
     perm_small = rope_layout_permutation(LAYOUT_DIM)  # (8,) x_half = x_interleaved[P]
     pair_interleaved = np.arange(LAYOUT_DIM) // 2  # (8,) pair of interleaved dim j: j // 2
@@ -224,22 +231,26 @@ def _layouts_base(
         lambda_min=float(lam[ibase].min()),
         lambda_max_base=float(lam[ibase].max()),
     )
-    return {
+    layouts = {
         "layout_dim": LAYOUT_DIM,
         "permutation": perm_small,
         "pair_interleaved": pair_interleaved,
         "pair_half": pair_half,
         "head_dim": HEAD_DIM,
+        "base": float(params.base),
         "perm_diff": perm_diff,
         "wrong_max": float(wrong.max()),
         "wrong_mean": float(wrong.mean()),
+    }
+    base = {
         "d_model": params.d_model,
         "bases": np.array(bases),
-        "wavelengths": lam,
+        "wavelengths": lam,  # (n_bases, d/2)
         "contexts": contexts,
-        "turns": turns.astype(np.int64),
+        "turns": turns.astype(np.int64),  # (n_bases, n_ctx) pairs with lambda <= L - 1
         "pairs": pairs,
     }
+    return layouts, base
 
 
 def _values_pitfall(params: PEParams, numbers: dict[str, float | int | str | bool]) -> None:
@@ -274,11 +285,14 @@ def compute(params: PEParams) -> CardContent:
         "ctx_32k": CONTEXTS[1],
         "ctx_128k": CONTEXTS[2],
     }
+    layouts, base = _layouts_base(params, numbers)
     figures = {
         "c3-rotation": _rotation(numbers),
         "c3-scores": _scores(params, numbers),
         "c3-decay": _decay(params, numbers),
-        "c3-layouts-base": _layouts_base(params, numbers),
+        "c3-base": base,
+        "c3-layouts": layouts,
     }
+    assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     _values_pitfall(params, numbers)
     return CardContent(card=CARD, figures=figures, numbers=numbers)

@@ -1,7 +1,11 @@
-"""Card 4 -- beyond rotation: ALiBi, RoPE length scaling, relative buckets, 2-D grids.
+"""Card 4 -- beyond rotation: ALiBi, RoPE length scaling, T5's relative buckets, 2-D grids.
 
 Every array and number here comes from the math layer (``posecards.encodings``); this module
 only chooses the settings shown on the card and picks values out of the results.
+
+The card's four panels (``PANEL_IDS``) hold six plots, one idea each. Details that no longer
+fit on the card are figures of their own (``EXTRA_IDS``, drawn by ``posecards figure`` and the
+lecture deck): the ALiBi slopes for 8 and 12 heads, and DeBERTa's log buckets.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from posecards.encodings.grid2d import sincos_2d_pe, sum_angle_2d_pe
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.softmax import softmax
 
+PANEL_IDS = ("c4-alibi", "c4-rope-scaling", "c4-buckets", "c4-grid2d")  # on the card
+EXTRA_IDS = ("c4-alibi-slopes", "c4-deberta")  # figures only
+
 # --- ALiBi -------------------------------------------------------------------------------
 ALIBI_HEADS = 8
 ALIBI_HEADS_ODD = 12  # not a power of two: 8 slopes of the 8-head set + every other of 16
@@ -30,7 +37,8 @@ ROPE_DIM = 128  # head dimension of Llama-style models
 ROPE_ORIG = 8192  # original context length L (original_max_position_embeddings)
 ROPE_FACTOR = 4
 LLAMA3_FACTOR = 8
-# (key, scaling dict, seq_len): the six settings compared on the card, in legend order
+# (key, scaling dict, seq_len): six settings, in legend order; the card draws ROPE_SHOWN (the
+# two dynamic-NTK rows are in the exported data and the alt text only)
 ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
     ("linear", {"rope_type": "linear", "factor": ROPE_FACTOR}, None),
     ("ntk", {"rope_type": "ntk", "factor": ROPE_FACTOR}, None),
@@ -58,6 +66,8 @@ ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
     ),
 )
 
+ROPE_SHOWN = ("linear", "ntk", "yarn", "llama3")
+
 # --- buckets -----------------------------------------------------------------------------
 T5_BUCKETS = 32
 T5_MAX_DISTANCE = 128
@@ -68,12 +78,14 @@ DEBERTA_RANGE = 1000
 
 # --- 2-D grid ----------------------------------------------------------------------------
 GRID = 14  # 224 px image / 16 px patches (ViT-B/16, MAE)
-GRID_PATCHES = ((0, 0), (3, 10), (7, 7))  # (row y, column x) of the patches whose maps are shown
+GRID_PATCHES = ((7, 7),)  # (row y, column x) of the patch whose maps are shown: the centre
 COLLISION_A = (2, 1)  # (row y, column x): the patch at x = 1, y = 2
 COLLISION_B = (1, 2)  # the patch at x = 2, y = 1
 
 
-def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(c4-alibi, c4-alibi-slopes): the bias of the steepest head and the weights it gives; the
+    slopes of 8 and 12 heads."""
     slopes8 = alibi_slopes(ALIBI_HEADS)  # (8,)
     slopes12 = alibi_slopes(ALIBI_HEADS_ODD)  # (12,)
     slopes16 = alibi_slopes(2 * ALIBI_HEADS)  # (16,) the set the extra slopes are taken from
@@ -97,11 +109,8 @@ def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         alibi_m_last=float(slopes8[-1]),
         alibi_inv_first=float(1.0 / slopes8[0]),
         alibi_inv_last=float(1.0 / slopes8[-1]),
-        alibi_odd_first_extra=float(slopes12[ALIBI_HEADS]),
-        alibi_odd_last_extra=float(slopes12[-1]),
         alibi_mid_head=ALIBI_SHOWN[1] + 1,
         alibi_last_head=ALIBI_SHOWN[2] + 1,
-        alibi_n_extra=ALIBI_HEADS_ODD - ALIBI_HEADS,
         alibi_len=ALIBI_MATRIX_LEN,
         alibi_corner=float(bias[0, -1, 0]),  # bias of the farthest key in the 16 x 16 matrix
         alibi_positions=length,
@@ -114,18 +123,26 @@ def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         alibi_far_wrong=float(wrong[first, far]),
         alibi_near_wrong=float(wrong[first, 0]),
     )
-    return {
-        "slopes8": slopes8,
-        "slopes12": slopes12,
-        "slopes16": slopes16,
+    panel = {
+        "heads": ALIBI_HEADS,
         "shown_heads": shown + 1,  # 1-based head numbers
         "shown_slopes": slopes8[shown],
         "shown_inv_slopes": 1.0 / slopes8[shown],
-        "bias": bias,
+        "bias": bias[0],  # (16, 16) the steepest head, -inf above the diagonal
+        "bias_head": first + 1,
+        "bias_inv_slope": float(1.0 / slopes8[first]),
         "distance": distance,
         "weights": weights[shown],  # (3, L)
-        "weights_wrong_first": wrong[first],  # (L,)
+        "weights_wrong_first": wrong[first],  # (L,) exported, drawn nowhere (a pitfall)
     }
+    slopes = {
+        "slopes8": slopes8,
+        "slopes12": slopes12,
+        "slopes16": slopes16,
+        "odd_first_extra": float(slopes12[ALIBI_HEADS]),
+        "odd_last_extra": float(slopes12[-1]),
+    }
+    return panel, slopes
 
 
 def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
@@ -151,6 +168,7 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
     untouched = np.isclose(ratio, 1.0, rtol=1e-12, atol=0.0).sum(axis=1)  # (6,)
 
     numbers.update(
+        rope_base=float(params.base),
         rope_dim=ROPE_DIM,
         rope_pairs=ROPE_DIM // 2,
         rope_orig=ROPE_ORIG,
@@ -175,6 +193,7 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
     )
     return {
         "keys": keys,
+        "shown": list(ROPE_SHOWN),
         "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
         "wavelength": wavelength,  # (64,)
         "ratio": ratio,  # (6, 64)
@@ -196,52 +215,59 @@ def _first_shared(distance: np.ndarray, bucket: np.ndarray) -> int:
     return int(distance[np.argmax(shared)])
 
 
-def _buckets(numbers: dict[str, Scalar]) -> dict[str, Any]:
-    t5_r = np.arange(-T5_RANGE, T5_RANGE + 1)  # (601,) key - query
-    t5_b = t5_relative_bucket(t5_r, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (601,)
-    # one side: keys before the query, n = query - key = 0..T5_RANGE
-    n = np.arange(T5_RANGE + 1)  # (301,)
-    side = t5_relative_bucket(-n, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,)
-    t5_last_start = int(n[np.argmax(side == side.max())])
+def _first_in_last(distance: np.ndarray, bucket: np.ndarray) -> int:
+    """Smallest distance that falls into the last bucket (distance sorted)."""
+    return int(distance[np.argmax(bucket == bucket.max())])
 
+
+def _t5_buckets(numbers: dict[str, Scalar]) -> dict[str, Any]:
+    """T5's buckets for keys before the query, n = query - key = 0..T5_RANGE: the encoder's
+    bidirectional rule (half the buckets per side) and the decoder's unidirectional one."""
+    n = np.arange(T5_RANGE + 1)  # (301,)
+    enc = t5_relative_bucket(-n, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..15
+    dec = t5_relative_bucket(-n, False, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..31
+    numbers.update(
+        t5_buckets=T5_BUCKETS,
+        t5_side_buckets=T5_BUCKETS // 2,
+        t5_max_distance=T5_MAX_DISTANCE,
+        t5_range=T5_RANGE,
+        t5_enc_exact=_first_shared(n, enc),  # distances 0 .. exact-1 have a bucket each
+        t5_enc_last_start=_first_in_last(n, enc),
+        t5_enc_last_bucket=int(enc.max()),
+        t5_dec_exact=_first_shared(n, dec),
+        t5_dec_last_start=_first_in_last(n, dec),
+        t5_dec_last_bucket=int(dec.max()),
+    )
+    return {
+        "distance": n.astype(np.float64),  # (301,) n = query - key
+        "encoder": enc.astype(np.float64),  # (301,)
+        "decoder": dec.astype(np.float64),  # (301,)
+        "num_buckets": T5_BUCKETS,
+        "max_distance": T5_MAX_DISTANCE,
+        "enc_exact": numbers["t5_enc_exact"],
+        "dec_exact": numbers["t5_dec_exact"],
+        "enc_last_start": numbers["t5_enc_last_start"],
+        "dec_last_start": numbers["t5_dec_last_start"],
+    }
+
+
+def _deberta_buckets() -> dict[str, Any]:
+    """DeBERTa's log buckets: indices into its relative-position embeddings (c2p/p2c terms)."""
     deb_r = np.arange(-DEBERTA_RANGE, DEBERTA_RANGE + 1)  # (2001,) query - key
     deb_b = deberta_log_bucket(deb_r, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (2001,)
     m = np.arange(DEBERTA_RANGE + 1)  # (1001,)
     deb_side = deberta_log_bucket(m, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (1001,)
     edge = DEBERTA_MAX_POSITION - 1
-
-    numbers.update(
-        t5_buckets=T5_BUCKETS,
-        t5_side_buckets=T5_BUCKETS // 2,
-        t5_max_distance=T5_MAX_DISTANCE,
-        t5_first_shared=_first_shared(n, side),
-        t5_last_start=t5_last_start,
-        t5_last_bucket=int(side.max()),
-        t5_range=T5_RANGE,
-        t5_in_last=int(np.sum(side == side.max())),
-        deb_bucket_size=DEBERTA_BUCKET_SIZE,
-        deb_max_position=DEBERTA_MAX_POSITION,
-        deb_mid=DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
-        deb_first_shared=_first_shared(m, deb_side),
-        deb_edge=edge,
-        deb_edge_bucket=int(deb_side[edge]),
-        deb_range=DEBERTA_RANGE,
-        deb_far_bucket=int(deb_side[-1]),
-    )
     return {
-        "t5_distance": t5_r.astype(np.float64),
-        "t5_bucket": t5_b.astype(np.float64),
-        "t5_num_buckets": T5_BUCKETS,
-        "t5_max_distance": T5_MAX_DISTANCE,
-        "t5_first_shared": numbers["t5_first_shared"],
-        "t5_last_start": t5_last_start,
-        "deb_distance": deb_r.astype(np.float64),
-        "deb_bucket": deb_b.astype(np.float64),
-        "deb_bucket_size": DEBERTA_BUCKET_SIZE,
-        "deb_max_position": DEBERTA_MAX_POSITION,
-        "deb_first_shared": numbers["deb_first_shared"],
-        "deb_edge": edge,
-        "deb_edge_bucket": numbers["deb_edge_bucket"],
+        "distance": deb_r.astype(np.float64),
+        "bucket": deb_b.astype(np.float64),
+        "bucket_size": DEBERTA_BUCKET_SIZE,
+        "max_position": DEBERTA_MAX_POSITION,
+        "exact": DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
+        "first_shared": _first_shared(m, deb_side),
+        "edge": edge,
+        "edge_bucket": int(deb_side[edge]),
+        "far_bucket": int(deb_side[-1]),
     }
 
 
@@ -286,6 +312,7 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
     )
     return {
         "grid": GRID,
+        "base": float(params.base),
         "d_model": params.d_model,
         "d_used": d_used,
         "d_adjusted": d_used != params.d_model,
@@ -301,10 +328,14 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = {}
+    alibi, slopes = _alibi(params, numbers)
     figures = {
-        "c4-alibi": _alibi(params, numbers),
+        "c4-alibi": alibi,
         "c4-rope-scaling": _rope_scaling(params, numbers),
-        "c4-buckets": _buckets(numbers),
+        "c4-buckets": _t5_buckets(numbers),
         "c4-grid2d": _grid2d(params, numbers),
+        "c4-alibi-slopes": slopes,
+        "c4-deberta": _deberta_buckets(),
     }
+    assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     return CardContent(card=4, figures=figures, numbers=numbers)

@@ -103,17 +103,18 @@ def upper_triangle(n: int) -> list[tuple[float, float]]:
 
 
 def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
-    """One (L, L) causal bias matrix per axes, on one signed colour scale; masked cells
-    (-inf, keys after the query) blank and hatched. Returns the last image (for a colour bar)."""
+    """One (L, L) causal bias matrix per axes, on one shared one-sided colour scale from the
+    most negative value to 0 (a causal bias is never positive); masked cells (-inf, keys after
+    the query) blank and hatched. Returns the last image (for a colour bar)."""
     from matplotlib.patches import Polygon
 
     values = np.asarray(bias, dtype=np.float64)  # (s, L, L), -inf above the diagonal
     shown = np.where(np.isfinite(values), values, np.nan)
     n = shown.shape[-1]
-    vmax = float(np.nanmax(np.abs(shown)))
+    lo = min(float(np.nanmin(shown)), -1e-12)
     im = None
     for k, ax in enumerate(axes):
-        im = heatmap(ax, shown[k], theme, signed=True, vmax=vmax, colorbar=False)
+        im = heatmap(ax, shown[k], theme, vmin=lo, vmax=0.0, colorbar=False)
         ax.add_patch(
             Polygon(
                 upper_triangle(n),

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
-from matplotlib.patches import Arc, Circle, FancyBboxPatch
+from matplotlib.patches import Arc, FancyBboxPatch
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import heatmap, value_table
+from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
 
@@ -74,16 +74,13 @@ def _arc(
         color=color,
         ha="center",
         va="center",
-        fontsize=roles.fontsize("annotation"),
     )
 
 
-def _circle_axes(ax: Axes, theme: Theme) -> None:
-    ax.add_patch(Circle((0, 0), 1.0, fill=False, color=theme.muted, lw=1.0, ls=":"))
-    ax.axhline(0, color=theme.muted, lw=0.6)
-    ax.axvline(0, color=theme.muted, lw=0.6)
-    ax.set_xlim(-1.4, 1.4)
-    ax.set_ylim(-0.2, 1.3)
+def _diagram_axes(ax: Axes) -> None:
+    """Arrows only: no circle or axis lines for labels to collide with."""
+    ax.set_xlim(-1.45, 1.45)
+    ax.set_ylim(-0.42, 1.32)
     ax.set_aspect("equal")
     ax.set_axis_off()
 
@@ -95,22 +92,8 @@ def _tip_label(
     ax.text(scale * tip[0], scale * tip[1] + dy, text, color=color, ha="center", va="center")
 
 
-def _value_lines(ax: Axes, lines: list[tuple[str, str]]) -> None:
-    ax.set_axis_off()
-    for i, (text, color) in enumerate(lines):
-        ax.text(
-            0.02,
-            1.0 - i * 0.25,
-            text,
-            color=color,
-            ha="left",
-            va="top",
-            fontsize=roles.fontsize("annotation"),
-        )
-
-
 def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    axes = fig.subplots(2, 2, height_ratios=[2.3, 1.0])
+    axes = fig.subplots(1, 2)
     q, k = np.asarray(data["q"]), np.asarray(data["k"])
     q_rot, k_rot = np.asarray(data["q_rot"]), np.asarray(data["k_rot"])
     k_rel = np.asarray(data["k_rel"])  # R((n - m) theta) k
@@ -120,51 +103,36 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     k_angle = float(np.arctan2(k[1], k[0]))
 
     # left: rotate q by m theta and k by n theta
-    ax = axes[0, 0]
-    _circle_axes(ax, theme)
-    _arrow(ax, q, theme.accent, lw=1.4, ls="--")
-    _arrow(ax, k, theme.warn, lw=1.4, ls="--")
+    ax = axes[0]
+    _diagram_axes(ax)
+    _arrow(ax, q, theme.accent, lw=1.6, ls="--")
+    _arrow(ax, k, theme.warn, lw=1.6, ls="--")
     _arrow(ax, q_rot, theme.accent)
     _arrow(ax, k_rot, theme.warn)
-    _arc(ax, 0.38, q_angle, angle_q, theme.accent, t("rot_arc_m"), 0.56)
-    _arc(ax, 0.3, k_angle, angle_k, theme.warn, t("rot_arc_n"), 0.5)
-    _tip_label(ax, q, t("rot_q"), theme.accent, 1.15)
+    _arc(ax, 0.38, q_angle, angle_q, theme.accent, t("rot_arc_m"), 0.6)
+    _arc(ax, 0.3, k_angle, angle_k, theme.warn, t("rot_arc_n"), 0.55)
+    _tip_label(ax, q, t("rot_q"), theme.accent, 1.18)
     _tip_label(ax, k, t("rot_k"), theme.warn, 1.15)
-    _tip_label(ax, q_rot, t("rot_qm"), theme.accent)
-    _tip_label(ax, k_rot, t("rot_kn"), theme.warn, 0.9, dy=0.24)
-    ax.set_title(
-        t("rot_abs_title", m=data["m"], n=data["n"]), fontsize=roles.fontsize("subplot_title")
-    )
+    _tip_label(ax, q_rot, t("rot_qm"), theme.accent, 1.25)
+    _tip_label(ax, k_rot, t("rot_kn"), theme.warn, 1.0, dy=0.22)
+    ax.set_title(t("rot_abs_title"))
+    ax.text(0.0, -0.3, t("rot_val_score", v=data["score_rope"]), ha="center", va="center")
 
     # right: rotate k alone by (n - m) theta
-    ax = axes[0, 1]
-    _circle_axes(ax, theme)
-    _arrow(ax, k, theme.warn, lw=1.4, ls="--")
+    ax = axes[1]
+    _diagram_axes(ax)
+    _arrow(ax, k, theme.warn, lw=1.6, ls="--")
     _arrow(ax, q, theme.accent)
     _arrow(ax, k_rel, theme.ok)
-    _arc(ax, 0.4, k_angle, rel, theme.ok, t("rot_arc_rel"), 0.6, k_angle + rel + 0.65)
-    _tip_label(ax, q, t("rot_q"), theme.accent, 1.15)
+    _arc(ax, 0.4, k_angle, rel, theme.ok, t("rot_arc_rel"), 0.72, k_angle + rel + 0.7)
+    _tip_label(ax, q, t("rot_q"), theme.accent, 1.18)
     _tip_label(ax, k, t("rot_k"), theme.warn, 1.15)
-    _tip_label(ax, k_rel, t("rot_krel"), theme.ok)
-    ax.set_title(t("rot_rel_title"), fontsize=roles.fontsize("subplot_title"))
-
-    _value_lines(
-        axes[1, 0],
-        [
-            (t("rot_val_angles", theta=data["theta"], a=angle_q, b=angle_k), theme.text),
-            (t("rot_val_q", a=q_rot[0], b=q_rot[1]), theme.accent),
-            (t("rot_val_k", a=k_rot[0], b=k_rot[1]), theme.warn),
-            (t("rot_val_score", v=data["score_rope"]), theme.text),
-        ],
-    )
-    _value_lines(
-        axes[1, 1],
-        [
-            (t("rot_val_angle_rel", v=rel), theme.text),
-            (t("rot_val_krel", a=k_rel[0], b=k_rel[1]), theme.ok),
-            (t("rot_val_rel", v=data["score_relative"]), theme.text),
-            (t("rot_val_diff", v=data["difference"]), theme.muted),
-        ],
+    _tip_label(ax, k_rel, t("rot_krel"), theme.ok, 1.28)
+    ax.set_title(t("rot_rel_title"))
+    ax.text(0.0, -0.3, t("rot_val_rel", v=data["score_relative"]), ha="center", va="center")
+    fig.supxlabel(
+        t("rot_params", theta=data["theta"], m=data["m"], n=data["n"], q=q, k=k),
+        fontsize=roles.fontsize("axis_label"),
     )
 
 
@@ -182,67 +150,143 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ]
     for i, (ax, (scores, title, dev, spread)) in enumerate(zip(axes, panels, strict=True)):
         heatmap(ax, scores, theme, signed=True, extent=extent, cbar_label=t("sc_cbar"))
-        ax.set_title(t(title), fontsize=roles.fontsize("subplot_title"))
+        ax.set_title(t(title))
         ax.set_xlabel(t("sc_xlabel") + "\n" + t(spread, v=dev))
         if i == 0:
             ax.set_ylabel(t("sc_ylabel"))
+    fig.supxlabel(
+        t("sc_params", d=data["head_dim"], b=data["base"]),
+        fontsize=roles.fontsize("axis_label"),
+    )
 
 
 # --- c3-decay ------------------------------------------------------------------------------------
+
+_BASE_STYLE = ({"linestyle": "-"}, {"linestyle": (0, (5, 2))}, {"linestyle": (0, (1.5, 1.5))})
 
 
 def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     r = np.asarray(data["distances"])
-    for i, (b, bound) in enumerate(zip(data["bases"], data["bounds"], strict=True)):
+    bounds = np.asarray(data["bounds"])  # (n_bases, r)
+    for i, (b, bound) in enumerate(zip(data["bases"], bounds, strict=True)):
         color = _cycle(i)
-        ax.plot(r, bound, color=color, lw=1.4, label=t("dc_base", b=b))
-        ax.plot([data["probe"]], [data["probe_values"][i]], "o", color=color, ms=7, mec=theme.text)
+        ax.plot(r, bound, color=color, lw=1.6, label=t("dc_base", b=b), **_BASE_STYLE[i % 3])
+        ax.plot([data["probe"]], [data["probe_values"][i]], "o", color=color, ms=8, mec=theme.text)
+    top = float(bounds.max()) * 1.3  # headroom above the curves for the line labels
     ax.axvline(data["probe"], color=theme.muted, lw=1.0, ls="--")
     ax.axvline(data["context"], color=theme.muted, lw=1.0, ls=":")
-    # label on the side of the dotted line that has more room (log axis: compare to the middle)
-    left_half = float(data["context"]) ** 2 < float(data["max_distance"])
+    # the vertical lines labelled in the headroom: the context on the left of its line, the
+    # probe on the right of its own (they are close on the log axis)
     ax.text(
         data["context"],
-        0.98,
-        f" {t('dc_context', n=data['context'])} ",
-        transform=ax.get_xaxis_transform(),
+        top * 0.985,
+        t("dc_context", n=data["context"]) + " ",
         color=theme.muted,
-        ha="left" if left_half else "right",
+        ha="right",
         va="top",
-        fontsize=roles.fontsize("annotation"),
+    )
+    ax.text(
+        data["probe"],
+        top * 0.985,
+        " " + t("dc_probe", n=data["probe"]),
+        color=theme.muted,
+        ha="left",
+        va="top",
     )
     ax.set_xscale("log")
     ax.set_xlim(1, data["max_distance"])
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, top)
     ax.set_xlabel(t("dc_xlabel"))
     ax.set_ylabel(t("dc_ylabel"))
-    ax.set_title(t("dc_title", d=data["head_dim"]), fontsize=roles.fontsize("subplot_title"))
-    ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.9), frameon=True)
+    ax.set_title(t("dc_title", d=data["head_dim"]))
+    ax.legend(loc="lower left", frameon=True)
 
 
-# --- c3-layouts-base -----------------------------------------------------------------------------
+# --- c3-base -------------------------------------------------------------------------------------
 
 
-def _box(ax: Axes, x: float, y: float, text: str, color: str, theme: Theme) -> None:
+def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """Wavelength of each pair per base; a dot where a base's line crosses a context length:
+    the pairs left of it (their count printed) turn fully within that context."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullLocator
+
+    ax = fig.subplots()
+    lam = np.asarray(data["wavelengths"])  # (n_bases, d/2)
+    contexts = np.asarray(data["contexts"])
+    turns = np.asarray(data["turns"])  # (n_bases, n_ctx)
+    k = np.arange(lam.shape[1])
+    for ctx in contexts:
+        ax.axhline(float(ctx), color=theme.muted, lw=1.0, ls="--", zorder=0)
+    for i, b in enumerate(data["bases"]):
+        color = _cycle(i)
+        ax.plot(k, lam[i], color=color, lw=2.2, label=t("bs_base", b=b), **_BASE_STYLE[i % 3])
+        for j, ctx in enumerate(contexts):
+            count = int(turns[i, j])
+            if 0 < count < lam.shape[1]:  # the line crosses this context inside the plot
+                ax.plot([count - 0.5], [float(ctx)], "o", color=color, ms=8, mec=theme.text)
+                ax.annotate(
+                    str(count),
+                    (count - 0.5, float(ctx)),
+                    xytext=(-5, 5),
+                    textcoords="offset points",
+                    ha="right",
+                    va="bottom",
+                    color=color,
+                )
+    ax.set_yscale("log")
+    ax.set_xlim(0, max(1, lam.shape[1] - 1))
+    ax.set_ylim(1.0, float(max(lam.max(), contexts.max())) * 8)
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(
+        [float(c) for c in contexts], [t("bs_ctx", k=int(c) // 1024) for c in contexts]
+    )
+    right.yaxis.set_minor_locator(NullLocator())
+    right.tick_params(length=0, colors=theme.muted)
+    ax.set_xlabel(t("bs_xlabel"))
+    ax.set_ylabel(t("bs_ylabel"))
+    ax.set_title(t("bs_title", d=data["d_model"]))
+    handles = ax.get_legend_handles_labels()[0]
+    handles.append(
+        Line2D([], [], marker="o", color=theme.muted, mec=theme.text, ms=8, linestyle="none")
+    )
+    labels = [str(h.get_label()) for h in handles[:-1]] + [t("bs_dot")]
+    ax.legend(handles, labels, loc="lower right")
+
+
+# --- c3-layouts ----------------------------------------------------------------------------------
+
+_PAIR_HATCH = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")  # pairs differ by more than colour
+
+
+def _box(ax: Axes, x: float, y: float, text: str, pair: int, theme: Theme) -> None:
     ax.add_patch(
         FancyBboxPatch(
             (x - 0.4, y - 0.4),
             0.8,
             0.8,
             boxstyle="round,pad=0.02",
-            facecolor=color,
+            facecolor=_cycle(pair),
             edgecolor=theme.text,
+            hatch=_PAIR_HATCH[pair % len(_PAIR_HATCH)],
             lw=0.8,
             alpha=0.85,
         )
     )
     ax.text(
-        x, y, text, ha="center", va="center", fontsize=roles.fontsize("annotation"), color="black"
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        color="black",
+        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none"},
     )
 
 
-def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_layouts(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    ax = fig.subplots()
     d = int(data["layout_dim"])
     perm = np.asarray(data["permutation"])
     pair_i, pair_h = np.asarray(data["pair_interleaved"]), np.asarray(data["pair_half"])
@@ -251,20 +295,11 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         # slot j of the half layout holds coordinate perm[j] of the interleaved vector
         ax.plot([perm[j], j], [y_top - 0.42, y_bot + 0.42], color=theme.muted, lw=1.2, zorder=0)
     for j in range(d):
-        _box(ax, j, y_top, str(j), _cycle(int(pair_i[j])), theme)
-        _box(ax, j, y_bot, str(perm[j]), _cycle(int(pair_h[j])), theme)
+        _box(ax, j, y_top, str(j), int(pair_i[j]), theme)
+        _box(ax, j, y_bot, str(perm[j]), int(pair_h[j]), theme)
     left = -0.5
-    ax.text(
-        left,
-        y_top + 0.6,
-        t("ly_interleaved"),
-        ha="left",
-        va="bottom",
-        fontsize=roles.fontsize("annotation"),
-    )
-    ax.text(
-        left, y_bot - 0.6, t("ly_half"), ha="left", va="top", fontsize=roles.fontsize("annotation")
-    )
+    ax.text(left, y_top + 0.6, t("ly_interleaved"), ha="left", va="bottom")
+    ax.text(left, y_bot - 0.6, t("ly_half"), ha="left", va="top")
     p_text = t("ly_perm", p=" ".join(str(int(p)) for p in perm))
     lines = [
         (p_text, theme.text),
@@ -272,72 +307,18 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         (t("ly_wrong", v=data["wrong_max"]), theme.warn),
     ]
     for i, (text, color) in enumerate(lines):
-        ax.text(
-            left,
-            y_bot - 2.5 - 0.95 * i,
-            text,
-            ha="left",
-            va="top",
-            fontsize=roles.fontsize("annotation"),
-            color=color,
-        )
+        ax.text(left, y_bot - 2.5 - 0.95 * i, text, ha="left", va="top", color=color)
     ax.set_xlim(-0.6, d - 0.4)
     ax.set_ylim(y_bot - 5.3, y_top + 2.0)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(t("ly_title", d=d), fontsize=roles.fontsize("subplot_title"))
-
-
-def _draw_base(ax: Axes, table_ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    lam = np.asarray(data["wavelengths"])
-    k = np.arange(lam.shape[1])
-    for i, b in enumerate(data["bases"]):
-        ax.plot(k, lam[i], color=_cycle(i), lw=2.0, label=t("bs_base", b=b))
-    for ctx in data["contexts"]:
-        ax.axhline(ctx, color=theme.muted, lw=1.0, ls="--")
-        ax.text(
-            0.01,
-            ctx,
-            t("bs_ctx", k=int(ctx) // 1024),
-            transform=ax.get_yaxis_transform(),
-            ha="left",
-            va="bottom",
-            fontsize=roles.fontsize("annotation"),
-            color=theme.muted,
-        )
-    ax.set_yscale("log")
-    ax.set_xlim(0, max(1, lam.shape[1] - 1))
-    ax.set_xlabel(t("bs_xlabel"))
-    ax.set_ylabel(t("bs_ylabel"))
-    ax.set_title(t("bs_title", d=data["d_model"]), fontsize=roles.fontsize("subplot_title"))
-    ax.legend(loc="lower right", fontsize=roles.fontsize("legend"))
-    turns = np.asarray(data["turns"])  # (n_bases, n_contexts)
-    value_table(
-        table_ax,
-        [[str(int(v)) for v in row] for row in turns.T],
-        [t("bs_base_short", b=b) for b in data["bases"]],
-        [t("bs_ctx", k=int(c) // 1024) for c in data["contexts"]],
-        theme,
-        fontsize=roles.fontsize("table_cell"),
-    )
-    table_ax.set_title(
-        t("bs_table_title", n=data["pairs"]),
-        fontsize=roles.fontsize("subplot_title"),
-        fontweight="normal",
-    )
-
-
-def draw_layouts_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    subs = fig.subfigures(1, 2, width_ratios=[1.0, 1.05], squeeze=False)
-    left, right = subs[0, 0], subs[0, 1]
-    _draw_layouts(left.subplots(), data, t, theme)
-    ax, table_ax = right.subplots(2, 1, height_ratios=[2.0, 1.0])
-    _draw_base(ax, table_ax, data, t, theme)
+    ax.set_title(t("ly_title", d=d))
 
 
 DRAW: dict[str, DrawFn] = {
     "c3-rotation": draw_rotation,
     "c3-scores": draw_scores,
     "c3-decay": draw_decay,
-    "c3-layouts-base": draw_layouts_base,
+    "c3-base": draw_base,
+    "c3-layouts": draw_layouts,
 }

@@ -26,120 +26,111 @@ def _pow2_formatter(v: float, _pos: int) -> str:
     return f"1/{1 / v:g}"
 
 
+def _one_sided_bias(ax: Any, bias: np.ndarray, theme: Theme) -> Any:
+    """One causal bias matrix on a one-sided scale (the bias is never positive)."""
+    return causal_bias_maps([ax], bias[None], theme)
+
+
 def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    top, bottom = fig.subfigures(2, 1, squeeze=False, height_ratios=[0.9, 1.1])[:, 0]
-    bias = np.asarray(data["bias"], dtype=np.float64)  # (3, L, L), -inf above the diagonal
+    ax_b, ax_w = fig.subplots(1, 2, width_ratios=[1.0, 1.35])
+    # left: the bias the steepest head adds, over a few tokens
+    bias = np.asarray(data["bias"], dtype=np.float64)  # (L, L), -inf above the diagonal
     n = bias.shape[-1]
-    axes = top.subplots(1, 3, sharey=True)
-    im = causal_bias_maps(axes, bias, theme)
-    for k, ax in enumerate(axes):
-        ax.set_title(
-            t(
+    im = _one_sided_bias(ax_b, bias, theme)
+    ax_b.set_title(
+        t(
+            "alibi_head_of",
+            h=int(data["bias_head"]),
+            n=int(data["heads"]),
+            inv=float(data["bias_inv_slope"]),
+        )
+    )
+    ax_b.set_xticks([0, n - 1])
+    ax_b.set_yticks([0, n - 1])
+    ax_b.set_xlabel(t("key_j"))
+    ax_b.set_ylabel(t("query_i"))
+    lo = float(np.min(bias[np.isfinite(bias)]))
+    cb = fig.colorbar(im, ax=ax_b, location="bottom", fraction=0.08, pad=0.02, aspect=12)
+    cb.set_ticks([lo, 0.0])
+    cb.set_ticklabels([t("num1", v=lo), "0"])
+    cb.set_label(t("bias"))
+
+    # right: the weight the last query gives each earlier token, equal content
+    d = np.asarray(data["distance"])
+    w = np.asarray(data["weights"])  # (3, L)
+    styles = ["-", (0, (5, 2)), (0, (6, 2, 1.5, 2))]
+    for k in range(w.shape[0]):
+        ax_w.plot(
+            d,
+            w[k],
+            linestyle=styles[k % len(styles)],
+            linewidth=2.4,
+            label=t(
                 "alibi_head",
                 h=int(data["shown_heads"][k]),
                 inv=float(data["shown_inv_slopes"][k]),
             ),
-            fontsize=roles.fontsize("subplot_title"),
         )
-        ax.text(  # the value in the bottom-left corner (farthest key of the last query)
-            -0.3,
-            n - 0.7,
-            t("alibi_corner", v=float(bias[k, n - 1, 0])),
-            ha="left",
-            va="bottom",
-            fontsize=roles.fontsize("annotation"),
-            color=theme.text,
-            bbox={"facecolor": theme.background, "edgecolor": "none", "pad": 1.0, "alpha": 0.85},
-        )
-        ax.set_xticks([0, n - 1])
-        ax.set_yticks([0, n - 1])
-        ax.set_xlabel(t("key_j"))
-    axes[0].set_ylabel(t("query_i"))
-    cb = top.colorbar(im, ax=list(axes), fraction=0.05, pad=0.02)
-    cb.set_label(t("bias"))
+    ax_w.set_yscale("log")
+    ax_w.set_ylim(1e-10, 1.0)
+    ax_w.set_xlim(0, max(float(d[-1]), 1.0))
+    ax_w.set_title(t("alibi_weights_title", n=int(d.size)))
+    ax_w.set_xlabel(t("distance_back"))
+    ax_w.set_ylabel(t("attn_weight"))
+    ax_w.legend(loc="lower right", handlelength=2.2, borderaxespad=0.3)
 
-    ax_s, ax_d = bottom.subplots(1, 2, width_ratios=[1.0, 1.25])
-    # slopes: 8-head set, 12-head set, and (dotted) the 16-head set the extra slopes come from
+
+def draw_alibi_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """Slopes of 8 and 12 heads; the 12-head set takes every other slope of the 16-head one."""
+    ax = fig.subplots()
     s16 = np.asarray(data["slopes16"])
     for v in s16:
-        ax_s.axhline(float(v), color=theme.neutral, linewidth=0.8, linestyle=":", zorder=0)
+        ax.axhline(float(v), color=theme.neutral, linewidth=0.9, linestyle=":", zorder=0)
     s8 = np.asarray(data["slopes8"])
     s12 = np.asarray(data["slopes12"])
-    ax_s.plot(np.arange(1, s8.size + 1), s8, "o", color=theme.accent)
-    ax_s.plot(np.arange(1, s12.size + 1), s12, "x", color=theme.warn, markersize=9, mew=2)
-    # direct labels instead of a legend (the panel is small)
-    ax_s.text(
-        s8.size * 0.55 + 1,
-        float(s8[1]),
-        t("heads_n", n=s8.size),
+    # open circles around crosses: where the two sets agree, both marks stay visible
+    ax.plot(
+        np.arange(1, s8.size + 1),
+        s8,
+        "o",
+        markersize=14,
+        markerfacecolor="none",
+        markeredgewidth=2.0,
         color=theme.accent,
-        ha="left",
-        va="center",
-        fontsize=roles.fontsize("annotation"),
+        label=t("heads_n", n=s8.size),
     )
-    ax_s.text(
-        (s8.size + s12.size + 1) / 2,
-        float(s12[-1]) / 2.5,
-        t("heads_n", n=s12.size),
+    ax.plot(
+        np.arange(1, s12.size + 1),
+        s12,
+        "x",
         color=theme.warn,
-        ha="center",
-        va="top",
-        fontsize=roles.fontsize("annotation"),
+        markersize=8,
+        mew=2.2,
+        label=t("heads_n", n=s12.size),
     )
-    ax_s.text(  # bottom right, below the last head's point
-        s12.size + 0.6,
-        float(s8[-1]) / 2.2,
-        t("dotted_n", n=s16.size),
-        color=theme.muted,
-        ha="right",
-        va="center",
-        fontsize=roles.fontsize("annotation"),
+    ax.plot(
+        [], [], color=theme.neutral, linewidth=0.9, linestyle=":", label=t("dotted_n", n=s16.size)
     )
-    ax_s.set_yscale("log", base=2)
-    ax_s.yaxis.set_major_locator(FixedLocator([1.0, 1 / 16, 1 / 256]))
-    ax_s.yaxis.set_minor_locator(NullLocator())
-    ax_s.yaxis.set_major_formatter(FuncFormatter(_pow2_formatter))
-    ax_s.set_ylim(float(np.min(s12)) / 4.5, 1.4)
-    ax_s.set_xlim(0.3, s12.size + 0.7)
-    ax_s.set_xticks([1, 4, 8, 12])
-    ax_s.set_xlabel(t("head"))
-    ax_s.set_ylabel(t("slope"))
-
-    d = np.asarray(data["distance"])
-    w = np.asarray(data["weights"])  # (3, L)
-    lines = [
-        ax_d.plot(d, w[k], label=t("head_short", h=int(data["shown_heads"][k])))[0]
-        for k in range(w.shape[0])
-    ]
-    ax_d.plot(
-        d,
-        np.asarray(data["weights_wrong_first"]),
-        linestyle=(0, (3, 2)),
-        color=lines[0].get_color(),
-        label=t("wrong_sign", h=int(data["shown_heads"][0])),
-    )
-    ax_d.set_yscale("log")
-    ax_d.set_ylim(1e-8, 3.0)
-    ax_d.set_xlim(0, max(float(d[-1]), 1.0))
-    ax_d.set_xlabel(t("distance_back"))
-    ax_d.set_ylabel(t("attn_weight"))
-    bottom.legend(
-        handles=ax_d.get_legend_handles_labels()[0],
-        loc="outside lower center",
-        ncols=4,
-        fontsize=roles.fontsize("legend"),
-        handlelength=1.4,
-        columnspacing=1.0,
-    )
+    ax.set_yscale("log", base=2)
+    ax.yaxis.set_major_locator(FixedLocator([1.0, 1 / 16, 1 / 256]))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(_pow2_formatter))
+    ax.set_ylim(float(np.min(s12)) / 1.6, 1.6)
+    ax.set_xlim(0.3, s12.size + 0.7)
+    ax.set_xticks([1, 4, 8, 12])
+    ax.set_xlabel(t("head"))
+    ax.set_ylabel(t("slope"))
+    fig.legend(loc="outside lower center", ncols=3, handlelength=1.6, columnspacing=1.2)
 
 
+# line style and marker per scaling method: the lines differ by more than colour
 _SCHEME_STYLE: dict[str, dict[str, Any]] = {
-    "linear": {"linestyle": "-", "linewidth": 2.4},
-    "ntk": {"linestyle": "-"},
+    "linear": {"linestyle": "-", "linewidth": 2.8},
+    "ntk": {"linestyle": (0, (5, 2)), "marker": "o", "markevery": (0, 9)},
     "dynamic2": {"linestyle": "--"},
     "dynamic4": {"linestyle": ":", "linewidth": 2.4},
-    "yarn": {"linestyle": "-", "linewidth": 2.4},
-    "llama3": {"linestyle": "-."},
+    "yarn": {"linestyle": "-", "marker": "s", "markevery": (4, 9)},
+    "llama3": {"linestyle": (0, (6, 2, 1.5, 2)), "marker": "^", "markevery": (2, 9)},
 }
 
 
@@ -147,18 +138,19 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax = fig.subplots()
     lam = np.asarray(data["wavelength"])
     ratio = np.asarray(data["ratio"])  # (6, 64)
+    keys = list(data["keys"])
     handles = []
-    for k, key in enumerate(data["keys"]):
+    for key in data["shown"]:
+        k = keys.index(key)
         (line,) = ax.plot(
             lam,
             ratio[k],
             label=t(
                 f"leg_{key}",
                 s=float(data["factor"][k]),
-                n=float(data["seq_len"][k]),
                 a=float(data["attention_factor"][k]),
             ),
-            **_SCHEME_STYLE.get(key, {}),
+            **{"linewidth": 2.0, "markersize": 7, **_SCHEME_STYLE.get(key, {})},
         )
         handles.append(line)
     orig = float(data["orig_len"])
@@ -166,16 +158,16 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax.text(
         orig,
         1.0,
-        " " + t("orig_ctx", L=orig),
+        t("orig_ctx_short"),
         transform=ax.get_xaxis_transform(),
-        ha="left",
+        ha="center",
         va="bottom",
         color=theme.muted,
-        fontsize=roles.fontsize("annotation"),
     )
     ax.set_xscale("log")
     ax.set_yscale("log", base=2)
-    lo = float(np.min(ratio))
+    shown = [keys.index(k) for k in data["shown"]]
+    lo = float(np.min(ratio[shown]))
     ticks = [2.0**-k for k in range(0, 8) if 2.0**-k >= lo / 1.5]
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
@@ -185,135 +177,114 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax.set_ylabel(t("freq_ratio"))
     fig.legend(
         handles=handles,
-        title=t("leg_title"),
+        title=t("rope_params", d=int(data["head_dim"]), b=float(data["base"]), L=orig),
         loc="outside lower center",
         ncols=2,
-        fontsize=roles.fontsize("legend"),
-        handlelength=1.8,
-        columnspacing=0.8,
+        handlelength=2.6,
+        columnspacing=1.0,
     )
 
 
 def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    ax_t, ax_d = fig.subplots(2, 1)
-    box = {"facecolor": theme.background, "edgecolor": "none", "pad": 1.0}  # hides lines behind
+    """T5: encoder (bidirectional) and decoder (unidirectional) buckets of keys before the query."""
+    ax = fig.subplots()
+    n = np.asarray(data["distance"])
+    enc = np.asarray(data["encoder"])
+    dec = np.asarray(data["decoder"])
+    md = float(data["max_distance"])
+    ax.axvline(md, color=theme.muted, linewidth=1.2, linestyle=":")
+    ax.text(md, 0.5, " " + t("t5_md", n=md), ha="left", va="bottom", color=theme.muted)
+    (l_dec,) = ax.step(n, dec, where="post", color=theme.accent, linewidth=2.2)
+    (l_enc,) = ax.step(n, enc, where="post", color=theme.warn, linewidth=2.2, linestyle=(0, (5, 2)))
+    for line, start, top, key, label_y in (
+        (l_dec, float(data["dec_last_start"]), float(dec.max()), "t5_dec", float(dec.max()) + 1.0),
+        (l_enc, float(data["enc_last_start"]), float(enc.max()), "t5_enc", float(enc.max()) + 1.0),
+    ):
+        ax.plot([start], [top], "o", color=line.get_color(), markersize=8)
+        ax.text(
+            start + 0.03 * float(n[-1]),
+            label_y,
+            t(key, n=start),
+            color=line.get_color(),
+            ha="left",
+            va="bottom",
+        )
+    ax.set_ylim(-1, float(dec.max()) + 9)
+    ax.set_yticks([0, 8, 16, 24, 31])
+    ax.set_xlim(0, float(n[-1]))
+    ax.set_title(t("t5_title", nb=data["num_buckets"]), loc="left")
+    ax.set_xlabel(t("t5_x"))
+    ax.set_ylabel(t("bucket"))
 
-    r = np.asarray(data["t5_distance"])
-    b = np.asarray(data["t5_bucket"])
-    exact = float(data["t5_first_shared"])
-    last = float(data["t5_last_start"])
-    ax_t.axvspan(-exact + 0.5, exact - 0.5, color=theme.ok, alpha=0.25, linewidth=0)
-    ax_t.step(r, b, where="mid", color=theme.accent)
-    for sgn in (-1, 1):
-        ax_t.axvline(sgn * last, color=theme.warn, linestyle="--", linewidth=1.2)
-    ax_t.text(
-        last,
-        0.5 * float(data["t5_num_buckets"]) - 3,
-        " " + t("t5_last", n=last),
-        color=theme.warn,
-        ha="left",
-        va="top",
-        fontsize=roles.fontsize("annotation"),
-        bbox=box,
-        zorder=5,
-    )
-    ax_t.text(
-        -exact,
-        float(data["t5_num_buckets"]) - 1,
-        t("t5_exact", n=exact - 1) + " ",
-        color=theme.ok,
-        ha="right",
-        va="top",
-        fontsize=roles.fontsize("annotation"),
-        bbox=box,
-        zorder=5,
-    )
-    ax_t.set_ylim(-1, float(data["t5_num_buckets"]) + 1)
-    ax_t.set_yticks([0, 8, 16, 24, 31])
-    ax_t.set_xlim(float(r[0]), float(r[-1]))
-    ax_t.set_title(
-        t("t5_title", nb=data["t5_num_buckets"], md=data["t5_max_distance"]),
-        fontsize=roles.fontsize("subplot_title"),
-    )
-    ax_t.set_xlabel(t("t5_x"))
-    ax_t.set_ylabel(t("bucket"))
 
-    r2 = np.asarray(data["deb_distance"])
-    b2 = np.asarray(data["deb_bucket"])
-    mid = float(data["deb_bucket_size"]) / 2
-    edge = float(data["deb_edge"])
-    ax_d.axvspan(-mid, mid, color=theme.ok, alpha=0.25, linewidth=0)
-    ax_d.plot(r2, b2, color=theme.accent, drawstyle="steps-mid")
+def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """DeBERTa's log buckets: which relative-position embedding a distance uses."""
+    ax = fig.subplots()
+    r = np.asarray(data["distance"])
+    b = np.asarray(data["bucket"])
+    mid = float(data["exact"])
+    edge = float(data["edge"])
+    ax.axvspan(-mid, mid, color=theme.ok, alpha=0.2, linewidth=0)
+    ax.plot(r, b, color=theme.accent, drawstyle="steps-mid", linewidth=2.0)
     for sgn in (-1, 1):
-        ax_d.axvline(sgn * edge, color=theme.warn, linestyle="--", linewidth=1.2)
-    ax_d.text(
+        ax.axvline(sgn * edge, color=theme.warn, linestyle="--", linewidth=1.2)
+    ax.text(
         edge,
-        -float(data["deb_bucket_size"]),
-        " " + t("deb_edge", n=edge, b=float(data["deb_edge_bucket"])),
+        -float(data["bucket_size"]) * 0.95,
+        " " + t("deb_edge", n=edge, b=float(data["edge_bucket"])),
         color=theme.warn,
         ha="left",
         va="bottom",
-        fontsize=roles.fontsize("annotation"),
-        bbox=box,
-        zorder=5,
     )
-    ax_d.text(
+    ax.text(
         -mid,
-        float(data["deb_bucket_size"]),
+        float(data["bucket_size"]) * 1.1,
         t("deb_exact", n=mid) + " ",
         color=theme.ok,
         ha="right",
         va="top",
-        fontsize=roles.fontsize("annotation"),
-        bbox=box,
-        zorder=5,
     )
-    ax_d.set_xlim(float(r2[0]), float(r2[-1]))
-    ax_d.set_title(
-        t("deb_title", bs=data["deb_bucket_size"], mp=data["deb_max_position"]),
-        fontsize=roles.fontsize("subplot_title"),
-    )
-    ax_d.set_xlabel(t("deb_x"))
-    ax_d.set_ylabel(t("bucket"))
+    ax.set_ylim(-float(data["bucket_size"]) * 1.35, float(data["bucket_size"]) * 1.35)
+    ax.set_xlim(float(r[0]), float(r[-1]))
+    ax.set_title(t("deb_title", bs=data["bucket_size"], mp=data["max_position"]), loc="left")
+    ax.set_xlabel(t("deb_x"))
+    ax.set_ylabel(t("deb_index"))
 
 
 def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    sims = [np.asarray(data["sim_mae"]), np.asarray(data["sim_sum"])]  # each (3, G, G)
-    patches = np.asarray(data["patches"])  # (3, 2): (row y, column x)
+    sims = [np.asarray(data["sim_mae"])[0], np.asarray(data["sim_sum"])[0]]  # each (G, G)
+    y, x = (float(v) for v in np.asarray(data["patches"])[0])  # (row y, column x)
     g = int(data["grid"])
     lo = float(min(s.min() for s in sims))
     signed = lo < 0
-    axes = fig.subplots(2, patches.shape[0], sharex=True, sharey=True)
+    axes = fig.subplots(1, 2, sharey=True)
     im = None
-    for row, sim in enumerate(sims):
-        for col in range(patches.shape[0]):
-            ax = axes[row, col]
-            im = heatmap(
-                ax,
-                sim[col],
-                theme,
-                signed=signed,
-                vmin=None if signed else lo,
-                vmax=1.0,
-                colorbar=False,
-            )
-            y, x = float(patches[col, 0]), float(patches[col, 1])
-            ax.add_patch(
-                Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=theme.warn, linewidth=2.2)
-            )
-            ax.set_aspect("equal")
-            ax.set_xticks([0, g - 1])
-            ax.set_yticks([0, g - 1])
-            if row == 0:
-                ax.set_title(
-                    t("patch", x=int(x), y=int(y)), fontsize=roles.fontsize("subplot_title")
-                )
-            if row == 1:
-                ax.set_xlabel(t("x_col"))
-        axes[row, 0].set_ylabel(t("row_mae" if row == 0 else "row_sum") + "\n" + t("y_row"))
+    for ax, sim, title in zip(axes, sims, ("row_mae", "row_sum"), strict=True):
+        im = heatmap(
+            ax,
+            sim,
+            theme,
+            signed=signed,
+            vmin=None if signed else lo,
+            vmax=1.0,
+            colorbar=False,
+        )
+        ax.add_patch(
+            Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=theme.warn, linewidth=2.6)
+        )
+        ax.set_aspect("equal")
+        ax.set_xticks([0, g - 1])
+        ax.set_yticks([0, g - 1])
+        ax.set_title(t(title))
+        ax.set_xlabel(t("x_col"))
+    axes[0].set_ylabel(t("y_row"))
     assert im is not None
-    cb = fig.colorbar(im, ax=axes.ravel().tolist(), fraction=0.04, pad=0.02)
-    cb.set_label(t("cosine"))
+    cb = fig.colorbar(im, ax=list(axes), fraction=0.05, pad=0.03)
+    cb.set_label(t("cosine_to", x=int(x), y=int(y)))
+    fig.supxlabel(
+        t("grid_params", g=g, d=int(data["d_used"]), b=float(data["base"])),
+        fontsize=roles.fontsize("axis_label"),
+    )
 
 
 DRAW: dict[str, DrawFn] = {
@@ -321,4 +292,6 @@ DRAW: dict[str, DrawFn] = {
     "c4-rope-scaling": draw_rope_scaling,
     "c4-buckets": draw_buckets,
     "c4-grid2d": draw_grid2d,
+    "c4-alibi-slopes": draw_alibi_slopes,
+    "c4-deberta": draw_deberta,
 }
