@@ -124,8 +124,8 @@ def test_deck_text_is_bilingual_and_uses_the_glossary() -> None:
             assert not re.search(r"(?<![A-Za-z])PE(?![A-Za-z(])", b.zh), f"{s.key}: bare PE"
             assert re.search(r"[\u4e00-\u9fff]", b.zh), f"{s.key}: no Chinese"
             assert not re.search(r"[\u4e00-\u9fff]", b.en), f"{s.key}: Chinese in the English"
-            en = {x.replace("_en", "") for x in PLACEHOLDER.findall(b.en)}
-            zh = {x.replace("_zh", "") for x in PLACEHOLDER.findall(b.zh)}
+            en = {re.sub(r"_en$", "", x) for x in PLACEHOLDER.findall(b.en)}
+            zh = {re.sub(r"_zh$", "", x) for x in PLACEHOLDER.findall(b.zh)}
             assert en == zh, f"{s.key}: placeholders differ: {sorted(en ^ zh)}"
     asks = [dict(s.parts)["ask"] for s in slides]
     assert all(a.en.rstrip().endswith("?") and a.zh.rstrip().endswith("？") for a in asks)

@@ -29,6 +29,18 @@ from posecards.render.paths import data_dir
 
 ANIMATION_MS = 250  # per frame
 HIDDEN = ".deck"  # per-slide PDF pages and PPTX pictures: inputs of the assembly, not outputs
+# what DIR/<lang>/notes.json records per slide: its text and its measured smallest text
+NOTES_KEYS = (
+    "n",
+    "stem",
+    "kind",
+    "title",
+    "notes",
+    "min_text_px",
+    "min_figure_px",
+    "min_script_px",
+    "layout_problems",
+)
 
 
 def _deck_digest() -> str:
@@ -80,6 +92,8 @@ def _slide_meta(s: PlannedSlide, title: str, notes: str, pic: Any) -> dict[str, 
         "picture": pic.picture_png is not None,
         "min_text_px": pic.min_text_px,
         "min_figure_px": pic.min_figure_px,
+        "min_script_px": pic.min_script_px,
+        "layout_problems": list(pic.problems),
     }
 
 
@@ -446,21 +460,7 @@ def build_deck(
         files.update(assembled)
         files[f"{lang}/notes.json"] = (
             json.dumps(
-                [
-                    {
-                        k: m[k]
-                        for k in (
-                            "n",
-                            "stem",
-                            "kind",
-                            "title",
-                            "notes",
-                            "min_text_px",
-                            "min_figure_px",
-                        )
-                    }
-                    for m in slides
-                ],
+                [{k: m.get(k) for k in NOTES_KEYS} for m in slides],
                 indent=1,
                 ensure_ascii=False,
             )

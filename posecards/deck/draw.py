@@ -88,6 +88,8 @@ class SlidePicture:
     title_lines: list[str]  # the title as wrapped here (the PPTX wraps it itself)
     min_text_px: float  # smallest text anywhere on the picture, px at 1920 x 1080
     min_figure_px: float | None  # smallest text inside the picture box
+    min_script_px: float | None = None  # smallest sub/superscript on the slide
+    problems: tuple[str, ...] = ()  # the layout test's findings (overlaps, outside, on data ...)
 
 
 @contextmanager
@@ -158,7 +160,10 @@ class _Page:
         self.k = magnify
         self.th = th
         self.W, self.H = self.look.width, self.look.height
-        self.fig = Figure(figsize=(self.W / self.k, self.H / self.k), facecolor=th.background)
+        self.dpi = self.look.picture_px / (self.W / self.k)  # the PNG is 1920 px wide
+        self.fig = Figure(
+            figsize=(self.W / self.k, self.H / self.k), dpi=self.dpi, facecolor=th.background
+        )
         FigureCanvasAgg(self.fig)
         renderer = self.fig.canvas.get_renderer()  # type: ignore[attr-defined]
         self.m = _Measure(renderer, list(mpl.rcParams["font.family"]))
@@ -228,34 +233,62 @@ class _Page:
         return sub
 
     def finish(self, title_lines: list[str], has_picture: bool) -> SlidePicture:
+        """Measure the slide with the cards' layout test (its canonical Agg draw fixes the
+        layout), then encode PNG, SVG and PDF of that layout and cut the PPTX picture."""
+        from posecards.figures.roles import SCRIPT_FRACTION
+        from posecards.render.files import SAVE_METADATA
+        from posecards.render.measure import measure_figure
+
         look = self.look
-        dpi = look.picture_px / (self.W / self.k)
-        png, svg, pdf, sizes = _encode(self.fig, dpi)
-        px_per_pt = look.px_per_pt(self.W / self.k)
+        report = measure_figure(self.fig)  # type: ignore[arg-type]
+        self.fig.set_layout_engine("none")
+        out = {}
+        for fmt in ("png", "svg", "pdf"):
+            buf = io.BytesIO()
+            self.fig.savefig(buf, format=fmt, dpi=self.dpi, metadata=SAVE_METADATA[fmt])
+            out[fmt] = buf.getvalue()
         picture_png = None
         min_fig = None
         if has_picture:
             left, top, w, h = look.picture_box
-            scale = look.picture_px / self.W  # px per slide inch
+            per_in = look.picture_px / self.W  # px per slide inch
             box = (
-                round(left * scale),
-                round(top * scale),
-                round((left + w) * scale),
-                round((top + h) * scale),
+                round(left * per_in),
+                round(top * per_in),
+                round((left + w) * per_in),
+                round((top + h) * per_in),
             )
-            picture_png = _crop_png(png, box)
-            height_px = round(self.H * scale)
-            inside = [s for s, y in sizes if box[1] <= height_px - y <= box[3]]
-            min_fig = min(inside) * px_per_pt if inside else None
+            picture_png = _crop_png(out["png"], box)
+            height = self.H * per_in
+            inside = [
+                t.px
+                for t in report.texts
+                if all(box[1] - 2 <= height - b[3] and height - b[1] <= box[3] + 2 for b in t.boxes)
+            ]
+            min_fig = min(inside) if inside else None
+        scripts = [t.script_px for t in report.texts if t.script_px is not None]
+        # the deck's floors: text min_figure_px, its sub/superscripts at mathtext's 0.7 of that
+        floor, script_floor = look.min_figure_px, look.min_figure_px * SCRIPT_FRACTION
+        problems = [f"{t.text!r}: {t.px:.1f} px" for t in report.texts if t.px < floor - 1e-6]
+        problems += [
+            f"{t.text!r}: scripts {t.script_px:.1f} px"
+            for t in report.texts
+            if t.script_px is not None and t.script_px < script_floor - 1e-6
+        ]
+        problems += [f"overlap: {a!r} / {b!r}" for a, b in report.overlaps]
+        problems += [f"outside the page: {a!r}" for a in report.outside]
+        problems += [f"on its data: {a!r} on {b}" for a, b in report.on_data]
         return SlidePicture(
-            png=png,
-            svg=svg,
-            pdf=pdf,
+            png=out["png"],
+            svg=out["svg"],
+            pdf=out["pdf"],
             scale=self.k,
             picture_png=picture_png,
             title_lines=title_lines,
-            min_text_px=min(s for s, _ in sizes) * px_per_pt,
+            min_text_px=report.min_px,
             min_figure_px=min_fig,
+            min_script_px=min(scripts) if scripts else None,
+            problems=tuple(problems),
         )
 
 
@@ -274,15 +307,20 @@ def _title(page: _Page, title: str) -> list[str]:
 def figure_slide(
     title: str, th: Theme, draw: Callable[[FigureBase], None], magnify: float | None = None
 ) -> SlidePicture:
-    """A slide with a title and one figure (a panel redrawn at slide scale, or an animation
-    frame). The figure is drawn again on a larger canvas if any of its text would land under
-    ``min_figure_px``."""
+    """A slide with a title and one figure (a panel redrawn at slide scale through the same
+    text roles as the cards, or an animation frame). The figure is drawn again on a larger
+    canvas if any of its text would land under ``min_figure_px``."""
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
     look = deck_look()
     k = look.magnify if magnify is None else magnify
-    page = _Page(th, k)
-    lines = _title(page, title)
-    draw(page.picture_subfigure())
-    pic = page.finish(lines, has_picture=True)
+    with page_roles("deck"):
+        page = _Page(th, k)
+        lines = _title(page, title)
+        sub = page.picture_subfigure()
+        draw(sub)
+        freeze_tick_sizes(sub)  # type: ignore[arg-type]
+        pic = page.finish(lines, has_picture=True)
     if pic.min_figure_px is not None and pic.min_figure_px < look.min_figure_px - 1e-6:
         # the figure has text smaller than the panels' usual minimum: magnify more
         return figure_slide(title, th, draw, k * look.min_figure_px / pic.min_figure_px)
@@ -353,9 +391,17 @@ def encode_card(fig: Figure) -> tuple[bytes, bytes, bytes, list[float]]:
 # artists to frame i of the data in posecards.deck.frames (nothing is computed here).
 
 Update = Callable[[int], None]
-# categorical colours used for the moving parts: blue, vermillion, green, purple (Okabe-Ito),
-# the ones that keep contrast on both backgrounds
-ANIM_COLORS = (4, 5, 2, 6)
+
+
+def fontsize(role: str) -> float:
+    from posecards.figures.roles import fontsize as role_size
+
+    return role_size(role)
+
+
+# the moving parts take the theme's first categorical colours (>= 3:1 on its background, and
+# distinct under colour-vision deficiency: tests/test_palette.py)
+ANIM_COLORS = (0, 1, 2, 3)
 
 
 def _color(th: Theme, i: int) -> str:
@@ -402,10 +448,10 @@ def setup_clocks(fig: FigureBase, f: ClockFrames, th: Theme) -> Update:
         hands.append(_arrow(ax, color))
         ax.set_title(
             f"$i$ = {int(f.pairs[c])}\n$\\omega_i$ = {float(f.omega[c]):.3f}",
-            fontsize=16,
+            fontsize=fontsize("subplot_title"),
             color=th.text,
         )
-    title = fig.suptitle("", fontsize=20, weight="bold", color=th.text)
+    title = fig.suptitle("", fontsize=fontsize("panel_title"), weight="bold", color=th.text)
 
     def update(i: int) -> None:
         for c in range(len(f.pairs)):
@@ -427,7 +473,15 @@ def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
     colors = {"q": _color(th, 0), "k": _color(th, 1)}
     arrows = {name: _arrow(ax, color) for name, color in colors.items()}
     names = {
-        name: ax.text(0, 0, f"${name}$", color=color, fontsize=20, ha="center", va="center")
+        name: ax.text(
+            0,
+            0,
+            f"${name}$",
+            color=color,
+            fontsize=fontsize("panel_title"),
+            ha="center",
+            va="center",
+        )
         for name, color in colors.items()
     }
     rows = [
@@ -435,7 +489,7 @@ def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
             0.0,
             0.92 - r * 0.19,
             "",
-            fontsize=19,
+            fontsize=fontsize("legend"),
             color=th.accent if r == 3 else th.text,
             transform=side.transAxes,
             va="top",
@@ -492,19 +546,19 @@ def setup_alibi(fig: FigureBase, f: AlibiFrames, th: Theme) -> Update:
         lines.append(ax.axvline(0, color=th.muted, lw=1.5, ls="--"))
         ax.set_ylim(0, 1.0)
         ax.set_yticks([0, 1])
-        ax.tick_params(labelsize=15)
+        ax.tick_params(labelsize=fontsize("tick"))
         ax.text(
             1.01,
             0.5,
             f"$h$ = {int(f.heads[h])}, $m$ = 1/{round(1 / float(f.slopes[h]))}",
             transform=ax.transAxes,
-            fontsize=16,
+            fontsize=fontsize("annotation"),
             va="center",
             color=th.text,
         )
-    axes[-1].set_xlabel("key position $j$", fontsize=16)
+    axes[-1].set_xlabel("key position $j$", fontsize=fontsize("axis_label"))
     axes[-1].set_xlim(-0.6, len(keys) - 0.4)
-    title = fig.suptitle("", fontsize=18, color=th.text)
+    title = fig.suptitle("", fontsize=fontsize("subplot_title"), color=th.text)
 
     def update(i: int) -> None:
         q = int(f.query[i])
@@ -541,11 +595,15 @@ def animation_frames(
     from matplotlib.figure import Figure
     from PIL import Image
 
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
     look = deck_look()
     dpi = look.animation_px / size_in[0]
     fig = Figure(figsize=size_in, dpi=dpi, layout="constrained", facecolor=th.background)
     canvas = FigureCanvasAgg(fig)
-    update = ANIMATION_SETUP[name](fig, data, th)
+    with page_roles("deck"):
+        update = ANIMATION_SETUP[name](fig, data, th)
+        freeze_tick_sizes(fig)
     update(n_frames // 2)
     canvas.draw()
     fig.set_layout_engine("none")
