@@ -94,9 +94,17 @@ def test_pptx_reads_back_as_a_teacher_needs_it(deck_built: Path) -> None:
                 assert not pictures
 
 
-def test_text_sizes_at_1920(deck_built: Path) -> None:
-    """Figure text >= 28 px and slide text >= 36 px at 1920 x 1080 (measured from the glyph
-    sizes matplotlib drew: notes.json records each slide's smallest)."""
+# Panels whose figure (not the deck) still fails the layout check at slide proportions; strict:
+# an entry must go as soon as the slide passes. c4-buckets: the "last bucket from ..." labels
+# are crossed by the dotted max_distance line on the wide slide (figures/card4.py, legible2).
+KNOWN_LAYOUT: set[str] = {"c4-buckets"}
+
+
+def test_text_sizes_and_layout_at_1920(deck_built: Path) -> None:
+    """Figure text >= 28 px (sub/superscripts >= 0.7 of that) and slide text >= 36 px at
+    1920 x 1080, no text on text or on its data, nothing outside: measured on every slide by
+    the cards' layout measurement (posecards.render.measure), recorded in notes.json."""
+    failing = set()
     for lang in ("en", "zh"):
         slides = json.loads((deck_built / lang / "notes.json").read_text(encoding="utf-8"))
         for s in slides:
@@ -104,6 +112,13 @@ def test_text_sizes_at_1920(deck_built: Path) -> None:
                 assert s["min_figure_px"] >= 28 - 1e-6, (lang, s["stem"], s["min_figure_px"])
             elif s["kind"] in ("title", "closing"):
                 assert s["min_text_px"] >= 36 - 1e-6, (lang, s["stem"], s["min_text_px"])
+            if s["kind"] == "overview":
+                continue  # the card itself: tests/test_layout.py
+            slug = s["stem"][3:]
+            if s["layout_problems"]:
+                failing.add(slug)
+                assert slug in KNOWN_LAYOUT, (lang, s["stem"], s["layout_problems"])
+    assert failing == KNOWN_LAYOUT
 
 
 def test_titles_fit_their_frames(deck_built: Path) -> None:
@@ -178,7 +193,20 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     assert (copy / "en" / "deck.pptx").read_bytes() == b"changed"  # --check writes nothing
     pages = [(files["en/deck.pdf"], 1.0)]
     assert merge_pages(pages) == merge_pages(pages)
-    assert slides and write_pptx is not None
+    # the PPTX: fixed zip times and core properties, so equal slides give equal bytes
+    text_slides = [
+        {**m, "subtitle": "s", "items": ["a", "b"]}
+        for m in slides
+        if m["kind"] in ("title", "closing")
+    ]
+    one = write_pptx(text_slides, {}, "en", "light")
+    assert one == write_pptx(text_slides, {}, "en", "light")
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(files["en/deck.pptx"])) as z:
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        core = z.read("docProps/core.xml").decode()
+        assert "2000-01-01" in core and "posecards" in core
 
 
 @pytest.mark.parametrize(

@@ -39,14 +39,15 @@ def test_rope_frames_rotate_q_and_k_by_their_positions_with_a_fixed_relative_ang
         assert r.angle_q[i] == pytest.approx(rope_angles([m], [r.theta])[0, 0], abs=0)
         np.testing.assert_allclose(r.q_rot[i], rotation_2d(m * r.theta) @ r.q, atol=1e-15)
         np.testing.assert_allclose(r.k_rot[i], rotation_2d(k * r.theta) @ r.k, atol=1e-15)
-        # the drawn arrows' angles: q at mθ, k at nθ + π/2 (k starts at (0, 1))
+        # the drawn arrows' angles: q at mθ, k at nθ (both start at (1, 0))
         got_q = math.atan2(r.q_rot[i, 1], r.q_rot[i, 0])
         got_k = math.atan2(r.k_rot[i, 1], r.k_rot[i, 0])
         assert wrap_angle(got_q - m * r.theta) == pytest.approx(0.0, abs=1e-12)
-        assert wrap_angle(got_k - k * r.theta - math.pi / 2) == pytest.approx(0.0, abs=1e-12)
-        # relative angle between the arrows is the same in every frame: (n − m)θ + π/2
+        assert wrap_angle(got_k - k * r.theta) == pytest.approx(0.0, abs=1e-12)
+        # the angle between the arrows (the arc drawn) is (n − m)θ in every frame
         rel = wrap_angle(got_k - got_q)
-        assert rel == pytest.approx(wrap_angle(r.offset * r.theta + math.pi / 2), abs=1e-12)
+        assert rel == pytest.approx(wrap_angle(r.offset * r.theta), abs=1e-12)
+        assert r.angle_k[i] - r.angle_q[i] == pytest.approx(r.offset * r.theta, abs=1e-12)
         # and so is the score: q · R((n − m)θ) k
         assert r.score[i] == pytest.approx(r.q @ rotation_2d(r.offset * r.theta) @ r.k, abs=1e-14)
     assert r.angle_q[-1] != r.angle_q[0]  # it does move

@@ -135,13 +135,12 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, bytes, list[tuple[fl
     return out["png"], out["svg"], out["pdf"], sizes
 
 
-def _crop_png(png: bytes, box_px: tuple[int, int, int, int]) -> bytes:
+def _png(rgba: Any) -> bytes:
+    """An RGB PNG of an Agg buffer (no metadata: deterministic bytes)."""
     from PIL import Image
 
-    with Image.open(io.BytesIO(png)) as im:
-        part = im.crop(box_px)
-        buf = io.BytesIO()
-        part.save(buf, format="PNG", optimize=False, compress_level=6)
+    buf = io.BytesIO()
+    Image.fromarray(rgba[:, :, :3]).save(buf, format="PNG", compress_level=6)
     return buf.getvalue()
 
 
@@ -235,15 +234,19 @@ class _Page:
     def finish(self, title_lines: list[str], has_picture: bool) -> SlidePicture:
         """Measure the slide with the cards' layout test (its canonical Agg draw fixes the
         layout), then encode PNG, SVG and PDF of that layout and cut the PPTX picture."""
+        import numpy as np
+
         from posecards.figures.roles import SCRIPT_FRACTION
         from posecards.render.files import SAVE_METADATA
         from posecards.render.measure import measure_figure
 
         look = self.look
         report = measure_figure(self.fig)  # type: ignore[arg-type]
+        # that draw is the PNG: encode its buffer rather than drawing the slide again
+        rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
         self.fig.set_layout_engine("none")
-        out = {}
-        for fmt in ("png", "svg", "pdf"):
+        out = {"png": _png(rgba)}
+        for fmt in ("svg", "pdf"):
             buf = io.BytesIO()
             self.fig.savefig(buf, format=fmt, dpi=self.dpi, metadata=SAVE_METADATA[fmt])
             out[fmt] = buf.getvalue()
@@ -258,7 +261,7 @@ class _Page:
                 round((left + w) * per_in),
                 round((top + h) * per_in),
             )
-            picture_png = _crop_png(out["png"], box)
+            picture_png = _png(rgba[box[1] : box[3], box[0] : box[2]])
             height = self.H * per_in
             inside = [
                 t.px

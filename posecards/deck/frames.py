@@ -51,7 +51,7 @@ def rope_frames(n_frames: int = N_FRAMES) -> RopeFrames:
     m = np.arange(n_frames, dtype=np.float64)  # (F,)
     n = m + ROPE_OFFSET  # (F,)
     q = np.array([1.0, 0.0], dtype=np.float64)  # (2,)
-    k = np.array([0.0, 1.0], dtype=np.float64)  # (2,)
+    k = np.array([1.0, 0.0], dtype=np.float64)  # (2,) = q: the angle between them is (n − m)θ
     # one vector per frame, each at its own position: x (F, 2) at positions (F,)
     q_rot = apply_rope(np.tile(q, (n_frames, 1)), m, inv_freq, layout="interleaved")  # (F, 2)
     k_rot = apply_rope(np.tile(k, (n_frames, 1)), n, inv_freq, layout="interleaved")  # (F, 2)
