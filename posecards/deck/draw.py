@@ -241,7 +241,7 @@ class _Page:
         from posecards.render.measure import measure_figure
 
         look = self.look
-        report = measure_figure(self.fig)  # type: ignore[arg-type]
+        report = measure_figure(self.fig)
         # that draw is the PNG: encode its buffer rather than drawing the slide again
         rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
         self.fig.set_layout_engine("none")
@@ -322,7 +322,7 @@ def figure_slide(
         lines = _title(page, title)
         sub = page.picture_subfigure()
         draw(sub)
-        freeze_tick_sizes(sub)  # type: ignore[arg-type]
+        freeze_tick_sizes(sub)
         pic = page.finish(lines, has_picture=True)
     if pic.min_figure_px is not None and pic.min_figure_px < look.min_figure_px - 1e-6:
         # the figure has text smaller than the panels' usual minimum: magnify more
