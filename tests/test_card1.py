@@ -16,7 +16,8 @@ from posecards.render.figure import draw_standalone
 from posecards.render.files import figure_bytes
 from posecards.render.text import load_card_text
 
-IDS = ["c1-permutation", "c1-pe-table", "c1-trajectory", "c1-wavelengths"]
+IDS = ["c1-permutation", "c1-pe-table", "c1-trajectory", "c1-wavelengths", "c1-pairs"]
+PANEL_IDS = IDS[:4]  # c1-pairs: a figure page only
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,9 @@ def test_trajectory(content: CardContent) -> None:
     np.testing.assert_allclose(f["slow"], np.c_[np.sin(p * w), np.cos(p * w)], atol=1e-12)
     assert list(f["slow_dims"]) == [256, 257]
     assert f["slow_wavelength"] == pytest.approx(2 * math.pi * 100.0)
-    assert content.numbers["slow_turns"] == pytest.approx(256 / (200 * math.pi))
+    # positions 0..255 turn the slow pair by 255·ω: (N-1)/λ turns
+    assert content.numbers["slow_turns"] == pytest.approx(255 / (200 * math.pi))
+    assert content.numbers["fast_turns"] == pytest.approx(255 / (2 * math.pi))  # 40.58
     # PCA against an independent eigen-decomposition (axes agree up to sign)
     angle = p[:, None] * 10000.0 ** (-2 * np.arange(256) / 512)  # (256, d/2)
     x = np.empty((256, 512))
@@ -181,7 +184,7 @@ def test_ids_match(content: CardContent) -> None:
     text = load_card_text(1)
     assert list(DRAW) == IDS
     assert list(content.figures) == IDS
-    assert [p.id for p in text.panels] == IDS
+    assert [p.id for p in text.panels] == PANEL_IDS
     assert len(text.takeaways) == 3 and len(text.pitfalls) >= 2
 
 

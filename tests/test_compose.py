@@ -94,3 +94,34 @@ def test_chinese_math_and_latin_mix_renders_without_missing_glyphs() -> None:
         fig.text(0.1, 0.5, "频率 $\\omega_i = b^{-2i/d}$ and θ ≈ 0.1 → ≤ ≥ ×")
         fig.text(0.1, 0.2, "偏差 1.1×10⁻¹⁶, ‖PE(p)−PE(q)‖² = Σ(2−2cos Δθ)")
         FigureCanvasAgg(fig).draw()
+
+
+class _CharMeasure:
+    """Every character is half a point wide per point of size; CJK characters one full."""
+
+    def width(self, s: str, size: float, weight: str = "normal") -> float:
+        return sum(size if "\u2e80" <= c <= "\uffef" else size / 2 for c in s)
+
+
+@pytest.mark.parametrize("width", [40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 110.0, 130.0])
+def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
+    from posecards.render.compose import wrap
+
+    m = _CharMeasure()
+    text = "With base b = 10,000 and d = 512 the table needs 6.00 MiB, turning 3.00 rad."
+    lines = wrap(text, width, 10.0, m)  # type: ignore[arg-type]
+    assert " ".join(lines) == text
+    joined = "\n".join(lines)
+    for whole in ("b = 10,000", "d = 512", "6.00 MiB", "3.00 rad"):
+        assert whole in joined, (whole, lines)
+    zh = "取底数 b = 10,000）时，以 float32 存储需 6.00 MiB，共 4,096 个词元（差 ≤ 3.3×10⁻¹⁶），慢的维度几乎不动。"
+    for w in (60.0, 70.0, 80.0, 90.0, 100.0, 120.0, 150.0):
+        lines = wrap(zh, w, 10.0, m)  # type: ignore[arg-type]
+        assert "".join(lines).replace(" ", "") == zh.replace(" ", "")
+        joined = "\n".join(lines)
+        for whole in ("b = 10,000", "6.00 MiB", "4,096 个"):
+            assert whole in joined, (whole, lines)
+        assert not any(ln[0] in "，。）" for ln in lines), lines
+        assert not any(ln[-1] in "（(" for ln in lines), lines
+        # never one character alone on the last line ("动。")
+        assert len(lines[-1].rstrip("。，）")) > 1, lines

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from posecards.render.paths import data_dir
-from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig
+from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig, wl
 
 
 def test_filters_format_numbers() -> None:
@@ -21,6 +21,24 @@ def test_filters_format_numbers() -> None:
     assert sig(62831.853, 3) == "62,800"
     assert sig(0.012345, 3) == "0.0123"
     assert sig(6.2831853, 3) == "6.28"
+
+
+def test_one_rounding_rule_for_wavelengths() -> None:
+    """2π·1000 prints the same everywhere (issue 11: it was 6,280 on card 1, 6,283 on card 2)."""
+    two_pi = 2 * 3.141592653589793
+    assert [wl(two_pi * 10**k) for k in range(5)] == ["6.28", "62.8", "628", "6,283", "62,832"]
+    assert fill("{{ x | wl }}", {"x": two_pi * 1000}, "t") == "6,283"
+
+
+def test_cards_print_wavelengths_with_the_one_rule() -> None:
+    """No card formats a wavelength placeholder (lam..., lambda...) with another filter."""
+    import re
+
+    for path in sorted(Path(__file__).resolve().parent.parent.glob("cards/*.toml")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"\{\{\s*(lam\w*|lambda\w*|wavelength\w*)\s*\|\s*(\w+)", text):
+            if path.stem in ("card1", "card2"):
+                assert m.group(2) == "wl", f"{path.name}: {m.group(0)}"
 
 
 def test_fill_is_strict_and_names_the_placeholder() -> None:

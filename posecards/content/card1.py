@@ -1,8 +1,9 @@
 """Card 1: why position? Self-attention alone cannot see word order.
 
 Panels: the permutation demo (attention with and without PE on a sentence and its reversal),
-the PE values for d_model = 8 as a table, the trajectory of PE vectors in 2-D (UMAP, PCA and
-two raw pairs), and the wavelength ladder against typical context lengths. The learned-table
+the PE values for d_model = 8 as a table, the trajectory of PE vectors in 2-D (UMAP and PCA;
+two raw pairs on their circles are the figure c1-pairs), and the wavelength ladder against
+typical context lengths. The learned-table
 comparison (no row past the end, memory) feeds a takeaway and a pitfall.
 """
 
@@ -78,6 +79,7 @@ def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "pe": pe,
         "positions": np.arange(TABLE_POSITIONS, dtype=np.int64),
         "dims": np.arange(TABLE_D_MODEL, dtype=np.int64),
+        "d_model": TABLE_D_MODEL,
         "wavelengths": lam,
         "base": params.base,
     }
@@ -100,9 +102,10 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     pe = sinusoidal_pe(TRAJECTORY_POSITIONS, d, params.base)  # (256, d)
     slow = d // 4  # pair index of the slow pair: dims (2·slow, 2·slow + 1)
     lam = wavelengths(d, params.base)  # (d/2,)
-    # how many full turns each pair makes over the positions shown: n / λ
-    fast_turns = TRAJECTORY_POSITIONS / float(lam[0])
-    slow_turns = TRAJECTORY_POSITIONS / float(lam[slow])
+    # how many full turns each pair makes over positions 0..N-1: the angle runs from 0 to
+    # (N-1)·ω, so (N-1)/λ turns (not N/λ)
+    fast_turns = (TRAJECTORY_POSITIONS - 1) / float(lam[0])
+    slow_turns = (TRAJECTORY_POSITIONS - 1) / float(lam[slow])
     data = {
         "positions": np.arange(TRAJECTORY_POSITIONS, dtype=np.int64),
         # the UMAP fit costs seconds (numba): cached by the exact input bytes and library versions
@@ -122,6 +125,7 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "fast_turns": fast_turns,
         "slow_turns": slow_turns,
         "d_model": d,
+        "base": params.base,
     }
     numbers: dict[str, Scalar] = {
         "traj_n": TRAJECTORY_POSITIONS,
@@ -225,6 +229,7 @@ def compute(params: PEParams) -> CardContent:
             "c1-pe-table": table,
             "c1-trajectory": traj,
             "c1-wavelengths": waves,
+            "c1-pairs": traj,  # figure pages: two pairs on their unit circles
         },
         numbers=numbers,
     )

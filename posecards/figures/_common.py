@@ -89,6 +89,29 @@ def value_table(
     table.scale(1, 1.25)
 
 
+def _plain_power(value: float, _pos: int) -> str:
+    """1, 10, 100, 1k, 10k, 100k, 1M ... for powers of ten; nothing in between."""
+    if value <= 0:
+        return ""
+    e = round(float(np.log10(value)))
+    if abs(value - 10.0**e) > 1e-9 * value:
+        return ""
+    if e < 0:
+        return f"{10.0**e:g}"
+    if e < 3:
+        return f"{10**e:,}"
+    return f"{10 ** (e - 3):,}k" if e < 6 else f"{10 ** (e - 6):,}M"
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Log-axis tick labels as plain numbers (1, 10, 1k, 1M), not 10^n: mathtext superscripts
+    are drawn at 0.7 of the tick size, under the 14 px floor for sub/superscripts."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(_plain_power))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def grid(fig: FigureBase, nrows: int, ncols: int, **kw: Any) -> Any:
     """Subplots on a Figure or SubFigure with constrained spacing."""
     return fig.subplots(nrows, ncols, squeeze=False, **kw)

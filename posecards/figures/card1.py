@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -11,8 +11,8 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import FigureBase
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import heatmap
-from posecards.figures.style import Theme
+from posecards.figures._common import heatmap, plain_log_ticks
+from posecards.figures.style import Theme, marks_cmap
 
 
 def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
@@ -62,26 +62,18 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     ]
     all_w = np.concatenate([np.ravel(w) for _, a, b, _, _ in rows for w in (a, b)])
     vmin, vmax = float(all_w.min()), float(all_w.max())
-    subs = cast("np.ndarray", fig.subfigures(2, 1, hspace=0.04))
-    for r, (sub, (key, w_orig, w_reord, dev, colour)) in enumerate(zip(subs, rows, strict=True)):
-        sub.suptitle(
-            t(key, dev=dev),
-            fontsize=roles.fontsize("subplot_title"),
-            color=colour,
-            fontweight="bold",
-        )
-        axes = sub.subplots(1, 2)
-        for c, (ax, w, toks) in enumerate(
-            zip(axes, (w_orig, w_reord), (tokens, reordered), strict=True)
-        ):
+    # columns: without / with PE; rows: the sentence and its reversal (tokens on the ticks)
+    axes = fig.subplots(2, 2)
+    for c, (key, w_orig, w_reord, dev, colour) in enumerate(rows):
+        axes[0, c].set_title(t(key, dev=dev), color=colour, fontweight="bold")
+        for r, (w, toks) in enumerate(zip((w_orig, w_reord), (tokens, reordered), strict=True)):
+            ax = axes[r, c]
             heatmap(ax, w, theme, vmin=vmin, vmax=vmax, colorbar=False)
             _annotate(ax, np.asarray(w), ".2f")
             n = len(toks)
             ax.set_xticks(range(n), toks)
             ax.set_yticks(range(n), toks)
             ax.tick_params(length=0)
-            if r == 0:
-                ax.set_title(" ".join(toks), fontsize=roles.fontsize("subplot_title"))
             if c == 0:
                 ax.set_ylabel(t("query"))
             if r == 1:
@@ -93,8 +85,10 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     dims = [int(d) for d in data["dims"]]
     positions = [int(p) for p in data["positions"]]
     ax = fig.subplots()
-    heatmap(ax, pe, theme, signed=True, vmax=1.0, cbar_label=t("pe_value"))
-    _annotate(ax, pe, ".2f")
+    # every value is written in its cell (three decimals, so the slow columns visibly move);
+    # the colour only groups them, so no colour bar
+    heatmap(ax, pe, theme, signed=True, vmax=1.0, colorbar=False)
+    _annotate(ax, pe, ".3f")
     ax.set_xticks(
         range(len(dims)),
         [f"{d}\n{t('sin') if d % 2 == 0 else t('cos')}" for d in dims],
@@ -104,9 +98,7 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax.xaxis.set_label_position("top")
     ax.set_xlabel(t("dimension"))
     ax.set_ylabel(t("position"))
-    # pairs: a thin line between the (sin, cos) pairs of one frequency, wavelength underneath
-    for x in range(1, len(dims) // 2):
-        ax.axvline(2 * x - 0.5, color=theme.background, lw=2.5)
+    # pairs: the wavelength of each (sin, cos) pair underneath it
     for i, lam in enumerate(data["wavelengths"]):
         ax.annotate(
             t("lam_end", lam=lam),
@@ -123,34 +115,43 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
 
 
 def _label_ends(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme: Theme) -> None:
-    """Label the first and last position next to their dots, on the side facing the centre."""
+    """Label the first and last position in the two corners of the axes farthest from the path,
+    each with a thin leader line to its dot (a label never sits on the path)."""
     lo, hi = xy.min(axis=0), xy.max(axis=0)
-    mid = (lo + hi) / 2
-    for i in (0, len(pos) - 1):
-        right = xy[i, 0] > mid[0]
-        top = xy[i, 1] > mid[1]
+    span = np.where(hi > lo, hi - lo, 1.0)
+    unit = (xy - lo) / span  # (n, 2) in [0, 1]
+    corners = {(0.0, 0.0): ("left", "bottom"), (1.0, 0.0): ("right", "bottom")}
+    corners.update({(0.0, 1.0): ("left", "top"), (1.0, 1.0): ("right", "top")})
+    room = {c: float(np.min(np.hypot(*(unit - np.asarray(c)).T))) for c in corners}
+    free = sorted(corners, key=lambda c: -room[c])[:2]  # the two emptiest corners
+    ends = (0, len(pos) - 1)
+    # give each end the nearer of the two corners (or swap, whichever is shorter overall)
+    d = [[float(np.hypot(*(unit[i] - np.asarray(c)))) for c in free] for i in ends]
+    order = free if d[0][0] + d[1][1] <= d[0][1] + d[1][0] else free[::-1]
+    for i, corner in zip(ends, order, strict=True):
+        ha, va = corners[corner]
         ax.annotate(
             t("p_eq", p=int(pos[i])),
             xy=(xy[i, 0], xy[i, 1]),
-            xytext=(-7 if right else 7, -5 if top else 5),
-            textcoords="offset points",
-            ha="right" if right else "left",
-            va="top" if top else "bottom",
+            xytext=(0.03 + 0.94 * corner[0], 0.03 + 0.94 * corner[1]),
+            textcoords="axes fraction",
+            ha=ha,
+            va=va,
             fontsize=roles.fontsize("annotation"),
             color=theme.text,
             fontweight="bold",
-            bbox={"boxstyle": "round,pad=0.15", "fc": theme.background, "ec": "none", "alpha": 0.8},
+            arrowprops={"arrowstyle": "-", "color": theme.text, "lw": 0.8, "shrinkB": 5},
             zorder=5,
         )
 
 
 def _trajectory_axes(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme: Theme) -> Any:
     ax.plot(xy[:, 0], xy[:, 1], color=theme.neutral, lw=0.8, zorder=1)
-    sc = ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=theme.sequential, s=14, zorder=2, lw=0)
+    sc = ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=marks_cmap(theme), s=16, zorder=2, lw=0)
     _label_ends(ax, xy, pos, t, theme)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.margins(0.08)
+    ax.margins(0.3)  # room in the corners for the labels
     for side in ("top", "right"):
         ax.spines[side].set_visible(True)
     return sc
@@ -158,16 +159,19 @@ def _trajectory_axes(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme
 
 def draw_trajectory(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     pos = np.asarray(data["positions"])
-    left, right = cast("np.ndarray", fig.subfigures(1, 2, width_ratios=[2.3, 1.0], wspace=0.02))
-    ax_u, ax_p = left.subplots(1, 2)
+    ax_u, ax_p = fig.subplots(1, 2)
     sc = _trajectory_axes(ax_u, np.asarray(data["umap"]), pos, t, theme)
     ax_u.set_title(t("umap"))
     _trajectory_axes(ax_p, np.asarray(data["pca"]), pos, t, theme)
     ax_p.set_title(t("pca"))
-    cb = left.colorbar(sc, ax=[ax_u, ax_p], orientation="horizontal", fraction=0.06, pad=0.02)
-    cb.set_label(t("position"))
+    cb = fig.colorbar(sc, ax=[ax_u, ax_p], orientation="horizontal", fraction=0.06, pad=0.04)
+    cb.set_label(t("traj_cbar", n=len(pos), d=int(data["d_model"])))
 
-    ax_f, ax_s = right.subplots(2, 1)
+
+def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """Two pairs of the same encoding on their unit circles: the fast one and a slow one."""
+    pos = np.asarray(data["positions"])
+    ax_f, ax_s = fig.subplots(1, 2)
     slow_dims = [int(d) for d in data["slow_dims"]]
     pairs = (
         (ax_f, "fast", 0, (0, 1)),
@@ -177,25 +181,15 @@ def draw_trajectory(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
         xy = np.asarray(data[which])
         lam = data[f"{which}_wavelength"]
         # consecutive positions of the fast pair are a radian apart: dots only, no chords
-        ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=theme.sequential, s=10, lw=0, zorder=2)
-        ax.text(
-            0,
-            0,
-            t("turns", n=data[f"{which}_turns"]),
-            ha="center",
-            va="center",
-            fontsize=roles.fontsize("annotation"),
-        )
-        ax.set_title(t("pair_title", i=pair, lam=lam), fontsize=roles.fontsize("subplot_title"))
-        ax.set_xlabel(t("dim_n", d=dd[0]), fontsize=roles.fontsize("axis_label"), labelpad=1)
-        ax.set_ylabel(t("dim_n", d=dd[1]), fontsize=roles.fontsize("axis_label"), labelpad=1)
+        ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=marks_cmap(theme), s=12, lw=0, zorder=2)
+        ax.set_title(t("pair_title", i=pair, lam=lam, n=data[f"{which}_turns"]))
+        ax.set_xlabel(t("dim_n", d=dd[0]))
+        ax.set_ylabel(t("dim_n", d=dd[1]))
         ax.set_xlim(-1.2, 1.2)
         ax.set_ylim(-1.2, 1.2)
         ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(True)
+        ax.set_xticks([-1, 0, 1])
+        ax.set_yticks([-1, 0, 1])
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -205,12 +199,15 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     turning = np.asarray(data["pairs_turning"])
     ax = fig.subplots()
     ax.set_yscale("log")
-    for c, k in zip(ctx, turning, strict=True):
+    top = int(np.argmax(ctx))
+    for j, (c, k) in enumerate(zip(ctx, turning, strict=True)):
         ax.axhline(c, color=theme.muted, lw=1.0, ls="--", zorder=1)
+        # labelled at the left end, above its line: the ladder is still far below there; the
+        # top line (above the whole ladder) says in full what the numbers mean
         ax.text(
             pair[0],
-            c * 1.15,
-            t("ctx_line", n=c, k=int(k)),
+            c * 1.18,
+            t("ctx_line_full" if j == top else "ctx_line", n=c, k=int(k)),
             color=theme.muted,
             fontsize=roles.fontsize("annotation"),
             va="bottom",
@@ -219,27 +216,24 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         if 0 < k < len(pair):
             # where the ladder crosses this context: the k pairs to the left turn fully
             ax.plot([pair[k] - 0.5], [c], "o", ms=6, color=theme.muted, zorder=4)
-    ax.plot(pair, lam, color=theme.accent, lw=2.4, zorder=3, label=t("wavelength_curve"))
-    ax.plot([], [], color=theme.muted, lw=1.0, ls="--", label=t("context_length"))
-    ends = ((0, data["shortest"], 1), (len(pair) - 1, data["longest"], -1))
-    for i, value, side in ends:
-        ax.plot([pair[i]], [value], "o", color=theme.warn, ms=7, zorder=5)
-        ax.annotate(
-            t("lam_end", lam=value),
-            xy=(pair[i], value),
-            xytext=(9 * side, 0),
-            textcoords="offset points",
-            ha="left" if side > 0 else "right",
-            va="center",
-            fontsize=roles.fontsize("annotation"),
-            color=theme.warn,
-            fontweight="bold",
-        )
+    ax.plot(pair, lam, color=theme.accent, lw=2.6, zorder=3)
+    for i in (0, len(pair) - 1):
+        ax.plot([pair[i]], [lam[i]], "o", color=theme.accent, ms=7, zorder=5)
     ax.set_xlim(pair[0] - 0.02 * len(pair), pair[-1] + 0.02 * len(pair))
-    ax.set_ylim(float(data["shortest"]) / 2.5, float(ctx.max()) * 4.0)
+    ax.set_ylim(1.0, float(ctx.max()) * 6.0)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel(t("pair_index"))
     ax.set_ylabel(t("wavelength_axis"))
-    ax.legend(loc="lower right")
+    ax.set_title(
+        t(
+            "ladder_title",
+            d=int(data["d_model"]),
+            b=float(data["base"]),
+            lo=float(data["shortest"]),
+            hi=float(data["longest"]),
+        ),
+        color=theme.accent,
+    )
 
 
 DRAW: dict[str, DrawFn] = {
@@ -247,4 +241,5 @@ DRAW: dict[str, DrawFn] = {
     "c1-pe-table": draw_pe_table,
     "c1-trajectory": draw_trajectory,
     "c1-wavelengths": draw_wavelengths,
+    "c1-pairs": draw_pairs,
 }

@@ -61,7 +61,7 @@ def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     lam = np.asarray(data["wavelength_ticks"])
     tick_dims = np.asarray(data["wavelength_tick_dims"])
     top = ax.secondary_xaxis("top")
-    top.set_xticks(tick_dims, [f"{v:,.0f}" if v >= 100 else f"{v:.1f}" for v in lam])
+    top.set_xticks(tick_dims, [t("wl_tick", lam=float(v)) for v in lam])
     top.set_xlabel(t("wavelength_axis"))
     if int(data["position_step"]) > 1 or int(data["pair_step"]) > 1:
         ax.set_title(

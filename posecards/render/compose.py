@@ -98,6 +98,8 @@ _TOKENS = re.compile(
 )
 # Characters that must not start a line (Chinese punctuation rules, kept simple).
 _NO_LINE_START = set("，。、；：？！）」』》〉”’,.;:?!)%")
+# Characters that must not end a line: opening brackets and quotes.
+_NO_LINE_END = set("（「『《〈“‘(")
 
 
 class _Measure:
@@ -121,27 +123,90 @@ class _Measure:
         return float(w) * 72.0 / self.dpi  # pixels -> points
 
 
+# Units that stay on the line of the number before them ("6.00 MiB", "4,096 个词元", "3.00 rad").
+_UNITS = {"MiB", "KiB", "GiB", "MB", "GB", "rad", "px", "pt", "%", "°", "×", "bits", "bytes"}
+_CJK_UNITS = set("个维对圈位种项行列倍次弧秒")
+_NUMBER = re.compile(r"^[−\-+]?[\d.,]+[%×]?$|^[−\-+]?[\d.,]+×10[⁰-⁹⁻]+$")
+_PUNCT_ONLY = set("，。、；：？！）」』》〉”’,.;:?!)%")
+
+
+def _glue(tokens: list[str]) -> list[str]:
+    """Merge tokens that must stay on one line: "b = 10,000" (a name, "=", its value) and a
+    number with its unit ("6.00 MiB", "4,096 个")."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        # name = value: tok, " ", "=", " ", value  (also "≤", "≥", "≈")
+        if (
+            i + 4 < len(tokens)
+            and not tok.isspace()
+            and tokens[i + 1].isspace()
+            and tokens[i + 2] in ("=", "≤", "≥", "≈", "<", ">")
+            and tokens[i + 3].isspace()
+            and not tokens[i + 4].isspace()
+        ):
+            tokens = tokens[:i] + ["".join(tokens[i : i + 5])] + tokens[i + 5 :]
+            continue  # the merged token may itself be a number with a unit
+        if _NUMBER.match(tok.split(" ")[-1]) and i + 1 < len(tokens):
+            nxt = tokens[i + 1]
+            if nxt.isspace() and i + 2 < len(tokens):
+                unit = tokens[i + 2]
+                if unit.rstrip(".,;:!?)") in _UNITS or unit in _CJK_UNITS:
+                    out.append(tok + nxt + unit)
+                    i += 3
+                    continue
+            elif nxt in _CJK_UNITS or nxt in _UNITS:
+                out.append(tok + nxt)
+                i += 2
+                continue
+        if tok in _NO_LINE_START and out and not out[-1].isspace():
+            out[-1] += tok  # closing punctuation stays with what it closes
+        elif out and out[-1] in _NO_LINE_END:
+            out[-1] += tok  # an opening bracket stays with what it opens
+        else:
+            out.append(tok)
+        i += 1
+    return out
+
+
 def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "normal") -> list[str]:
     """Greedy line breaking by measured width; keeps $math$ and numbers whole; CJK may break
     between characters, but punctuation never starts a line (it takes the previous token along).
+    A number stays with its unit and "b =" with its value; a paragraph never ends on a line
+    holding a single character (the previous word comes down with it).
     """
     lines: list[str] = []
     for paragraph in text.split("\n"):
+        para: list[list[str]] = []
         toks: list[str] = []  # tokens of the current line
-        for tok in _TOKENS.findall(paragraph):
+        for tok in _glue(_TOKENS.findall(paragraph)):
             if not toks or m.width("".join(toks + [tok]).strip(), size, weight) <= width_pt:
                 toks.append(tok)
                 continue
             if tok.isspace():
-                lines.append("".join(toks).rstrip())
+                para.append(toks)
                 toks = []
                 continue
             carry: list[str] = []
             if tok[0] in _NO_LINE_START and len(toks) > 1:
                 carry = [toks.pop()]  # the whole previous token goes down with the punctuation
-            lines.append("".join(toks).rstrip())
+            while len(toks) > 1 and toks[-1] and toks[-1][-1] in _NO_LINE_END:
+                carry.insert(0, toks.pop())  # an opening bracket goes down with what it opens
+            para.append(toks)
             toks = carry + [tok]
-        lines.append("".join(toks).rstrip())
+        para.append(toks)
+        para = [ln for ln in para if "".join(ln).strip()]
+        # no orphan: a last line of one character (and its punctuation) takes a token along
+        if len(para) > 1:
+            last = "".join(para[-1]).strip()
+            if len([c for c in last if c not in _PUNCT_ONLY]) <= 1:
+                prev = para[-2]
+                while prev and prev[-1].isspace():
+                    prev.pop()
+                if len(prev) > 1:
+                    para[-1] = [prev.pop()] + para[-1]
+        lines.extend("".join(ln).strip() for ln in para)
     return [ln for ln in lines if ln] or [""]
 
 
@@ -196,6 +261,21 @@ def _sidebar_blocks(
             )
         )
     return formula, take, pits
+
+
+def _balanced(formula: list[_Block], take: list[_Block], pits: list[_Block]) -> list[list[_Block]]:
+    """Two text columns: the formula and the first takeaways left, the other takeaways and the
+    pitfalls (kept together, in their box) right, split where the taller column is lowest."""
+    seq = formula + take
+    best: list[list[_Block]] | None = None
+    best_h = float("inf")
+    # split before a takeaway (never between a heading and its first item), or before pitfalls
+    for cut in range(len(formula) + 2, len(seq) + 1):
+        left, right = seq[:cut], seq[cut:] + pits
+        h = max(sum(b.height() for b in left), sum(b.height() for b in right))
+        if h < best_h:
+            best, best_h = [left, right], h
+    return best if best is not None else [seq, pits]
 
 
 def compose_card(
@@ -306,7 +386,7 @@ def _compose(
         if len(text_cols) == 1:
             columns = [formula + take + pits]
         else:
-            columns = [formula + take, pits]
+            columns = _balanced(formula, take, pits)
         fits = all(
             sum(b.height() for b in blocks) * pt <= (col[2] - col[3]) - 0.05
             for blocks, col in zip(columns, text_cols, strict=True)

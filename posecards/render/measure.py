@@ -125,24 +125,29 @@ def _intersect(a: Box, b: Box, tol: float = TOLERANCE_PX) -> bool:
 
 
 @contextmanager
-def _spy_texts(renderer: RendererBase) -> Iterator[list[Text]]:
-    """Collect the texts the renderer really draws (not ticks out of view, not empty ones)."""
+def _spy_texts() -> Iterator[list[Text]]:
+    """Collect the texts really drawn (not ticks out of view, not empty or invisible ones).
+
+    Text.draw itself is watched: the renderer's draw_text does not name its Text for
+    multi-line texts.
+    """
+    from matplotlib.text import Text
+
     drawn: list[Text] = []
     seen: set[int] = set()
-    cls = type(renderer)
-    original = cls.draw_text
+    original = Text.draw
 
-    def spy(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-        if mtext is not None and s.strip() and id(mtext) not in seen:
-            seen.add(id(mtext))
-            drawn.append(mtext)
-        return original(self, gc, x, y, s, prop, angle, ismath, mtext)
+    def spy(self: Text, renderer: Any) -> None:
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip() and id(self) not in seen:
+            seen.add(id(self))
+            drawn.append(self)
 
-    cls.draw_text = spy  # type: ignore[method-assign]
+    Text.draw = spy  # type: ignore[method-assign,assignment]
     try:
         yield drawn
     finally:
-        cls.draw_text = original  # type: ignore[method-assign]
+        Text.draw = original  # type: ignore[method-assign]
 
 
 def _data_marks(ax: Axes, renderer: RendererBase) -> list[tuple[str, Any, float]]:
@@ -200,7 +205,7 @@ def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
-    with _spy_texts(renderer) as drawn:
+    with _spy_texts() as drawn:
         canvas.draw()
     dpi = float(fig.dpi)
     W, H = canvas.get_width_height()
@@ -309,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from posecards.config import PEParams
     from posecards.content import compute_card
+    from posecards.render.compose import LayoutError
 
     ap = argparse.ArgumentParser(prog="python -m posecards.render.measure")
     ap.add_argument("--cards", default="1,2,3,4")
@@ -322,7 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         content = compute_card(card, PEParams())
         for size in args.sizes.split(","):
             for lang in args.langs.split(","):
-                rep = measure_card(card, content, lang, size, args.theme)
+                try:
+                    rep = measure_card(card, content, lang, size, args.theme)
+                except LayoutError as exc:
+                    print(f"card {card} {lang} {size}: does not fit: {exc}")
+                    continue
                 reports[(str(card), lang, size)] = rep
                 if args.verbose:
                     for p in rep.problems():

@@ -82,10 +82,17 @@ def sig(value: float, digits: int = 3) -> str:
     return _minus(f"{rounded:.{decimals}f}")
 
 
+def wl(value: float) -> str:
+    """A wavelength in positions, one rule on every card: 3 significant digits below 1,000,
+    whole positions above (never rounded to a multiple of 10): 6.28, 62.8, 628, 6,283, 60,611."""
+    v = float(value)
+    return group(v) if abs(v) >= 1000 else sig(v, 3)
+
+
 @cache
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(num=num, sci=sci, group=group, sig=sig)
+    env.filters.update(num=num, sci=sci, group=group, sig=sig, wl=wl)
     return env
 
 
