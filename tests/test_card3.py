@@ -227,7 +227,7 @@ def test_base_wavelengths_and_turn_counts(params):
 
 def test_default_turn_counts(content):
     n = content.numbers
-    assert (n["turns_base_4k"], n["turns_base_32k"], n["turns_base_128k"]) == (181, 238, 256)
+    assert (n["turns_base_4k"], n["turns_base_128k"]) == (181, 256)
     assert (n["never_10k_4k"], n["never_500k_4k"]) == (75, 129)
 
 

@@ -296,9 +296,11 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
     assert found.trained_context == (orig or max_pos)
     wl = content.figures["i-wavelengths"]
     np.testing.assert_allclose(wl["scaled"], 2 * np.pi / data["theta_scaled"], rtol=1e-15)
-    turns = content.figures["i-turns"]["trained"]
-    assert content.numbers["turn_trained"] == int(np.sum(turns >= 1))
-    np.testing.assert_allclose(turns, found.trained_context / wl["original"], rtol=1e-15)
+    turns = content.figures["i-turns"]["original"]
+    assert content.numbers["turn_orig"] == int(np.sum(turns >= 1))
+    # positions 0 .. N-1 span N - 1 steps: (N - 1)/λ turns, not N/λ
+    np.testing.assert_allclose(turns, (found.trained_context - 1) / wl["original"], rtol=1e-15)
+    assert content.numbers["orig_ctx"] == found.trained_context
 
 
 def test_partial_rotary_and_interleaved_layout(tmp_path: Path) -> None:
@@ -707,3 +709,29 @@ def test_overlapping_tensors_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CheckpointError, match="overlap"):
         open_checkpoint(tmp_path / "model.safetensors")
+
+
+def test_llama31_card_says_original_context_and_counts_turns_over_n_minus_1() -> None:
+    """original_max_position_embeddings is the pre-scaling context (Llama 3.1 was trained on
+    128K tokens in continued pre-training), and positions 0..N-1 span (N - 1)/λ turns."""
+    from posecards.render.text import fill_card, load_card_text
+
+    folder = Path(__file__).resolve().parent.parent / "docs" / "examples" / "llama-3.1-8b"
+    ckpt = open_checkpoint(folder)
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    nums = content.numbers
+    assert (nums["orig_ctx"], nums["scaled_ctx"]) == (8192, 131072)
+    lam = 2 * math.pi * 500000.0 ** (np.arange(64) * 2 / 128)  # original wavelengths
+    assert nums["turn_orig"] == int(np.sum(lam <= 8192 - 1))
+    text = load_card_text("inspect-rope")
+    for lang, wanted, banned in (
+        ("en", "original (pre-scaling) context of 8,192", "trained context"),
+        ("zh", "原始（缩放前）上下文", "训练上下文"),
+    ):
+        filled = fill_card(text, lang, nums)
+        blob = " ".join(
+            [filled.thesis, filled.formula_note]
+            + [" ".join(p[1:]) for p in filled.panels]
+            + [v for _, v in filled.takeaways + filled.pitfalls]
+        )
+        assert wanted in blob and banned not in blob, lang

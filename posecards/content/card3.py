@@ -36,7 +36,7 @@ HEAD_DIM = 128  # one attention head, as in LLaMA
 SEED = 0
 MAX_SHOWN = 512  # at most this many positions per heatmap side
 DEMO_BASES = (10000.0, 500000.0)  # the original RoPE base and LLaMA 3's
-CONTEXTS = (4096, 32768, 131072)  # 4k, 32k, 128k tokens
+CONTEXTS = (4096, 131072)  # 4k and 128k tokens
 DECAY_MAX_DISTANCE = 65536
 DECAY_POINTS = 700
 DECAY_PROBE = 1000  # distance at which the text compares the decay bound
@@ -222,11 +222,10 @@ def _layouts_base(
         score_mean_abs=float(np.abs(s_inter).mean()),
         pairs=pairs,
         turns_base_4k=int(turns[ibase, 0]),
-        turns_base_32k=int(turns[ibase, 1]),
-        turns_base_128k=int(turns[ibase, 2]),
+        turns_base_128k=int(turns[ibase, 1]),
         never_10k_4k=int(pairs - turns[i10k, 0]),
         never_500k_4k=int(pairs - turns[i500k, 0]),
-        never_base_128k=int(pairs - turns[ibase, 2]),
+        never_base_128k=int(pairs - turns[ibase, 1]),
         slowest_angle_500k_4k=float((CONTEXTS[0] - 1) * inv_500k[-1]),
         lambda_min=float(lam[ibase].min()),
         lambda_max_base=float(lam[ibase].max()),
@@ -282,8 +281,7 @@ def compute(params: PEParams) -> CardContent:
         "base_10k": DEMO_BASES[0],
         "base_500k": DEMO_BASES[1],
         "ctx_4k": CONTEXTS[0],
-        "ctx_32k": CONTEXTS[1],
-        "ctx_128k": CONTEXTS[2],
+        "ctx_128k": CONTEXTS[1],
     }
     layouts, base = _layouts_base(params, numbers)
     figures = {

@@ -6,7 +6,7 @@ returns a CardContent for the card text ``cards/inspect-<kind>.toml``:
 - learned: cosine similarity of the rows, row norms, mean similarity per offset, and the same
   for the sinusoidal table of the same size (d rounded down to even);
 - rope: per-pair wavelengths before and after the checkpoint's scaling, the frequency ratios,
-  full turns inside the trained and the scaled context, and the pair layout;
+  full turns inside the original (pre-scaling) and the scaled context, and the pair layout;
 - alibi: the head slopes, bias matrices of three heads, and the distance at which each head
   halves the weight of a key.
 """
@@ -86,8 +86,14 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
             "model": g[curve],
             "sinusoidal": f[curve],
             "level": HALF,
+            "d_model": d_sin,
         },
-        "i-sinusoidal": {"positions": shown, "similarity": sin_sim, "d_model": d_sin},
+        "i-sinusoidal": {
+            "positions": shown,
+            "similarity": sin_sim,
+            "d_model": d_sin,
+            "base": SINUSOID_BASE,
+        },
     }
     numbers: dict[str, Any] = {
         **_common(ckpt, found),
@@ -139,8 +145,10 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     wl_orig = 2 * math.pi / orig  # (pairs,) positions per full turn
     wl_scaled = 2 * math.pi / scaled  # (pairs,)
     ratio = scaled / orig  # (pairs,)
-    turns_trained = found.trained_context / wl_orig  # (pairs,) turns within the trained context
-    turns_scaled = found.scaled_context / wl_scaled  # (pairs,)
+    # turns over positions 0 .. N-1: the largest angle is (N - 1)·θ, i.e. (N - 1)/λ turns
+    # (found.trained_context is the original, pre-scaling context: original_max_position_...)
+    turns_orig = (found.trained_context - 1) / wl_orig  # (pairs,) within the original context
+    turns_scaled = (found.scaled_context - 1) / wl_scaled  # (pairs,) within the scaled context
     k = np.arange(pairs, dtype=np.float64)  # (pairs,)
     # pair index of each of the head_dim slots; -1: not rotated (partial rotary)
     this = np.full(found.head_dim, -1.0)  # (head_dim,)
@@ -158,7 +166,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
             "pair": k,
             "original": wl_orig,
             "scaled": wl_scaled,
-            "trained_context": float(found.trained_context),
+            "original_context": float(found.trained_context),
             "scaled_context": float(found.scaled_context),
             "baseline": "short" if found.rope_type == "longrope" else "original",
         },
@@ -171,7 +179,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         },
         "i-turns": {
             "pair": k,
-            "trained": turns_trained,
+            "original": turns_orig,
             "scaled": turns_scaled,
             "baseline": "short" if found.rope_type == "longrope" else "original",
         },
@@ -189,10 +197,10 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         "rotary_dim": dim,
         "partial": dim < found.head_dim,
         "pairs": pairs,
-        "trained": found.trained_context,
+        "orig_ctx": found.trained_context,
         "scaled_ctx": found.scaled_context,
         "attention": float(attention),
-        "turn_trained": int(np.count_nonzero(turns_trained >= 1)),
+        "turn_orig": int(np.count_nonzero(turns_orig >= 1)),
         "turn_scaled": int(np.count_nonzero(turns_scaled >= 1)),
         "wl_short": float(wl_orig[0]),
         "wl_long": float(wl_orig[-1]),

@@ -27,8 +27,11 @@ def heatmap(
     colorbar: bool = True,
     cbar_label: str | None = None,
     log: bool = False,
+    cmap: Any = None,
 ) -> AxesImage:
-    """imshow (small in SVG, unlike pcolormesh). Signed data: diverging map centred on 0."""
+    """imshow (small in SVG, unlike pcolormesh). Signed data: diverging map centred on 0.
+    ``cmap`` overrides the theme's map (e.g. ``visible_sequential(theme)``)."""
+    cmap_override = cmap
     data = np.asarray(values, dtype=np.float64)
     if signed:
         m = float(np.nanmax(np.abs(data))) if vmax is None else float(vmax)
@@ -42,6 +45,8 @@ def heatmap(
     else:
         norm = Normalize(vmin, vmax)
         cmap = theme.sequential
+    if cmap_override is not None:
+        cmap = cmap_override
     im = ax.imshow(
         data,
         cmap=cmap,
@@ -125,6 +130,37 @@ def upper_triangle(n: int) -> list[tuple[float, float]]:
     return pts
 
 
+def _luminance(color: Any) -> float:
+    """WCAG relative luminance of a matplotlib colour."""
+    from matplotlib.colors import to_rgb
+
+    c = np.asarray(to_rgb(color), dtype=np.float64)  # (3,)
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(lin @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast(a: Any, b: Any) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)))
+    return (lb + 0.05) / (la + 0.05)
+
+
+def visible_sequential(theme: Theme, minimum: float = 3.0) -> Any:
+    """The theme's sequential map without its dark end where that end has less than
+    ``minimum`` : 1 contrast with the background (cividis' navy on the dark theme), so the
+    cells at the low end of a one-sided scale stay visible. Unchanged on a light background."""
+    from matplotlib import colormaps
+    from matplotlib.colors import ListedColormap
+
+    base = colormaps[theme.sequential]
+    f = np.linspace(0.0, 1.0, 256)  # (256,)
+    ok = np.array([contrast(base(x), theme.background) >= minimum for x in f])  # (256,)
+    if ok[0] or not ok.any():
+        return base
+    lo = float(f[np.argmax(ok)])
+    return ListedColormap(base(np.linspace(lo, 1.0, 256)), name=f"{theme.sequential}_visible")
+
+
 def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
     """One (L, L) causal bias matrix per axes, on one shared one-sided colour scale from the
     most negative value to 0 (a causal bias is never positive); masked cells (-inf, keys after
@@ -137,7 +173,9 @@ def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
     lo = min(float(np.nanmin(shown)), -1e-12)
     im = None
     for k, ax in enumerate(axes):
-        im = heatmap(ax, shown[k], theme, vmin=lo, vmax=0.0, colorbar=False)
+        im = heatmap(
+            ax, shown[k], theme, vmin=lo, vmax=0.0, colorbar=False, cmap=visible_sequential(theme)
+        )
         ax.add_patch(
             Polygon(
                 upper_triangle(n),
@@ -150,3 +188,25 @@ def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
         )
     assert im is not None
     return im
+
+
+def plain_number(v: float) -> str:
+    """A tick label without exponents (mathtext superscripts fall under the size floor):
+    1, 10, 100, 1k, 10k, 1M; 0.1, 0.01, 0.001 below one."""
+    v = float(v)
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e3:
+        return f"{v / 1e3:g}k"
+    if v >= 1:
+        return f"{v:g}"
+    return np.format_float_positional(v, trim="-")
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Label a log axis (``ax.xaxis`` or ``ax.yaxis``) at powers of ten with plain numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10.0, numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
+    axis.set_minor_formatter(NullFormatter())

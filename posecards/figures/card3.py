@@ -11,7 +11,7 @@ from matplotlib.figure import FigureBase
 from matplotlib.patches import Arc, FancyBboxPatch
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import heatmap
+from posecards.figures._common import heatmap, plain_log_ticks
 from posecards.figures.style import Theme
 
 
@@ -79,7 +79,7 @@ def _arc(
 
 def _diagram_axes(ax: Axes) -> None:
     """Arrows only: no circle or axis lines for labels to collide with."""
-    ax.set_xlim(-1.45, 1.45)
+    ax.set_xlim(-1.32, 1.32)
     ax.set_ylim(-0.42, 1.32)
     ax.set_aspect("equal")
     ax.set_axis_off()
@@ -127,7 +127,9 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     _arc(ax, 0.4, k_angle, rel, theme.ok, t("rot_arc_rel"), 0.72, k_angle + rel + 0.7)
     _tip_label(ax, q, t("rot_q"), theme.accent, 1.18)
     _tip_label(ax, k, t("rot_k"), theme.warn, 1.15)
-    _tip_label(ax, k_rel, t("rot_krel"), theme.ok, 1.28)
+    ax.text(  # left of the tip: clear of the k label above the y axis
+        1.12 * k_rel[0], 1.12 * k_rel[1], t("rot_krel"), color=theme.ok, ha="right", va="bottom"
+    )
     ax.set_title(t("rot_rel_title"))
     ax.text(0.0, -0.3, t("rot_val_rel", v=data["score_relative"]), ha="center", va="center")
     fig.supxlabel(
@@ -178,29 +180,36 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.axvline(data["context"], color=theme.muted, lw=1.0, ls=":")
     # the vertical lines labelled in the headroom: the context on the left of its line, the
     # probe on the right of its own (they are close on the log axis)
-    ax.text(
-        data["context"],
-        top * 0.985,
-        t("dc_context", n=data["context"]) + " ",
-        color=theme.muted,
-        ha="right",
-        va="top",
-    )
-    ax.text(
-        data["probe"],
-        top * 0.985,
-        " " + t("dc_probe", n=data["probe"]),
-        color=theme.muted,
-        ha="left",
-        va="top",
-    )
+    for x, label, side in (
+        (data["context"], t("dc_context", n=data["context"]), -1),
+        (data["probe"], t("dc_probe", n=data["probe"]), 1),
+    ):
+        ax.annotate(
+            label,
+            (float(x), top),
+            xytext=(5 * side, -3),
+            textcoords="offset points",
+            color=theme.muted,
+            ha="left" if side > 0 else "right",
+            va="top",
+        )
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_xlim(1, data["max_distance"])
     ax.set_ylim(0, top)
     ax.set_xlabel(t("dc_xlabel"))
     ax.set_ylabel(t("dc_ylabel"))
-    ax.set_title(t("dc_title", d=data["head_dim"]))
-    ax.legend(loc="lower left", frameon=True)
+    # above the axes: inside, the curves and the two vertical lines leave no free corner
+    ax.legend(
+        title=t("dc_title", d=data["head_dim"]),
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.02),
+        ncols=2,
+        borderaxespad=0.0,
+        frameon=False,
+        columnspacing=1.2,
+        alignment="left",
+    )
 
 
 # --- c3-base -------------------------------------------------------------------------------------
@@ -209,7 +218,6 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
 def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     """Wavelength of each pair per base; a dot where a base's line crosses a context length:
     the pairs left of it (their count printed) turn fully within that context."""
-    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullLocator
 
     ax = fig.subplots()
@@ -226,16 +234,20 @@ def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
             count = int(turns[i, j])
             if 0 < count < lam.shape[1]:  # the line crosses this context inside the plot
                 ax.plot([count - 0.5], [float(ctx)], "o", color=color, ms=8, mec=theme.text)
+                # the lowest line's count below and right of its dot, the others' above and
+                # left: rising lines leave those corners free
+                low = i == 0
                 ax.annotate(
                     str(count),
                     (count - 0.5, float(ctx)),
-                    xytext=(-5, 5),
+                    xytext=(6, -6) if low else (-6, 6),
                     textcoords="offset points",
-                    ha="right",
-                    va="bottom",
+                    ha="left" if low else "right",
+                    va="top" if low else "bottom",
                     color=color,
                 )
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(0, max(1, lam.shape[1] - 1))
     ax.set_ylim(1.0, float(max(lam.max(), contexts.max())) * 8)
     right = ax.secondary_yaxis("right")
@@ -244,15 +256,17 @@ def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     )
     right.yaxis.set_minor_locator(NullLocator())
     right.tick_params(length=0, colors=theme.muted)
-    ax.set_xlabel(t("bs_xlabel"))
+    ax.set_xlabel(t("bs_xlabel", n=lam.shape[1], d=data["d_model"]) + "\n" + t("bs_dot"))
     ax.set_ylabel(t("bs_ylabel"))
-    ax.set_title(t("bs_title", d=data["d_model"]))
-    handles = ax.get_legend_handles_labels()[0]
-    handles.append(
-        Line2D([], [], marker="o", color=theme.muted, mec=theme.text, ms=8, linestyle="none")
+    # above the axes: inside, every corner holds a line, a context line or a count
+    ax.legend(
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.04),
+        ncols=2,
+        borderaxespad=0.0,
+        frameon=False,
+        columnspacing=1.2,
     )
-    labels = [str(h.get_label()) for h in handles[:-1]] + [t("bs_dot")]
-    ax.legend(handles, labels, loc="lower right")
 
 
 # --- c3-layouts ----------------------------------------------------------------------------------

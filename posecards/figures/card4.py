@@ -14,8 +14,13 @@ from matplotlib.figure import FigureBase
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import causal_bias_maps, heatmap
+from posecards.figures import DrawFn, Labels
+from posecards.figures._common import (
+    causal_bias_maps,
+    heatmap,
+    plain_log_ticks,
+    visible_sequential,
+)
 from posecards.figures.style import Theme
 
 
@@ -32,7 +37,7 @@ def _one_sided_bias(ax: Any, bias: np.ndarray, theme: Theme) -> Any:
 
 
 def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    ax_b, ax_w = fig.subplots(1, 2, width_ratios=[1.0, 1.35])
+    ax_b, ax_w = fig.subplots(1, 2, width_ratios=[1.0, 1.5])
     # left: the bias the steepest head adds, over a few tokens
     bias = np.asarray(data["bias"], dtype=np.float64)  # (L, L), -inf above the diagonal
     n = bias.shape[-1]
@@ -72,12 +77,19 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
             ),
         )
     ax_w.set_yscale("log")
-    ax_w.set_ylim(1e-10, 1.0)
+    plain_log_ticks(ax_w.yaxis)
+    ax_w.set_ylim(1e-4, 2.0)
     ax_w.set_xlim(0, max(float(d[-1]), 1.0))
     ax_w.set_title(t("alibi_weights_title", n=int(d.size)))
     ax_w.set_xlabel(t("distance_back"))
     ax_w.set_ylabel(t("attn_weight"))
-    ax_w.legend(loc="lower right", handlelength=2.2, borderaxespad=0.3)
+    fig.legend(  # below the panel: inside the axes every corner holds a line
+        handles=ax_w.get_legend_handles_labels()[0],
+        loc="outside lower center",
+        ncols=2,
+        handlelength=2.0,
+        columnspacing=1.0,
+    )
 
 
 def draw_alibi_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -165,6 +177,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
         color=theme.muted,
     )
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_yscale("log", base=2)
     shown = [keys.index(k) for k in data["shown"]]
     lo = float(np.min(ratio[shown]))
@@ -201,8 +214,8 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         (l_enc, float(data["enc_last_start"]), float(enc.max()), "t5_enc", float(enc.max()) + 1.0),
     ):
         ax.plot([start], [top], "o", color=line.get_color(), markersize=8)
-        ax.text(
-            start + 0.03 * float(n[-1]),
+        ax.text(  # right of the max_distance line, just above the flat last bucket
+            md + 0.02 * float(n[-1]),
             label_y,
             t(key, n=start),
             color=line.get_color(),
@@ -268,6 +281,7 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             vmin=None if signed else lo,
             vmax=1.0,
             colorbar=False,
+            cmap=None if signed else visible_sequential(theme),
         )
         ax.add_patch(
             Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=theme.warn, linewidth=2.6)
@@ -279,11 +293,11 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         ax.set_xlabel(t("x_col"))
     axes[0].set_ylabel(t("y_row"))
     assert im is not None
-    cb = fig.colorbar(im, ax=list(axes), fraction=0.05, pad=0.03)
-    cb.set_label(t("cosine_to", x=int(x), y=int(y)))
-    fig.supxlabel(
-        t("grid_params", g=g, d=int(data["d_used"]), b=float(data["base"])),
-        fontsize=roles.fontsize("axis_label"),
+    cb = fig.colorbar(im, ax=list(axes), location="bottom", fraction=0.06, pad=0.04, aspect=30)
+    cb.set_label(
+        t("cosine_to", x=int(x), y=int(y))
+        + "\n"
+        + t("grid_params", g=g, d=int(data["d_used"]), b=float(data["base"]))
     )
 
 

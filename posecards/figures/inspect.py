@@ -16,7 +16,7 @@ from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import causal_bias_maps, heatmap
+from posecards.figures._common import causal_bias_maps, heatmap, plain_log_ticks
 from posecards.figures.style import Theme
 
 
@@ -43,6 +43,12 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     _similarity(fig.subplots(), data, t, theme)
 
 
+def draw_sinusoidal(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    ax = fig.subplots()
+    _similarity(ax, data, t, theme)
+    ax.set_title(t("sin_params", d=int(data["d_model"]), b=float(data["base"])))
+
+
 def draw_norms(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     pos = np.asarray(data["positions"])
@@ -64,13 +70,20 @@ def draw_offset(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.axhline(
         float(data["level"]), color=theme.muted, linewidth=1.0, linestyle=(0, (4, 3)), zorder=0
     )
-    ax.plot(k, np.asarray(data["sinusoidal"]), color=theme.muted, linewidth=1.6, label=t("sin"))
+    ax.plot(
+        k,
+        np.asarray(data["sinusoidal"]),
+        color=theme.muted,
+        linewidth=1.6,
+        linestyle=(0, (5, 2)),
+        label=t("sin", d=int(data["d_model"])),
+    )
     ax.plot(k, np.asarray(data["model"]), color=theme.accent, linewidth=2.2, label=t("model"))
     ax.set_ylim(-1.05, 1.05)
     ax.set_xlim(0, float(k[-1]))
     ax.set_xlabel(t("offset_k"))
     ax.set_ylabel(t("mean_cos"))
-    ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
+    ax.legend(loc="lower left", fontsize=roles.fontsize("legend"))
 
 
 def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
@@ -88,23 +101,40 @@ def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    from matplotlib.ticker import NullLocator
+
     ax = fig.subplots()
     k = np.asarray(data["pair"])
     before = "orig_short" if data["baseline"] == "short" else "orig"
     ax.plot(k, np.asarray(data["original"]), color=theme.muted, linestyle="--", label=t(before))
     ax.plot(k, np.asarray(data["scaled"]), color=theme.accent, linewidth=2.2, label=t("scaled"))
-    _context_line(
-        ax, float(data["trained_context"]), t("trained", L=data["trained_context"]), theme.ok
-    )
-    if data["scaled_context"] != data["trained_context"]:
-        _context_line(
-            ax, float(data["scaled_context"]), t("extended", L=data["scaled_context"]), theme.warn
-        )
+    # the context lines are named in the legend and valued on the right axis: inside the plot
+    # a label would cross the wavelength curves
+    scaled = data["scaled_context"] != data["original_context"]
+    lines = [(float(data["original_context"]), "orig_ctx_line" if scaled else "context_line")]
+    colours = [theme.ok, theme.warn]
+    if scaled:
+        lines.append((float(data["scaled_context"]), "extended_line"))
+    for (y, key), colour in zip(lines, colours, strict=False):
+        ax.axhline(y, color=colour, linewidth=1.4, linestyle=(0, (4, 3)), label=t(key))
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
+    right = ax.secondary_yaxis("right")
+    right.set_yticks([y for y, _ in lines], [f"{int(y):,}" for y, _ in lines])
+    right.yaxis.set_minor_locator(NullLocator())
+    right.tick_params(length=0, colors=theme.muted)
     ax.set_xlim(0, max(float(k[-1]), 1.0))
     ax.set_xlabel(t("pair_k"))
     ax.set_ylabel(t("wavelength"))
-    ax.legend(loc="lower right", fontsize=roles.fontsize("legend"))
+    ax.legend(  # above the axes: inside, the curves cross both context lines
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.02),
+        ncols=2,
+        borderaxespad=0.0,
+        frameon=False,
+        columnspacing=1.2,
+        fontsize=roles.fontsize("legend"),
+    )
 
 
 def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -150,10 +180,10 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     )
     ax.plot(
         k,
-        np.asarray(data["trained"]),
+        np.asarray(data["original"]),
         color=theme.ok,
         linewidth=2.0,
-        label=t("in_trained_short" if data["baseline"] == "short" else "in_trained"),
+        label=t("in_orig_short" if data["baseline"] == "short" else "in_orig"),
     )
     ax.plot(
         k,
@@ -164,6 +194,7 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         label=t("in_extended"),
     )
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(0, max(float(k[-1]), 1.0))
     ax.set_xlabel(t("pair_k"))
     ax.set_ylabel(t("turns"))
@@ -282,10 +313,18 @@ def draw_weights(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax = fig.subplots()
     d = np.asarray(data["distance"])
     w = np.asarray(data["weights"])  # (s, L)
+    styles = ["-", (0, (5, 2)), (0, (6, 2, 1.5, 2))]  # heads differ by more than colour
     for k in range(w.shape[0]):
-        ax.plot(d, w[k], label=t("head_n", h=int(data["heads"][k])), linewidth=2.0)
+        ax.plot(
+            d,
+            w[k],
+            label=t("head_n", h=int(data["heads"][k])),
+            linewidth=2.2,
+            linestyle=styles[k % len(styles)],
+        )
     ax.set_yscale("log")
-    ax.set_ylim(max(float(w.min()), 1e-12) / 2, 2.0)
+    plain_log_ticks(ax.yaxis)
+    ax.set_ylim(max(float(w.min()) / 2, 1e-4), 2.0)  # plain tick labels down to 0.0001
     ax.set_xlim(0, float(d[-1]))
     ax.set_xlabel(t("distance_back"))
     ax.set_ylabel(t("weight"))
@@ -301,6 +340,7 @@ def draw_reach(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     if ctx > 0:
         _context_line(ax, ctx, t("context", L=ctx), theme.warn)
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(0.3, h.size + 0.7)
     ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
     ax.set_xlabel(t("head"))
@@ -311,7 +351,7 @@ DRAW: dict[str, DrawFn] = {
     "i-similarity": draw_similarity,
     "i-norms": draw_norms,
     "i-offset": draw_offset,
-    "i-sinusoidal": draw_similarity,
+    "i-sinusoidal": draw_sinusoidal,
     "i-wavelengths": draw_wavelengths,
     "i-ratios": draw_ratios,
     "i-turns": draw_turns,
