@@ -101,8 +101,14 @@ def write_pptx(
     th = theme(theme_name)
     look = deck_look()
     prs = Presentation()
-    prs.slide_width = Emu(round(look.width * 914400))  # 12,192,000 EMU
-    prs.slide_height = Emu(round(look.height * 914400))  # 6,858,000 EMU
+    # exactly 16:9: 12,192,000 x 6,858,000 EMU (13.333... x 7.5 in)
+    prs.slide_height = Emu(round(look.height * 914400))
+    prs.slide_width = Emu(round(look.height * 914400 * 16 / 9))
+
+    def inches(value: float) -> Any:
+        """Inches on the slide; the slide's full width is exactly the slide width."""
+        return prs.slide_width if value == look.width else Inches(value)
+
     blank = prs.slide_layouts[6]
     for s in slides:
         slide = prs.slides.add_slide(blank)
@@ -126,7 +132,7 @@ def write_pptx(
         elif kind == "overview":
             pic = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
             shape = slide.shapes.add_picture(
-                io.BytesIO(pic), 0, 0, Inches(look.width), Inches(look.height)
+                io.BytesIO(pic), 0, 0, prs.slide_width, prs.slide_height
             )
             shape.name = "Card"
         else:
@@ -148,7 +154,7 @@ def write_pptx(
                 else:
                     data = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
                 shape = slide.shapes.add_picture(
-                    io.BytesIO(data), Inches(left), Inches(top), Inches(w), Inches(h)
+                    io.BytesIO(data), Inches(left), Inches(top), inches(w), Inches(h)
                 )
                 shape.name = "Animation" if kind == "animation" else "Figure"
         slide.notes_slide.notes_text_frame.text = s["notes"]
