@@ -184,8 +184,8 @@ def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
     cache = tmp / "deck-cache"
     env = {"POSECARDS_CACHE_DIR": str(cache)}
     cmds = {
-        "cards": [*posecards, "build", "--out", str(tmp / "deck-cards"), "--quiet", "--jobs", "2"],
         "deck": [*posecards, "deck", "--out", str(tmp / "deck-deck"), "--quiet", "--jobs", "2"],
+        "cards": [*posecards, "build", "--out", str(tmp / "deck-cards"), "--quiet", "--jobs", "2"],
     }
     cold: dict[str, list[float]] = {"cards": [], "deck": []}
     noop: dict[str, list[float]] = {"cards": [], "deck": []}
