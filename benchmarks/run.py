@@ -189,7 +189,7 @@ def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
     }
     cold: dict[str, list[float]] = {"cards": [], "deck": []}
     noop: dict[str, list[float]] = {"cards": [], "deck": []}
-    for _ in range(2):
+    for _ in range(int(os.environ.get("BENCH_DECK_REPEAT", "2"))):
         for name, cmd in cmds.items():
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(tmp / f"deck-{name}", ignore_errors=True)
