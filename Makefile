@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help cards test lint example bench clean lock
+.PHONY: help cards deck test lint example bench clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ $(VENV)/.testdeps: $(VENV)/.runtime
 
 cards: $(VENV)/.runtime ## build all cards into out/ (OUT=dir to change)
 	$(BIN)/posecards build --out $(OUT)
+
+deck: $(VENV)/.runtime ## build the lecture deck (PPTX with notes, PDF, animations) into out/deck
+	$(BIN)/posecards deck --out $(OUT)/deck
 
 test: $(VENV)/.testdeps lint ## lint, then run the whole test suite
 	$(BIN)/python -m pytest

@@ -291,6 +291,50 @@ def measure_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
     ]
 
 
+def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
+    """`posecards deck` (both languages) against `posecards build` of the same cards, cold
+    (empty cache, UMAP included) and no-op, alternating so that both see the same load."""
+    posecards = [PY, "-m", "posecards"]
+    cache = tmp / "deck-cache"
+    env = {"POSECARDS_CACHE_DIR": str(cache)}
+    cmds = {
+        "deck": [*posecards, "deck", "--out", str(tmp / "deck-deck"), "--quiet", "--jobs", "2"],
+        "cards": [
+            *posecards,
+            "build",
+            "--out",
+            str(tmp / "deck-cards"),
+            "--cards",
+            "1,2,3,4",
+            "--quiet",
+            "--jobs",
+            "2",
+        ],
+    }
+    cold: dict[str, list[float]] = {"cards": [], "deck": []}
+    noop: dict[str, list[float]] = {"cards": [], "deck": []}
+    for _ in range(int(os.environ.get("BENCH_DECK_REPEAT", "2"))):
+        for name, cmd in cmds.items():
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(tmp / f"deck-{name}", ignore_errors=True)
+            cold[name].append(peak_rss(cmd, env)[0])
+            noop[name] += [peak_rss(cmd, env)[0] for _ in range(3)]
+    c = {k: statistics.median(v) for k, v in cold.items()}
+    n = {k: statistics.median(v) for k, v in noop.items()}
+    return [
+        (
+            "cold `posecards deck` (en+zh) vs cold `posecards build`, --jobs 2 (wall s; ratio)",
+            f"{c['deck']:.1f} s vs {c['cards']:.1f} s; {c['deck'] / c['cards']:.2f}",
+            "ratio ≤ 1.5",
+        ),
+        (
+            "no-op `posecards deck` vs no-op `posecards build` (wall s; ratio)",
+            f"{n['deck']:.2f} s vs {n['cards']:.2f} s; {n['deck'] / n['cards']:.2f}",
+            "ratio ≤ 1.1",
+        ),
+    ]
+
+
 def main() -> None:
     if sys.argv[1:] == ["explore"]:  # only the explorer rows: `python benchmarks/run.py explore`
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
@@ -313,6 +357,12 @@ def main() -> None:
         cold_wall = peak_rss([*build, "--jobs", "2"], {"POSECARDS_CACHE_DIR": str(tmp / "c")})[0]
         rows = [("cold full build, --jobs 2 (wall s)", f"{cold_wall:.1f} s", "report")]
         rows += check_rows(build, out, cold_wall)
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
+    if sys.argv[1:] == ["deck"]:  # only the deck rows: `python benchmarks/run.py deck`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = deck_rows(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
@@ -450,6 +500,7 @@ def main() -> None:
     rows += inspect_rows(tmp, env)
     rows += explore_rows(tmp)
     rows += measure_rows(tmp, env)
+    rows += deck_rows(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     _print(rows, typer_import)
 

@@ -17,6 +17,8 @@ import typer
 from posecards._version import __version__
 from posecards.config import (
     CARD_IDS,
+    DECK_CARD_IDS,
+    DECK_FORMATS,
     FORMATS,
     LANGS,
     MAX_BASE,
@@ -31,6 +33,7 @@ from posecards.config import (
     SIZES,
     THEMES,
     BuildConfig,
+    DeckConfig,
     ExploreConfig,
     InspectConfig,
     Look,
@@ -327,12 +330,17 @@ def _writable(out: Path) -> str | None:
     return None
 
 
-def _run_build(cfg: BuildConfig) -> None:
+def _run_build(cfg: BuildConfig | DeckConfig, what: str = "cards") -> None:
     import signal
     import time
 
     from posecards.render.build import build_outputs, write_outputs
     from posecards.render.lock import BuildLockedError, build_lock
+
+    if what == "deck":
+        from posecards.deck.build import build_deck as make
+    else:
+        make = build_outputs  # type: ignore[assignment]
 
     t0 = time.perf_counter()
 
@@ -348,9 +356,20 @@ def _run_build(cfg: BuildConfig) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        with build_lock(cfg.out, wait=True):
-            progress(f"building cards {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
-            files = build_outputs(cfg, progress, use_cache=cfg.cache)
+        with build_lock(cfg.out, wait=not cfg.check):
+            progress(f"building {what} {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
+            files = make(cfg, progress, use_cache=cfg.cache)  # type: ignore[arg-type]
+            if cfg.check:
+                from posecards.deck.build import check_outputs
+
+                stale = check_outputs(cfg.out, files)
+                if stale:
+                    typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
+                    for line in stale:
+                        typer.echo(f"  {line}")
+                    raise typer.Exit(1)
+                typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
+                return
             try:
                 written = write_outputs(cfg.out, files)
             except OSError as exc:
@@ -373,6 +392,45 @@ def _run_build(cfg: BuildConfig) -> None:
         progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
     else:
         progress(f"{cfg.out} is up to date ({len(files)} files)")
+
+
+@app.command()
+def deck(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DeckConfig.out,
+    lang: OptLang = _LANGS,
+    format: Annotated[
+        str, typer.Option("--format", help=f"Comma list of: {','.join(DECK_FORMATS)}.")
+    ] = ",".join(DECK_FORMATS),
+    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = ",".join(
+        map(str, DECK_CARD_IDS)
+    ),
+    theme: OptTheme = _DEFAULT.look.theme,
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+    jobs: OptJobs = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+    ] = False,
+    quiet: OptQuiet = False,
+) -> None:
+    """Build the lecture deck into DIR/<lang>/: deck.pptx (speaker notes), deck.pdf, slide
+    pictures and animations."""
+    card_ids = _choices("--cards", cards, tuple(map(str, DECK_CARD_IDS)))
+    cfg = DeckConfig(
+        out=out,
+        cards=tuple(sorted(int(c) for c in card_ids)),
+        langs=_choices("--lang", lang, LANGS),
+        formats=_choices("--format", format, DECK_FORMATS),
+        theme=_one("--theme", theme, THEMES),
+        params=_params(d_model, base, positions),
+        jobs=_jobs(jobs),
+        check=check,
+        quiet=quiet,
+    )
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    _run_build(cfg, "deck")
 
 
 @app.command("inspect")

@@ -9,6 +9,9 @@ CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
+DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
+# Cards the lecture deck has slides and speaker notes for (card 5, measured, has none yet).
+DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4)
 # size name -> (width, height) in inches at 100 dpi for PNG: slide = 1920 x 1080 px
 SIZES: dict[str, tuple[float, float]] = {
     "slide": (19.2, 10.8),
@@ -122,3 +125,19 @@ QUICK_SEEDS = 1
 QUICK_STEPS = 120
 MAX_MEASURE_SEEDS = 100
 MAX_MEASURE_STEPS = 100_000
+
+
+@dataclass(frozen=True)
+class DeckConfig:
+    """One `posecards deck` run (slide pictures and animations are always written)."""
+
+    out: Path = Path("out/deck")
+    cards: tuple[int, ...] = DECK_CARD_IDS
+    langs: tuple[str, ...] = LANGS
+    formats: tuple[str, ...] = DECK_FORMATS
+    theme: str = "light"
+    params: PEParams = field(default_factory=PEParams)
+    jobs: int = 1  # the CLI defaults to one per core
+    check: bool = False
+    quiet: bool = False
+    cache: bool = True

@@ -1,0 +1,652 @@
+"""Slide pictures and animation frames. Draws only: every number comes from the content layer
+(posecards.content, posecards.deck.frames); geometry and sizes from ``templates/deck.toml``.
+
+A slide picture is one matplotlib figure of the whole 16:9 slide (title and figure), drawn on a
+canvas ``magnify`` times smaller than the 13.333 x 7.5 in slide: the panels' own text sizes (at
+least 12 pt) then land at 14 pt or more once the page is shown at slide size. From it come the
+slide's PNG (1920 x 1080) and SVG, its vector PDF page (scaled to 13.333 x 7.5 in when the deck
+is merged) and the PPTX picture (the picture box cut from the PNG; the PPTX has the title as
+real text). Call everything inside ``card_style(theme)``.
+"""
+
+from __future__ import annotations
+
+import io
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from posecards.render.paths import data_dir
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure, FigureBase, SubFigure
+
+    from posecards.deck.frames import AlibiFrames, ClockFrames, RopeFrames
+    from posecards.figures.style import Theme
+
+Box = tuple[float, float, float, float]  # left, top, width, height (inches from top-left)
+
+
+@dataclass(frozen=True)
+class DeckLook:
+    width: float
+    height: float
+    title_box: Box
+    picture_box: Box
+    title_size: float
+    title_max_lines: int
+    body_box: Box
+    body_size: float
+    deck_title_size: float
+    deck_title_box: Box
+    deck_subtitle_box: Box
+    agenda_box: Box
+    deck_subtitle_size: float
+    agenda_size: float
+    min_text_px: float
+    min_figure_px: float
+    magnify: float
+    picture_px: int
+    animation_px: int
+
+    def px_per_pt(self, fig_width_in: float) -> float:
+        """Pixels at 1920 x 1080 per point of text on a figure ``fig_width_in`` wide that is
+        shown across the whole slide."""
+        return self.picture_px / (72.0 * fig_width_in)
+
+
+@cache
+def deck_look() -> DeckLook:
+    data = tomllib.loads((data_dir("templates") / "deck.toml").read_text(encoding="utf-8"))
+    s = dict(data["slide"])
+    for key in (
+        "title_box",
+        "picture_box",
+        "body_box",
+        "deck_title_box",
+        "deck_subtitle_box",
+        "agenda_box",
+    ):
+        s[key] = tuple(float(v) for v in s[key])
+    return DeckLook(**s)
+
+
+class SlideFitError(RuntimeError):
+    """A slide's text does not fit its box at the deck's type size."""
+
+
+@dataclass(frozen=True)
+class SlidePicture:
+    png: bytes  # the whole slide, 1920 x 1080
+    svg: bytes
+    pdf: bytes  # one vector page, `scale` times smaller than 13.333 x 7.5 in
+    scale: float
+    picture_png: bytes | None  # the picture box alone (for the PPTX), None on text-only slides
+    title_lines: list[str]  # the title as wrapped here (the PPTX wraps it itself)
+    min_text_px: float  # smallest text anywhere on the picture, px at 1920 x 1080
+    min_figure_px: float | None  # smallest text inside the picture box
+    min_script_px: float | None = None  # smallest sub/superscript on the slide
+    problems: tuple[str, ...] = ()  # the layout test's findings (overlaps, outside, on data ...)
+
+
+@contextmanager
+def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
+    """Record (size in points, y in pixels) of every text Agg draws while the block runs."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    original = RendererAgg.draw_text
+
+    def draw_text(
+        self: Any, gc: Any, x: float, y: float, s: str, prop: Any, *a: Any, **k: Any
+    ) -> Any:
+        if s.strip():
+            sizes.append((float(prop.get_size_in_points()), float(y)))
+        return original(self, gc, x, y, s, prop, *a, **k)
+
+    RendererAgg.draw_text = draw_text  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        RendererAgg.draw_text = original  # type: ignore[method-assign]
+
+
+def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, bytes, list[tuple[float, float]]]:
+    """PNG (the canonical Agg draw, which fixes the layout), then SVG and PDF of the same
+    layout; and the sizes of the texts drawn."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from posecards.render.files import SAVE_METADATA
+
+    FigureCanvasAgg(fig)
+    sizes: list[tuple[float, float]] = []
+    out = {}
+    with _record_text_sizes(sizes):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, metadata=SAVE_METADATA["png"])
+        out["png"] = buf.getvalue()
+    fig.set_layout_engine("none")
+    for fmt in ("svg", "pdf"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=SAVE_METADATA[fmt])
+        out[fmt] = buf.getvalue()
+    return out["png"], out["svg"], out["pdf"], sizes
+
+
+def _png(rgba: Any) -> bytes:
+    """An RGB PNG of an Agg buffer (no metadata: deterministic bytes)."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(rgba[:, :, :3]).save(buf, format="PNG", compress_level=6)
+    return buf.getvalue()
+
+
+class _Page:
+    """A magnified slide canvas: positions in slide inches from the top-left, sizes in slide
+    points; both divided by ``magnify`` on the figure."""
+
+    def __init__(self, th: Theme, magnify: float) -> None:
+        import matplotlib as mpl
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        from posecards.render.compose import _Measure
+
+        self.look = deck_look()
+        self.k = magnify
+        self.th = th
+        self.W, self.H = self.look.width, self.look.height
+        self.dpi = self.look.picture_px / (self.W / self.k)  # the PNG is 1920 px wide
+        self.fig = Figure(
+            figsize=(self.W / self.k, self.H / self.k), dpi=self.dpi, facecolor=th.background
+        )
+        FigureCanvasAgg(self.fig)
+        renderer = self.fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        self.m = _Measure(renderer, list(mpl.rcParams["font.family"]))
+
+    def wrap(self, text: str, box: Box, size: float, weight: str = "normal") -> list[str]:
+        """Lines of ``text`` at ``size`` slide points within the box width (5 % kept free,
+        since PowerPoint and LibreOffice measure a little differently)."""
+        from posecards.render.compose import wrap
+
+        width_pt = box[2] * 72.0 * 0.95 - 14.4  # text frame insets: 0.1 in each side
+        return wrap(text, width_pt / self.k, size / self.k, self.m, weight)
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        s: str,
+        size: float,
+        weight: str = "normal",
+        color: str | None = None,
+        ha: str = "left",
+    ) -> None:
+        self.fig.text(
+            x / self.W,
+            1 - y / self.H,
+            s,
+            fontsize=size / self.k,
+            weight=weight,
+            color=color or self.th.text,
+            va="top",
+            ha=ha,
+        )
+
+    def block(
+        self,
+        lines: list[str],
+        box: Box,
+        size: float,
+        weight: str = "normal",
+        color: str | None = None,
+        y: float | None = None,
+        bullet: bool = False,
+    ) -> float:
+        """Draw lines top-down from ``y`` (default: the box top, below the frame inset);
+        return the y below the last line. Raises SlideFitError past the box bottom."""
+        x = box[0] + 0.1
+        y = box[1] + 0.05 if y is None else y
+        step = size * 1.2 / 72.0
+        for i, ln in enumerate(lines):
+            if bullet and i == 0:
+                self.text(x, y, "•", size, color=self.th.accent)
+            self.text(x + (size * 1.1 / 72.0 if bullet else 0.0), y, ln, size, weight, color)
+            y += step
+        if y > box[1] + box[3] + 1e-9:
+            raise SlideFitError(f"text does not fit its box: {lines[0][:40]!r}…")
+        return y
+
+    def picture_subfigure(self) -> SubFigure:
+        """A subfigure filling the picture box, laid out by constrained layout."""
+        from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+        left, top, w, h = self.look.picture_box
+        rect = (left / self.W, 1 - (top + h) / self.H, w / self.W, h / self.H)
+        self.fig.set_layout_engine(ConstrainedLayoutEngine(rect=rect, w_pad=0.06, h_pad=0.06))
+        sub: SubFigure = self.fig.subfigures(1, 1)  # type: ignore[assignment]
+        sub.set_facecolor(self.th.background)
+        return sub
+
+    def finish(self, title_lines: list[str], has_picture: bool) -> SlidePicture:
+        """Measure the slide with the cards' layout test (its canonical Agg draw fixes the
+        layout), then encode PNG, SVG and PDF of that layout and cut the PPTX picture."""
+        import numpy as np
+
+        from posecards.figures.roles import SCRIPT_FRACTION
+        from posecards.render.files import SAVE_METADATA
+        from posecards.render.measure import measure_figure
+
+        look = self.look
+        report = measure_figure(self.fig)
+        # that draw is the PNG: encode its buffer rather than drawing the slide again
+        rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
+        self.fig.set_layout_engine("none")
+        out = {"png": _png(rgba)}
+        for fmt in ("svg", "pdf"):
+            buf = io.BytesIO()
+            self.fig.savefig(buf, format=fmt, dpi=self.dpi, metadata=SAVE_METADATA[fmt])
+            out[fmt] = buf.getvalue()
+        picture_png = None
+        min_fig = None
+        if has_picture:
+            left, top, w, h = look.picture_box
+            per_in = look.picture_px / self.W  # px per slide inch
+            box = (
+                round(left * per_in),
+                round(top * per_in),
+                round((left + w) * per_in),
+                round((top + h) * per_in),
+            )
+            picture_png = _png(rgba[box[1] : box[3], box[0] : box[2]])
+            height = self.H * per_in
+            inside = [
+                t.px
+                for t in report.texts
+                if all(box[1] - 2 <= height - b[3] and height - b[1] <= box[3] + 2 for b in t.boxes)
+            ]
+            min_fig = min(inside) if inside else None
+        scripts = [t.script_px for t in report.texts if t.script_px is not None]
+        # the deck's floors: text min_figure_px, its sub/superscripts at mathtext's 0.7 of that
+        floor, script_floor = look.min_figure_px, look.min_figure_px * SCRIPT_FRACTION
+        problems = [f"{t.text!r}: {t.px:.1f} px" for t in report.texts if t.px < floor - 1e-6]
+        problems += [
+            f"{t.text!r}: scripts {t.script_px:.1f} px"
+            for t in report.texts
+            if t.script_px is not None and t.script_px < script_floor - 1e-6
+        ]
+        problems += [f"overlap: {a!r} / {b!r}" for a, b in report.overlaps]
+        problems += [f"outside the page: {a!r}" for a in report.outside]
+        problems += [f"on its data: {a!r} on {b}" for a, b in report.on_data]
+        return SlidePicture(
+            png=out["png"],
+            svg=out["svg"],
+            pdf=out["pdf"],
+            scale=self.k,
+            picture_png=picture_png,
+            title_lines=title_lines,
+            min_text_px=report.min_px,
+            min_figure_px=min_fig,
+            min_script_px=min(scripts) if scripts else None,
+            problems=tuple(problems),
+        )
+
+
+def _title(page: _Page, title: str) -> list[str]:
+    look = page.look
+    lines = page.wrap(title, look.title_box, look.title_size, "bold")
+    if len(lines) > look.title_max_lines:
+        raise SlideFitError(
+            f"slide title longer than {look.title_max_lines} lines at {look.title_size:g} pt: "
+            f"{title!r}"
+        )
+    page.block(lines, look.title_box, look.title_size, "bold")
+    return lines
+
+
+def figure_slide(
+    title: str, th: Theme, draw: Callable[[FigureBase], None], magnify: float | None = None
+) -> SlidePicture:
+    """A slide with a title and one figure (a panel redrawn at slide scale through the same
+    text roles as the cards, or an animation frame). The figure is drawn again on a larger
+    canvas if any of its text would land under ``min_figure_px``."""
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
+    look = deck_look()
+    k = look.magnify if magnify is None else magnify
+    with page_roles("deck"):
+        page = _Page(th, k)
+        lines = _title(page, title)
+        sub = page.picture_subfigure()
+        draw(sub)
+        freeze_tick_sizes(sub)
+        pic = page.finish(lines, has_picture=True)
+    if pic.min_figure_px is not None and pic.min_figure_px < look.min_figure_px - 1e-6:
+        # the figure has text smaller than the panels' usual minimum: magnify more
+        return figure_slide(title, th, draw, k * look.min_figure_px / pic.min_figure_px)
+    return pic
+
+
+def title_slide(title: str, subtitle: str, agenda: list[str], th: Theme) -> SlidePicture:
+    look = deck_look()
+    page = _Page(th, look.magnify)
+    box = look.deck_title_box
+    lines = page.wrap(title, box, look.deck_title_size, "bold")
+    page.block(lines, box, look.deck_title_size, "bold", color=th.accent)
+    box = look.deck_subtitle_box
+    page.block(
+        page.wrap(subtitle, box, look.deck_subtitle_size),
+        box,
+        look.deck_subtitle_size,
+        color=th.muted,
+    )
+    box = look.agenda_box
+    y = box[1] + 0.05
+    for item in agenda:
+        y = page.block(page.wrap(item, box, look.agenda_size), box, look.agenda_size, y=y)
+    return page.finish(lines, has_picture=False)
+
+
+def bullets_slide(title: str, items: list[str], th: Theme) -> SlidePicture:
+    look = deck_look()
+    page = _Page(th, look.magnify)
+    lines = _title(page, title)
+    box = look.body_box
+    y = box[1] + 0.05
+    indent = look.body_size * 1.1 / 72.0
+    inner = (box[0] + indent, box[1], box[2] - indent, box[3])
+    for item in items:
+        wrapped = page.wrap(item, inner, look.body_size)
+        y = page.block(wrapped, box, look.body_size, y=y, bullet=True) + 0.12
+    return page.finish(lines, has_picture=False)
+
+
+def picture_slide(
+    png: bytes, pdf: bytes, svg: bytes, fig_width_in: float, sizes: list[float]
+) -> SlidePicture:
+    """The overview slide: the card itself, filling the slide (its own title is on it)."""
+    look = deck_look()
+    px = look.px_per_pt(fig_width_in)
+    return SlidePicture(
+        png=png,
+        svg=svg,
+        pdf=pdf,
+        scale=look.width / fig_width_in,
+        picture_png=png,
+        title_lines=[],
+        min_text_px=min(sizes) * px,
+        min_figure_px=min(sizes) * px,
+    )
+
+
+def encode_card(fig: Figure) -> tuple[bytes, bytes, bytes, list[float]]:
+    """The whole card (overview slide) at 1920 px wide: PNG, SVG, PDF and its text sizes."""
+    look = deck_look()
+    width_in = float(fig.get_figwidth())
+    png, svg, pdf, sizes = _encode(fig, look.picture_px / width_in)
+    return png, svg, pdf, [s for s, _ in sizes]
+
+
+# --- animations: ``setup`` draws the static parts and returns ``update(i)``, which moves the ----
+# artists to frame i of the data in posecards.deck.frames (nothing is computed here).
+
+Update = Callable[[int], None]
+
+
+def fontsize(role: str) -> float:
+    from posecards.figures.roles import fontsize as role_size
+
+    return role_size(role)
+
+
+# the moving parts take the theme's first categorical colours (>= 3:1 on its background, and
+# distinct under colour-vision deficiency: tests/test_palette.py)
+ANIM_COLORS = (0, 1, 2, 3)
+
+
+def _color(th: Theme, i: int) -> str:
+    return th.categorical[ANIM_COLORS[i % len(ANIM_COLORS)]]
+
+
+def _arrow(ax: Any, color: str) -> Any:
+    return ax.annotate(
+        "",
+        xy=(1.0, 0.0),
+        xytext=(0.0, 0.0),
+        arrowprops={"arrowstyle": "-|>", "color": color, "lw": 3.5, "mutation_scale": 22},
+    )
+
+
+def _dial(ax: Any, th: Theme, ticks: bool) -> None:
+    import numpy as np
+
+    t = np.linspace(0, 2 * np.pi, 181)
+    ax.plot(np.cos(t), np.sin(t), color=th.muted, lw=1.5)
+    if ticks:
+        for h in range(12):
+            a = 2 * np.pi * h / 12
+            ax.plot(
+                [0.9 * np.sin(a), np.sin(a)], [0.9 * np.cos(a), np.cos(a)], color=th.muted, lw=1.2
+            )
+    ax.set_xlim(-1.3, 1.3)
+    ax.set_ylim(-1.3, 1.3)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def setup_clocks(fig: FigureBase, f: ClockFrames, th: Theme) -> Update:
+    """One clock per PE pair; the hand points at (sin pω, cos pω): 12 o'clock at p = 0."""
+    import numpy as np
+
+    axes = np.atleast_1d(fig.subplots(1, len(f.pairs)))
+    hands, trails = [], []
+    for c, ax in enumerate(axes):
+        color = _color(th, c)
+        _dial(ax, th, ticks=True)
+        (trail,) = ax.plot([], [], ".", color=color, ms=6, alpha=0.6)
+        trails.append(trail)
+        hands.append(_arrow(ax, color))
+        ax.set_title(
+            f"$i$ = {int(f.pairs[c])}\n$\\omega_i$ = {float(f.omega[c]):.3f}",
+            fontsize=fontsize("subplot_title"),
+            color=th.text,
+        )
+    title = fig.suptitle("", fontsize=fontsize("panel_title"), weight="bold", color=th.text)
+
+    def update(i: int) -> None:
+        for c in range(len(f.pairs)):
+            hands[c].xy = (float(f.hands[i, c, 0]), float(f.hands[i, c, 1]))
+            trails[c].set_data(f.hands[: i + 1, c, 0], f.hands[: i + 1, c, 1])
+        title.set_text(f"$p$ = {int(f.positions[i])}")
+
+    return update
+
+
+def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
+    """q rotated by mθ and k by nθ; the arc between them is (n − m)θ."""
+    import numpy as np
+    from matplotlib.patches import Arc
+
+    ax, side = fig.subplots(1, 2)
+    _dial(ax, th, ticks=False)
+    side.axis("off")
+    colors = {"q": _color(th, 0), "k": _color(th, 1)}
+    arrows = {name: _arrow(ax, color) for name, color in colors.items()}
+    names = {
+        name: ax.text(
+            0,
+            0,
+            f"${name}$",
+            color=color,
+            fontsize=fontsize("panel_title"),
+            ha="center",
+            va="center",
+        )
+        for name, color in colors.items()
+    }
+    rows = [
+        side.text(
+            0.0,
+            0.92 - r * 0.19,
+            "",
+            fontsize=fontsize("legend"),
+            color=th.accent if r == 3 else th.text,
+            transform=side.transAxes,
+            va="top",
+        )
+        for r in range(5)
+    ]
+    arc: list[Any] = []
+
+    def update(i: int) -> None:
+        for name, vec in (("q", f.q_rot[i]), ("k", f.k_rot[i])):
+            arrows[name].xy = (float(vec[0]), float(vec[1]))
+            names[name].set_position((1.17 * float(vec[0]), 1.17 * float(vec[1])))
+        rel = float(f.angle_k[i] - f.angle_q[i])
+        start = float(np.degrees(np.arctan2(f.q_rot[i, 1], f.q_rot[i, 0])))
+        while arc:
+            arc.pop().remove()
+        arc.append(
+            ax.add_patch(
+                Arc(
+                    (0, 0),
+                    0.7,
+                    0.7,
+                    theta1=start,
+                    theta2=start + float(np.degrees(rel)),
+                    color=th.accent,
+                    lw=3.0,
+                )
+            )
+        )
+        score = f"{float(f.score[i]):.3f}".replace("-", "\u2212")
+        texts = [
+            f"$m$ = {int(f.m[i])},  $n$ = {int(f.n[i])}",
+            f"$m\\theta$ = {float(f.angle_q[i]):.1f} rad",
+            f"$n\\theta$ = {float(f.angle_k[i]):.1f} rad",
+            f"$(n-m)\\theta$ = {rel:.1f} rad",
+            f"$\\langle R_{{m\\theta}}q,\\,R_{{n\\theta}}k\\rangle$ = {score}",
+        ]
+        for t, s in zip(rows, texts, strict=True):
+            t.set_text(s)
+
+    return update
+
+
+def setup_alibi(fig: FigureBase, f: AlibiFrames, th: Theme) -> Update:
+    """The query at position i attends to keys 0..i; one row of bars per head."""
+    import numpy as np
+
+    axes = np.atleast_1d(fig.subplots(len(f.heads), 1, sharex=True))
+    keys = np.arange(f.weights.shape[2])
+    bars, lines = [], []
+    for h, ax in enumerate(axes):
+        color = _color(th, h)
+        bars.append(ax.bar(keys, np.zeros_like(keys, dtype=float), width=0.85, color=color))
+        lines.append(ax.axvline(0, color=th.muted, lw=1.5, ls="--"))
+        ax.set_ylim(0, 1.0)
+        ax.set_yticks([0, 1])
+        ax.tick_params(labelsize=fontsize("tick"))
+        ax.text(
+            1.01,
+            0.5,
+            f"$h$ = {int(f.heads[h])}, $m$ = 1/{round(1 / float(f.slopes[h]))}",
+            transform=ax.transAxes,
+            fontsize=fontsize("annotation"),
+            va="center",
+            color=th.text,
+        )
+    axes[-1].set_xlabel("key position $j$", fontsize=fontsize("axis_label"))
+    axes[-1].set_xlim(-0.6, len(keys) - 0.4)
+    title = fig.suptitle("", fontsize=fontsize("subplot_title"), color=th.text)
+
+    def update(i: int) -> None:
+        q = int(f.query[i])
+        for h in range(len(f.heads)):
+            for rect, w in zip(bars[h], f.relative[i, h], strict=True):
+                rect.set_height(float(w))
+            lines[h].set_xdata([q, q])
+        title.set_text(
+            f"query $i$ = {q}: attention to key $j$ relative to key $i$ = $e^{{-m(i-j)}}$"
+        )
+
+    return update
+
+
+ANIMATION_SETUP: dict[str, Callable[..., Update]] = {
+    "clocks": setup_clocks,
+    "rope": setup_rope,
+    "alibi": setup_alibi,
+}
+
+
+def draw_animation_frame(fig: FigureBase, name: str, data: Any, i: int, th: Theme) -> None:
+    """Frame ``i`` of an animation, as a still (the slide picture and the PDF page)."""
+    ANIMATION_SETUP[name](fig, data, th)(i)
+
+
+def animation_frames(
+    name: str, data: Any, th: Theme, n_frames: int, size_in: tuple[float, float]
+) -> list[Any]:
+    """Every frame of one animation as an RGB image, ``animation_px`` wide: one figure, laid
+    out once at the middle frame, then its artists moved frame by frame."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from posecards.figures.roles import freeze_tick_sizes, page_roles
+
+    look = deck_look()
+    dpi = look.animation_px / size_in[0]
+    fig = Figure(figsize=size_in, dpi=dpi, layout="constrained", facecolor=th.background)
+    canvas = FigureCanvasAgg(fig)
+    with page_roles("deck"):
+        update = ANIMATION_SETUP[name](fig, data, th)
+        freeze_tick_sizes(fig)
+    update(n_frames // 2)
+    canvas.draw()
+    fig.set_layout_engine("none")
+    frames = []
+    for i in range(n_frames):
+        update(i)
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba())
+        frames.append(Image.fromarray(rgba[:, :, :3].copy()))
+    return frames
+
+
+def gif_and_apng(frames: list[Any], ms: int) -> tuple[bytes, bytes]:
+    """An endlessly looping GIF (plays in PowerPoint, Keynote, Google Slides) and APNG."""
+    from PIL import Image
+
+    # one shared palette for all frames: no flicker between frames, deterministic
+    palette = frames[len(frames) // 2].quantize(
+        colors=96, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+    )
+    pal = [im.quantize(palette=palette, dither=Image.Dither.NONE) for im in frames]
+    gif = io.BytesIO()
+    pal[0].save(
+        gif,
+        format="GIF",
+        save_all=True,
+        append_images=pal[1:],
+        duration=ms,
+        loop=0,
+        optimize=False,
+        disposal=1,
+    )
+    apng = io.BytesIO()
+    pal[0].save(
+        apng,
+        format="PNG",
+        save_all=True,
+        append_images=pal[1:],
+        duration=ms,
+        loop=0,
+        default_image=False,
+    )
+    return gif.getvalue(), apng.getvalue()

@@ -1,0 +1,150 @@
+"""The deck's text: ``cards/deck.toml`` (English and Chinese side by side).
+
+Every slide has a ``title`` and speaker notes made of parts, each a table with ``en`` and ``zh``:
+
+    shows    what the slide shows          read     how to read it
+    numbers  its numbers and their source  pitfall  the mistake it guards against
+    ask      a question for the room
+
+Panel slides (``[panels.<figure-id>]``) need all five parts; the other slides need ``shows``
+and ``ask``. Numbers are the cards' ``{{ placeholders }}``, filled from the same computed
+values as the cards (posecards.render.text.fill), never retyped.
+
+Schema:
+    [deck]                     title, subtitle and notes of the title slide
+    [cards.<N>]                the overview slide of card N (the card picture)
+    [panels.<figure-id>]       one slide per panel, redrawn at slide scale
+    [animations.<name>]        card = N (shown after card N's panels); title and notes
+    [closing]                  title, notes, and [closing.items.<N>] one line per card
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from posecards.render.paths import data_dir
+from posecards.render.text import Bilingual, CardTextError, fill
+
+PARTS = ("shows", "read", "numbers", "pitfall", "ask")
+REQUIRED_PANEL = PARTS
+REQUIRED_OTHER = ("shows", "ask")
+ANIMATIONS = ("clocks", "rope", "alibi")
+# How a part opens when the notes are read aloud ("ask" is the question for the room).
+ASK_LEAD = {"en": "Ask the room: ", "zh": "问问大家："}
+
+
+@dataclass(frozen=True)
+class SlideText:
+    key: str  # where it lives in deck.toml, e.g. "panels.c3-rotation"
+    title: Bilingual
+    parts: tuple[tuple[str, Bilingual], ...]  # (part name, text) in PARTS order
+    card: int | None = None  # animations: the card they follow
+
+
+@dataclass(frozen=True)
+class DeckText:
+    path: Path
+    title: SlideText  # [deck]: title = deck title; subtitle below
+    subtitle: Bilingual
+    cards: Mapping[int, SlideText]
+    panels: Mapping[str, SlideText]
+    animations: Mapping[str, SlideText]
+    closing: SlideText
+    closing_items: Mapping[int, Bilingual]
+
+
+def _bi(table: Any, path: Path, key: str) -> Bilingual:
+    if not isinstance(table, dict):
+        raise CardTextError(f"{path.name}: '{key}' must be a table with 'en' and 'zh' text")
+    for lang in ("en", "zh"):
+        val = table.get(lang)
+        if not isinstance(val, str) or not val.strip():
+            raise CardTextError(f"{path.name}: '{key}' has no {lang} text")
+    return Bilingual(en=" ".join(table["en"].split()), zh="".join(table["zh"].split("\n")).strip())
+
+
+def _slide(table: Any, path: Path, key: str, required: tuple[str, ...]) -> SlideText:
+    if not isinstance(table, dict):
+        raise CardTextError(f"{path.name}: missing [{key}]")
+    for part in required:
+        if part not in table:
+            raise CardTextError(f"{path.name}: [{key}] has no '{part}' notes")
+    unknown = set(table) - set(PARTS) - {"title", "subtitle", "card"}
+    if unknown:
+        raise CardTextError(
+            f"{path.name}: [{key}] has unknown entries: {', '.join(sorted(unknown))}"
+        )
+    card = table.get("card")
+    return SlideText(
+        key=key,
+        title=_bi(table.get("title"), path, f"{key}.title"),
+        parts=tuple((p, _bi(table[p], path, f"{key}.{p}")) for p in PARTS if p in table),
+        card=int(card) if isinstance(card, int) else None,
+    )
+
+
+@cache
+def load_deck_text(folder: Path | None = None) -> DeckText:
+    """Read and validate ``cards/deck.toml``; errors name the file and the key."""
+    path = (folder or data_dir("cards")) / "deck.toml"
+    if not path.is_file():
+        raise CardTextError(f"deck text {path} not found")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CardTextError(f"{path.name}: syntax error: {exc}") from None
+    deck = data.get("deck")
+    title = _slide(deck, path, "deck", REQUIRED_OTHER)
+    subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, path, "deck.subtitle")
+    cards = {
+        int(k): _slide(v, path, f"cards.{k}", REQUIRED_OTHER)
+        for k, v in data.get("cards", {}).items()
+    }
+    panels = {
+        k: _slide(v, path, f"panels.{k}", REQUIRED_PANEL) for k, v in data.get("panels", {}).items()
+    }
+    anims = {
+        k: _slide(v, path, f"animations.{k}", REQUIRED_OTHER)
+        for k, v in data.get("animations", {}).items()
+    }
+    for name in ANIMATIONS:
+        if name not in anims or anims[name].card is None:
+            raise CardTextError(f"{path.name}: [animations.{name}] with 'card = N' is missing")
+    closing_raw = data.get("closing")
+    closing = _slide(
+        {k: v for k, v in closing_raw.items() if k != "items"}
+        if isinstance(closing_raw, dict)
+        else None,
+        path,
+        "closing",
+        REQUIRED_OTHER,
+    )
+    items_raw = closing_raw.get("items", {}) if isinstance(closing_raw, dict) else {}
+    items = {int(k): _bi(v, path, f"closing.items.{k}") for k, v in items_raw.items()}
+    return DeckText(path, title, subtitle, cards, panels, anims, closing, items)
+
+
+@dataclass(frozen=True)
+class FilledSlideText:
+    title: str
+    notes: str  # the speaker notes, paragraphs separated by blank lines
+
+
+def fill_slide(
+    text: SlideText, lang: str, values: Mapping[str, Any], file: str = "deck.toml"
+) -> FilledSlideText:
+    """Title and notes of one slide in ``lang``, placeholders filled from ``values``."""
+
+    def f(b: Bilingual, part: str) -> str:
+        return fill(b.get(lang), values, f"{file}: '{text.key}.{part}' ({lang})")
+
+    paras = []
+    for part, b in text.parts:
+        body = f(b, part)
+        paras.append(ASK_LEAD[lang] + body if part == "ask" else body)
+    return FilledSlideText(title=f(text.title, "title"), notes="\n\n".join(paras))
