@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from posecards.config import CARD_IDS
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -71,7 +73,7 @@ def _open_pages(pages: list[Path], root: Path, prefix: str = "") -> None:
 
 def test_every_page_renders_offline(built: Path) -> None:
     pages = [built / "index.html", *sorted(built.glob("*/card-*.html"))]
-    assert len(pages) == 9
+    assert len(pages) == 1 + 2 * len(CARD_IDS)
     _open_pages(pages, built)
     assert len(list(ARTIFACTS.glob("*.png"))) >= 9
 
@@ -114,7 +116,7 @@ _FONTS_LOADED = """() => Promise.all([...document.fonts].map(f => f.load()))
 
 def _card_pages(built: Path) -> list[Path]:
     pages = sorted(built.glob("*/card-*.html"))
-    assert len(pages) == 8
+    assert len(pages) == 2 * len(CARD_IDS)
     return pages
 
 

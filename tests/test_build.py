@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ALL_FORMATS, run, tree
 
+from posecards.config import CARD_IDS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -26,7 +28,7 @@ def test_layout_of_outputs(built: Path) -> None:
     files = tree(built)
     for lang in ("en", "zh"):
         cards = sorted(k for k in files if re.fullmatch(rf"{lang}/card-\d-[a-z0-9-]+\.png", k))
-        assert len(cards) == 4
+        assert len(cards) == len(CARD_IDS)
         for png in cards:
             stem = png[: -len(".png")]
             for ext in ("svg", "pdf", "html"):
@@ -34,7 +36,7 @@ def test_layout_of_outputs(built: Path) -> None:
             assert png_size(files[png]) == (1920, 1080)
             assert files[f"{stem}.pdf"].startswith(b"%PDF")
         figures = [k for k in files if k.startswith(f"{lang}/figures/") and k.endswith(".png")]
-        assert len(figures) == 16
+        assert len(figures) == 4 * len(CARD_IDS)
         assert {f[:-4] + ".svg" for f in figures} <= set(files)
     assert "index.html" in files and "manifest.json" in files
     assert not [k for k in files if "/." in k or k.startswith(".")], "no hidden helper files"
@@ -152,7 +154,7 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
         (["--base", "inf"], "--base must be a number greater than 1 and at most 3.403e+38"),
         (["--base", "3.5e38"], "--base must be a number greater than 1 and at most 3.403e+38"),
         (["--positions", "1"], "--positions must be from 2 to 131072"),
-        (["--cards", "5"], "--cards: unknown value '5'; choose from: 1,2,3,4"),
+        (["--cards", "6"], "--cards: unknown value '6'; choose from: 1,2,3,4,5"),
         (["--lang", "fr"], "--lang: unknown value 'fr'; choose from: en,zh"),
         (["--format", "gif"], "--format: unknown value 'gif'"),
         (["--theme", "blue"], "--theme: unknown value 'blue'; choose one of: light, dark"),
@@ -184,7 +186,7 @@ def test_list_and_data(tmp_path: Path) -> None:
     r = run("list")
     assert r.returncode == 0
     ids = re.findall(r"^\s+(c\d-[a-z0-9-]+)", r.stdout, flags=re.M)
-    assert len(ids) == 16
+    assert len(ids) == 4 * len(CARD_IDS)
     r = run("data", "c4-alibi", "--format", "json")
     assert r.returncode == 0, r.stderr
     json.loads(r.stdout)

@@ -44,6 +44,7 @@ def zh_strings(data: Any, path: str = "") -> Iterator[tuple[str, str]]:
 def prose(s: str) -> str:
     """The text a reader sees as words: no placeholders, no $math$, no identifiers."""
     s = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", s)
+    s = re.sub(r"\{[a-z_0-9]+\}", " ", s)  # the explorer's {name} placeholders
     s = re.sub(r"\$[^$]*\$", " ", s)
     return re.sub(r"[A-Za-z0-9]*_[A-Za-z0-9_]+", " ", s)  # config keys like rope_theta
 
