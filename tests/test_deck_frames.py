@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from posecards.config import CARD_IDS, PEParams
+from posecards.config import DECK_CARD_IDS, PEParams
 from posecards.deck import frames
 from posecards.deck.notes import PARTS, load_deck_text
 from posecards.encodings.alibi import alibi_bias, alibi_slopes
@@ -94,7 +94,7 @@ def test_alibi_frames_are_the_softmax_of_the_alibi_bias() -> None:
 
 def test_deck_text_covers_every_panel_with_every_part() -> None:
     deck = load_deck_text()
-    for c in CARD_IDS:
+    for c in DECK_CARD_IDS:
         assert c in deck.cards, f"no [cards.{c}]"
         assert c in deck.closing_items, f"no [closing.items.{c}]"
         for p in load_card_text(c).panels:
