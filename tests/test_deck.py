@@ -41,7 +41,10 @@ def test_files_and_slide_count(deck_built: Path) -> None:
     kinds = [s.kind for s in plan]
     assert kinds[0] == "title" and kinds[-1] == "closing"
     assert kinds.count("overview") == len(CARD_IDS)
-    assert kinds.count("animation") == 3
+    from posecards.deck.notes import load_deck_text
+
+    animations = load_deck_text().animations.values()
+    assert kinds.count("animation") == sum(a.card in CARD_IDS for a in animations) >= 1
     for lang in ("en", "zh"):
         folder = deck_built / lang
         assert (folder / "deck.pptx").is_file() and (folder / "deck.pdf").is_file()
@@ -183,12 +186,12 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     slides = json.loads(files["en/notes.json"])
     page = files["en/slides/03-c1-permutation.svg"]
     assert b"<text" in page or b"<path" in page
-    r = run("deck", "--out", str(deck_built), "--check", "--quiet")
+    r = run("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     copy = tmp_path / "copy"
     shutil.copytree(deck_built, copy)
     (copy / "en" / "deck.pptx").write_bytes(b"changed")
-    r = run("deck", "--out", str(copy), "--check", "--quiet")
+    r = run("deck", "--out", str(copy), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 1 and "en/deck.pptx" in r.stdout
     assert (copy / "en" / "deck.pptx").read_bytes() == b"changed"  # --check writes nothing
     pages = [(files["en/deck.pdf"], 1.0)]
