@@ -294,6 +294,8 @@ def measure_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
 def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
     """`posecards deck` (both languages) against `posecards build` of the same cards, cold
     (empty cache, UMAP included) and no-op, alternating so that both see the same load."""
+    from posecards.config import DECK_CARD_IDS
+
     posecards = [PY, "-m", "posecards"]
     cache = tmp / "deck-cache"
     env = {"POSECARDS_CACHE_DIR": str(cache)}
@@ -305,7 +307,7 @@ def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
             "--out",
             str(tmp / "deck-cards"),
             "--cards",
-            "1,2,3,4",
+            ",".join(map(str, DECK_CARD_IDS)),  # the same cards as the deck
             "--quiet",
             "--jobs",
             "2",

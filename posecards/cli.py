@@ -223,19 +223,7 @@ def build(
         given["size"] = _one("--size", size, tuple(SIZES))
     if scale is not None:
         given["scale"] = _scale(scale)
-    if d_model is not None or base is not None or positions is not None:
-        p = _params(
-            D.d_model if d_model is None else d_model,
-            D.base if base is None else base,
-            D.positions if positions is None else positions,
-        )
-        for name, raw, value in (
-            ("d_model", d_model, p.d_model),
-            ("base", base, p.base),
-            ("positions", positions, p.positions),
-        ):
-            if raw is not None:
-                given[name] = value
+    given.update(_given_params(d_model, base, positions))
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a folder")
     opts = _defaults()
@@ -266,6 +254,26 @@ def build(
     _run_build(cfg)
 
 
+def _given_params(d_model: int | None, base: float | None, positions: int | None) -> dict[str, Any]:
+    """The PE parameters set on the command line (checked), by name."""
+    if d_model is None and base is None and positions is None:
+        return {}
+    p = _params(
+        D.d_model if d_model is None else d_model,
+        D.base if base is None else base,
+        D.positions if positions is None else positions,
+    )
+    given: dict[str, Any] = {}
+    for name, raw, value in (
+        ("d_model", d_model, p.d_model),
+        ("base", base, p.base),
+        ("positions", positions, p.positions),
+    ):
+        if raw is not None:
+            given[name] = value
+    return given
+
+
 def _defaults() -> dict[str, Any]:
     return {
         "cards": _DEFAULT.cards,
@@ -280,16 +288,21 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-def _run_check(cfg: BuildConfig, given: dict[str, Any], render: bool = False) -> None:
+def _run_check(cfg: BuildConfig | DeckConfig, given: dict[str, Any], render: bool = False) -> None:
     """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale.
-    --render: also compare with a fresh render, with a tolerance."""
+    --render (cards): also compare with a fresh render, with a tolerance."""
     from posecards.render.lock import BuildLockedError, build_lock
     from posecards.render.manifest import check_site, compare_render
 
     try:
         with build_lock(cfg.out, wait=False):
-            verdict = check_site(cfg, given)
-            if render and not verdict.reasons:
+            if isinstance(cfg, DeckConfig):
+                from posecards.deck.manifest import check_deck
+
+                verdict = check_deck(cfg, given)
+            else:
+                verdict = check_site(cfg, given)
+            if render and not verdict.reasons and isinstance(cfg, BuildConfig):
                 import time
 
                 from posecards.render.build import build_outputs
@@ -359,17 +372,6 @@ def _run_build(cfg: BuildConfig | DeckConfig, what: str = "cards") -> None:
         with build_lock(cfg.out, wait=not cfg.check):
             progress(f"building {what} {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
             files = make(cfg, progress, use_cache=cfg.cache)  # type: ignore[arg-type]
-            if cfg.check:
-                from posecards.deck.build import check_outputs
-
-                stale = check_outputs(cfg.out, files)
-                if stale:
-                    typer.echo(f"{len(stale)} file(s) out of date in {cfg.out}:")
-                    for line in stale:
-                        typer.echo(f"  {line}")
-                    raise typer.Exit(1)
-                typer.echo(f"{cfg.out} is up to date ({len(files)} files)")
-                return
             try:
                 written = write_outputs(cfg.out, files)
             except OSError as exc:
@@ -397,39 +399,73 @@ def _run_build(cfg: BuildConfig | DeckConfig, what: str = "cards") -> None:
 @app.command()
 def deck(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DeckConfig.out,
-    lang: OptLang = _LANGS,
+    lang: OptLangOrNone = None,
     format: Annotated[
-        str, typer.Option("--format", help=f"Comma list of: {','.join(DECK_FORMATS)}.")
-    ] = ",".join(DECK_FORMATS),
-    cards: Annotated[str, typer.Option("--cards", help="Comma list of card numbers.")] = ",".join(
-        map(str, DECK_CARD_IDS)
-    ),
-    theme: OptTheme = _DEFAULT.look.theme,
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+        str | None,
+        typer.Option("--format", help=f"Comma list of: {','.join(DECK_FORMATS)} [default: both]."),
+    ] = None,
+    cards: Annotated[
+        str | None,
+        typer.Option(
+            "--cards",
+            help=f"Comma list of card numbers [default: {','.join(map(str, DECK_CARD_IDS))}].",
+        ),
+    ] = None,
+    theme: OptThemeOrNone = None,
+    d_model: OptDModelOrNone = None,
+    base: OptBaseOrNone = None,
+    positions: OptPositionsOrNone = None,
     jobs: OptJobs = None,
     check: Annotated[
-        bool, typer.Option("--check", help="Compare a fresh build with DIR; write nothing.")
+        bool,
+        typer.Option(
+            "--check",
+            help="Check that DIR is what this deck build would make (its recipe and file "
+            "hashes, without drawing); write nothing. Options not given come from DIR's manifest.",
+        ),
     ] = False,
     quiet: OptQuiet = False,
 ) -> None:
     """Build the lecture deck into DIR/<lang>/: deck.pptx (speaker notes), deck.pdf, slide
     pictures and animations."""
-    card_ids = _choices("--cards", cards, tuple(map(str, DECK_CARD_IDS)))
+    given: dict[str, Any] = {}
+    if cards is not None:
+        card_ids = _choices("--cards", cards, tuple(map(str, DECK_CARD_IDS)))
+        given["cards"] = tuple(sorted(int(c) for c in card_ids))
+    if lang is not None:
+        given["langs"] = _choices("--lang", lang, LANGS)
+    if format is not None:
+        given["formats"] = _choices("--format", format, DECK_FORMATS)
+    if theme is not None:
+        given["theme"] = _one("--theme", theme, THEMES)
+    given.update(_given_params(d_model, base, positions))
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a folder")
+    from posecards.deck.manifest import default_deck_options
+
+    opts = default_deck_options()
+    if check:
+        from posecards.deck.manifest import recorded_deck_options
+        from posecards.render.manifest import read_manifest
+
+        doc = read_manifest(out)
+        recorded = recorded_deck_options(doc) if doc is not None else None
+        opts.update(recorded or {})
+    opts.update(given)
     cfg = DeckConfig(
         out=out,
-        cards=tuple(sorted(int(c) for c in card_ids)),
-        langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, DECK_FORMATS),
-        theme=_one("--theme", theme, THEMES),
-        params=_params(d_model, base, positions),
+        cards=opts["cards"],
+        langs=opts["langs"],
+        formats=opts["formats"],
+        theme=opts["theme"],
+        params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
         jobs=_jobs(jobs),
         check=check,
         quiet=quiet,
     )
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
+    if check:
+        _run_check(cfg, given)
+        return
     _run_build(cfg, "deck")
 
 

@@ -36,6 +36,31 @@ def slides_of(path: Path) -> list:
     return list(Presentation(str(path)).slides)
 
 
+def test_planned_files_are_the_files_built(deck_built: Path) -> None:
+    """--check knows the deck's files without drawing (from the text and the options)."""
+    from posecards.config import DeckConfig
+    from posecards.deck.manifest import planned_deck_units
+
+    units = planned_deck_units(DeckConfig(out=deck_built, cards=CARD_IDS))
+    planned = {f for _, made in units.values() for f in made}
+    built = {p.relative_to(deck_built).as_posix() for p in deck_built.rglob("*") if p.is_file()}
+    assert built - {"manifest.json"} == planned
+
+
+def test_check_imports_nothing_heavy(deck_built: Path) -> None:
+    import sys
+
+    code = (
+        "import sys\nfrom posecards.cli import app\n"
+        f"try:\n    app(['deck', '--out', {str(deck_built)!r}, '--check'])\n"
+        "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+        "heavy = [m for m in ('matplotlib', 'numpy', 'torch', 'umap', 'numba', 'pptx') "
+        "if m in sys.modules]\nassert not heavy, heavy\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_files_and_slide_count(deck_built: Path) -> None:
     plan = plan_deck(CARD_IDS)
     kinds = [s.kind for s in plan]
@@ -186,15 +211,38 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     slides = json.loads(files["en/notes.json"])
     page = files["en/slides/03-c1-permutation.svg"]
     assert b"<text" in page or b"<path" in page
+    # --check judges by recipe and hashes: options not given come from the manifest
+    r = run("deck", "--out", str(deck_built), "--check", "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
     r = run("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
+    r = run("deck", "--out", str(deck_built), "--check", "--theme", "dark")
+    assert r.returncode == 1 and "built with --theme light; asked for dark" in r.stdout
     copy = tmp_path / "copy"
     shutil.copytree(deck_built, copy)
     (copy / "en" / "deck.pptx").write_bytes(b"changed")
-    r = run("deck", "--out", str(copy), "--cards", "1,3", "--check", "--quiet")
-    assert r.returncode == 1 and "en/deck.pptx" in r.stdout
+    (copy / "zh" / "slides" / "03-c1-permutation.png").unlink()
+    r = run("deck", "--out", str(copy), "--check", "--quiet")
+    assert r.returncode == 1
+    assert "edited after the build: en/deck.pptx" in r.stdout
+    assert "missing: zh/slides/03-c1-permutation.png" in r.stdout
     assert (copy / "en" / "deck.pptx").read_bytes() == b"changed"  # --check writes nothing
-    pages = [(files["en/deck.pdf"], 1.0)]
+    # a changed speaker note makes every slide of the deck stale, and says why
+    cards = tmp_path / "cards"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "cards", cards)
+    deck_toml = cards / "deck.toml"
+    deck_toml.write_text(deck_toml.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    import os
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "posecards", "deck", "--out", str(deck_built), "--check"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "POSECARDS_CARDS_DIR": str(cards)},
+    )
+    assert r.returncode == 1 and "card text changed: cards/deck.toml" in r.stdout, r.stdout
+    pages = [(files["en/deck.pdf"], 0, 1.0), (files["en/deck.pdf"], 1, 0.5)]
     assert merge_pages(pages) == merge_pages(pages)
     # the PPTX: fixed zip times and core properties, so equal slides give equal bytes
     text_slides = [

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
@@ -29,7 +28,7 @@ from posecards.render import buildcache
 from posecards.render.paths import data_dir
 
 ANIMATION_MS = 250  # per frame
-HIDDEN = ".deck"  # per-slide PDF pages and PPTX pictures: inputs of the assembly, not outputs
+HIDDEN = ".deck"  # per-unit PDF pages and PPTX pictures: inputs of the assembly, not outputs
 # what DIR/<lang>/notes.json records per slide: its text and its measured smallest text
 NOTES_KEYS = (
     "n",
@@ -81,7 +80,9 @@ class AnimationJob:
     params: PEParams
 
 
-def _slide_meta(s: PlannedSlide, title: str, notes: str, pic: Any) -> dict[str, Any]:
+def _slide_meta(
+    s: PlannedSlide, title: str, notes: str, pic: Any, pdf: tuple[str, int]
+) -> dict[str, Any]:
     return {
         "n": s.n,
         "stem": s.stem,
@@ -90,6 +91,8 @@ def _slide_meta(s: PlannedSlide, title: str, notes: str, pic: Any) -> dict[str, 
         "title": title,
         "notes": notes,
         "scale": pic.scale,
+        "pdf": pdf[0],  # the unit's PDF (hidden) and this slide's page in it
+        "pdf_page": pdf[1],
         "picture": pic.picture_png is not None,
         "min_text_px": pic.min_text_px,
         "min_figure_px": pic.min_figure_px,
@@ -98,12 +101,15 @@ def _slide_meta(s: PlannedSlide, title: str, notes: str, pic: Any) -> dict[str, 
     }
 
 
-def _store_picture(out: dict[str, bytes], lang: str, s: PlannedSlide, pic: Any) -> None:
+def _store_picture(
+    out: dict[str, bytes], lang: str, s: PlannedSlide, pic: Any, book: Any, pdf_name: str
+) -> tuple[str, int]:
+    """Keep a slide's pictures; write its PDF page into the unit's book (name, page)."""
     out[f"{lang}/slides/{s.stem}.png"] = pic.png
     out[f"{lang}/slides/{s.stem}.svg"] = pic.svg
-    out[f"{lang}/{HIDDEN}/{s.stem}.pdf"] = pic.pdf
     if pic.picture_png is not None:
         out[f"{lang}/{HIDDEN}/{s.stem}.picture.png"] = pic.picture_png
+    return pdf_name, book.add(pic.pdf_figure, pic.pdf_dpi)
 
 
 def animation_values(name: str, params: PEParams) -> dict[str, Any]:
@@ -169,6 +175,7 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
     from posecards.content import compute_card
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.pdf import PageBook
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
     from posecards.render.build import footer_text
@@ -184,6 +191,8 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
     draw = draw_functions(job.card)
     out: dict[str, bytes] = {}
     meta = []
+    book = PageBook()
+    pdf_name = f"{job.lang}/{HIDDEN}/card-{job.card}.pdf"
     gc.disable()
     try:
         with card_style(job.theme) as th:
@@ -201,8 +210,7 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
                         "slide",
                         footer_text(job.params, Look(job.theme, "slide"), job.lang),
                     )
-                    png, svg, pdf, sizes = d.encode_card(fig)
-                    pic = d.picture_slide(png, pdf, svg, float(fig.get_figwidth()), sizes)
+                    pic = d.card_slide(fig)
                     values: Mapping[str, Any] = numbers
                 elif s.kind == "panel":
                     assert s.figure is not None
@@ -234,9 +242,11 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
 
                     pic = d.figure_slide(title, th, draw_frame)
                 filled_slide = fill_slide(slide_text, job.lang, values)
-                _store_picture(out, job.lang, s, pic)
-                meta.append(_slide_meta(s, filled_slide.title, filled_slide.notes, pic))
+                page = _store_picture(out, job.lang, s, pic, book, pdf_name)
+                meta.append(_slide_meta(s, filled_slide.title, filled_slide.notes, pic, page))
+                del pic
                 gc.collect()
+            out[pdf_name] = book.close()
     finally:
         gc.enable()
     return out, {"numbers": numbers, "slides": meta}
@@ -246,6 +256,7 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
     """The title slide and the closing (pitfalls) slide of one language."""
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.pdf import PageBook
     from posecards.figures.style import card_style
     from posecards.render.text import fill, load_card_text
 
@@ -260,6 +271,8 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
     }
     out: dict[str, bytes] = {}
     meta = []
+    book = PageBook()
+    pdf_name = f"{job.lang}/{HIDDEN}/frame.pdf"
     gc.disable()
     try:
         with card_style(job.theme) as th:
@@ -288,9 +301,11 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
                         )
                     pic = d.bullets_slide(filled.title, items, th)
                     extra = {"items": items}
-                _store_picture(out, job.lang, s, pic)
-                meta.append({**_slide_meta(s, filled.title, filled.notes, pic), **extra})
+                page = _store_picture(out, job.lang, s, pic, book, pdf_name)
+                meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
+                del pic
                 gc.collect()
+            out[pdf_name] = book.close()
     finally:
         gc.enable()
     return out, {"slides": meta}
@@ -338,7 +353,7 @@ def _assemble(
         out[f"{lang}/deck.pptx"] = write_pptx(slides, files, lang, cfg.theme)
     if "pdf" in cfg.formats:
         out[f"{lang}/deck.pdf"] = merge_pages(
-            [(files[f"{lang}/{HIDDEN}/{s['stem']}.pdf"], s["scale"]) for s in slides]
+            [(files[s["pdf"]], s["pdf_page"], s["scale"]) for s in slides]
         )
     return out
 
@@ -468,17 +483,7 @@ def build_deck(
             + "\n"
         ).encode("utf-8")
     files = {k: v for k, v in sorted(files.items()) if f"/{HIDDEN}/" not in k}
+    from posecards.deck.manifest import deck_manifest
+
+    files["manifest.json"] = deck_manifest(cfg, files)
     return files
-
-
-def check_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
-    """Paths under ``out`` that are missing or differ from a fresh deck build (the deck's
-    --check compares with a render; the cards' --check judges recipes, see render/manifest.py)."""
-    stale = []
-    for rel, data in files.items():
-        path = out / rel
-        if not path.is_file():
-            stale.append(f"missing: {rel}")
-        elif path.read_bytes() != data:
-            stale.append(f"stale:   {rel}")
-    return stale

@@ -82,7 +82,10 @@ class SlideFitError(RuntimeError):
 class SlidePicture:
     png: bytes  # the whole slide, 1920 x 1080
     svg: bytes
-    pdf: bytes  # one vector page, `scale` times smaller than 13.333 x 7.5 in
+    # the laid-out figure of its vector PDF page (`scale` times smaller than 13.333 x 7.5 in),
+    # written by the caller into its unit's PDF (posecards.deck.pdf.PageBook) at ``pdf_dpi``
+    pdf_figure: Any
+    pdf_dpi: float
     scale: float
     picture_png: bytes | None  # the picture box alone (for the PPTX), None on text-only slides
     title_lines: list[str]  # the title as wrapped here (the PPTX wraps it itself)
@@ -113,9 +116,9 @@ def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
         RendererAgg.draw_text = original  # type: ignore[method-assign]
 
 
-def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, bytes, list[tuple[float, float]]]:
-    """PNG (the canonical Agg draw, which fixes the layout), then SVG and PDF of the same
-    layout; and the sizes of the texts drawn."""
+def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, float]]]:
+    """PNG (the canonical Agg draw, which fixes the layout), then SVG of the same layout (the
+    PDF page is written later, see SlidePicture.pdf_figure); and the sizes of the texts drawn."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from posecards.render.files import SAVE_METADATA
@@ -128,11 +131,9 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, bytes, list[tuple[fl
         fig.savefig(buf, format="png", dpi=dpi, metadata=SAVE_METADATA["png"])
         out["png"] = buf.getvalue()
     fig.set_layout_engine("none")
-    for fmt in ("svg", "pdf"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=SAVE_METADATA[fmt])
-        out[fmt] = buf.getvalue()
-    return out["png"], out["svg"], out["pdf"], sizes
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", dpi=dpi, metadata=SAVE_METADATA["svg"])
+    return out["png"], buf.getvalue(), sizes
 
 
 def _png(rgba: Any) -> bytes:
@@ -233,7 +234,8 @@ class _Page:
 
     def finish(self, title_lines: list[str], has_picture: bool) -> SlidePicture:
         """Measure the slide with the cards' layout test (its canonical Agg draw fixes the
-        layout), then encode PNG, SVG and PDF of that layout and cut the PPTX picture."""
+        layout), then encode PNG and SVG of that layout and cut the PPTX picture (the PDF page
+        is written by the caller from ``pdf_figure``)."""
         import numpy as np
 
         from posecards.figures.roles import SCRIPT_FRACTION
@@ -246,10 +248,9 @@ class _Page:
         rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
         self.fig.set_layout_engine("none")
         out = {"png": _png(rgba)}
-        for fmt in ("svg", "pdf"):
-            buf = io.BytesIO()
-            self.fig.savefig(buf, format=fmt, dpi=self.dpi, metadata=SAVE_METADATA[fmt])
-            out[fmt] = buf.getvalue()
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="svg", dpi=self.dpi, metadata=SAVE_METADATA["svg"])
+        out["svg"] = buf.getvalue()
         picture_png = None
         min_fig = None
         if has_picture:
@@ -284,7 +285,8 @@ class _Page:
         return SlidePicture(
             png=out["png"],
             svg=out["svg"],
-            pdf=out["pdf"],
+            pdf_figure=self.fig,
+            pdf_dpi=self.dpi,
             scale=self.k,
             picture_png=picture_png,
             title_lines=title_lines,
@@ -365,15 +367,17 @@ def bullets_slide(title: str, items: list[str], th: Theme) -> SlidePicture:
 
 
 def picture_slide(
-    png: bytes, pdf: bytes, svg: bytes, fig_width_in: float, sizes: list[float]
+    png: bytes, svg: bytes, fig: Figure, dpi: float, sizes: list[float]
 ) -> SlidePicture:
     """The overview slide: the card itself, filling the slide (its own title is on it)."""
     look = deck_look()
+    fig_width_in = float(fig.get_figwidth())
     px = look.px_per_pt(fig_width_in)
     return SlidePicture(
         png=png,
         svg=svg,
-        pdf=pdf,
+        pdf_figure=fig,
+        pdf_dpi=dpi,
         scale=look.width / fig_width_in,
         picture_png=png,
         title_lines=[],
@@ -382,12 +386,13 @@ def picture_slide(
     )
 
 
-def encode_card(fig: Figure) -> tuple[bytes, bytes, bytes, list[float]]:
-    """The whole card (overview slide) at 1920 px wide: PNG, SVG, PDF and its text sizes."""
+def card_slide(fig: Figure) -> SlidePicture:
+    """The overview slide: the whole card drawn 1920 px wide (PNG, SVG; its PDF page from
+    ``fig``) and its text sizes."""
     look = deck_look()
-    width_in = float(fig.get_figwidth())
-    png, svg, pdf, sizes = _encode(fig, look.picture_px / width_in)
-    return png, svg, pdf, [s for s, _ in sizes]
+    dpi = look.picture_px / float(fig.get_figwidth())
+    png, svg, sizes = _encode(fig, dpi)
+    return picture_slide(png, svg, fig, dpi, [s for s, _ in sizes])
 
 
 # --- animations: ``setup`` draws the static parts and returns ``update(i)``, which moves the ----

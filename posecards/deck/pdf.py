@@ -1,18 +1,51 @@
-"""The PDF deck: the slides' vector pages (each drawn by matplotlib with its fonts embedded)
-merged into one file, every page scaled to 13.333 x 7.5 in (960 x 540 pt)."""
+"""The PDF deck: the slides' vector pages (drawn by matplotlib with their fonts embedded)
+merged into one file, every page scaled to 13.333 x 7.5 in (960 x 540 pt).
+
+The pages of one build unit (a card's slides in one language, or the title and closing slides)
+are written into one PDF (``PageBook``): matplotlib then embeds each font once per unit instead
+of once per slide. Subsetting the CJK font is the costliest step of drawing a slide.
+"""
 
 from __future__ import annotations
 
 import io
+from typing import Any
 
 
-def merge_pages(pages: list[tuple[bytes, float]]) -> bytes:
-    """One page per (single-page PDF, scale factor), in order; deterministic bytes."""
+class PageBook:
+    """Vector pages written one figure at a time into one in-memory PDF."""
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_pdf import PdfPages
+
+        from posecards.render.files import SAVE_METADATA
+
+        self._buf = io.BytesIO()
+        self._pdf = PdfPages(self._buf, metadata=SAVE_METADATA["pdf"])
+        self.pages = 0
+
+    def add(self, fig: Any, dpi: float) -> int:
+        """Write ``fig`` (already laid out) as the next page; its 0-based page number."""
+        self._pdf.savefig(fig, dpi=dpi)
+        self.pages += 1
+        return self.pages - 1
+
+    def close(self) -> bytes:
+        self._pdf.close()
+        return self._buf.getvalue()
+
+
+def merge_pages(pages: list[tuple[bytes, int, float]]) -> bytes:
+    """One page per (PDF, page number, scale factor), in order; deterministic bytes. Pages
+    taken from the same PDF share its embedded fonts."""
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter()
-    for data, scale in pages:
-        page = writer.add_page(PdfReader(io.BytesIO(data)).pages[0])
+    readers: dict[bytes, PdfReader] = {}
+    for data, number, scale in pages:
+        if data not in readers:
+            readers[data] = PdfReader(io.BytesIO(data))
+        page = writer.add_page(readers[data].pages[number])
         if abs(scale - 1.0) > 1e-12:
             page.scale_by(scale)
     # no dates, producer or random file id: the same slides give the same bytes

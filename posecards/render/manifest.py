@@ -205,7 +205,7 @@ def recorded_options(doc: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _word(value: Any) -> str:
+def option_word(value: Any) -> str:
     if isinstance(value, tuple | list):
         return ",".join(map(str, value))
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -269,11 +269,27 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
         if name in recorded and recorded[name] != value:
             flag = "--lang" if name == "langs" else f"--{name.replace('_', '-')}"
             verdict.add(
-                f"built with {flag} {_word(recorded[name])}; asked for {_word(value)}", expected
+                f"built with {flag} {option_word(recorded[name])}; asked for {option_word(value)}",
+                expected,
             )
     if verdict.reasons:
         return verdict  # every file differs; listing them would hide the reason
-    # what the files were made from
+    judge(verdict, out, doc, expected, inputs_of(texts_of(cfg)), units)
+    return verdict
+
+
+def judge(
+    verdict: Verdict,
+    out: Path,
+    doc: Mapping[str, Any],
+    expected: Sequence[str],
+    now: Mapping[str, str],
+    units: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+) -> None:
+    """Add to ``verdict`` why files of ``out`` are stale: what they were made from (the
+    versions and ``now``, the sha256 of every input, against the manifest ``doc``), and the
+    files themselves (``expected``: every file the folder should hold; ``units``: name ->
+    (card texts it reads, files it makes))."""
     if doc.get("posecards") != __version__:
         verdict.add(f"posecards version changed: {doc.get('posecards')} -> {__version__}", expected)
     libs_then = doc.get("libraries") or {}
@@ -284,7 +300,6 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
     if moved:
         verdict.add(f"library versions changed: {_few(moved)}", expected)
     then = doc.get("inputs") or {}
-    now = inputs_of(texts_of(cfg))
     changed = sorted(n for n in set(now) | set(then) if now.get(n) != then.get(n))
     shared = [n for n in changed if not n.startswith("cards/")]
     for kind, prefix in (
@@ -315,7 +330,6 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
             verdict.add(f"edited after the build: {rel}", [rel])
     for rel in sorted(set(recorded_files) - set(expected)):
         verdict.add(f"no longer made: {rel}", [rel])
-    return verdict
 
 
 def verify_files(out: Path, doc: Mapping[str, Any]) -> list[str]:
