@@ -47,3 +47,15 @@ def test_bad_order_is_refused() -> None:
 
     with pytest.raises(ValueError, match="order must be a permutation"):
         attention_permutation_demo(("a", "b"), order=(0, 0))
+
+
+def test_translations_give_the_same_numbers() -> None:
+    """The English and the Chinese card show one demo: embedding rows follow first appearance."""
+    en = attention_permutation_demo(("I", "eat", "apples"))
+    zh = attention_permutation_demo(("我", "吃", "苹果"))
+    assert np.array_equal(en.weights_pe, zh.weights_pe)
+    assert en.deviation_with_pe == zh.deviation_with_pe
+    repeated = attention_permutation_demo(("a", "b", "a"))
+    assert np.array_equal(
+        repeated.weights_plain[0], repeated.weights_plain[2]
+    )  # same token, same row

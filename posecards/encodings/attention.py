@@ -46,7 +46,9 @@ def attention_permutation_demo(
 
     ``order`` defaults to the reversal. Token embeddings and Wq, Wk, Wv are N(0, 1/d_model)
     draws from ``torch.Generator().manual_seed(seed)``; the same token always gets the same
-    embedding, wherever it stands.
+    embedding, wherever it stands. Embedding rows are handed out in order of first appearance, so
+    a translation of the sentence with the same pattern of repeated words (the English and
+    Chinese cards) gives the same numbers.
     """
     import torch  # heavy: imported only when the demo runs
 
@@ -62,7 +64,7 @@ def attention_permutation_demo(
     def draw(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
 
-    vocab = sorted(set(tokens))
+    vocab = list(dict.fromkeys(tokens))  # distinct tokens, in order of first appearance
     table = draw(len(vocab), d_model)  # (vocab, d_model)
     wq, wk, wv = draw(d_model, d_model), draw(d_model, d_model), draw(d_model, d_model)
     x = table[[vocab.index(t) for t in tokens]]  # (n, d_model)

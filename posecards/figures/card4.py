@@ -36,19 +36,25 @@ def _one_sided_bias(ax: Any, bias: np.ndarray, theme: Theme) -> Any:
     return causal_bias_maps([ax], bias[None], theme)
 
 
+NARROW_PANEL_IN = 5.0  # panels narrower than this (inches) break the ALiBi head title in two
+
+
 def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax_b, ax_w = fig.subplots(1, 2, width_ratios=[1.0, 1.5])
     # left: the bias the steepest head adds, over a few tokens
     bias = np.asarray(data["bias"], dtype=np.float64)  # (L, L), -inf above the diagonal
     n = bias.shape[-1]
     im = _one_sided_bias(ax_b, bias, theme)
+    head_title = t(
+        "alibi_head_of",
+        h=int(data["bias_head"]),
+        n=int(data["heads"]),
+        inv=float(data["bias_inv_slope"]),
+    )
+    # on a narrow panel (A4) the one-line title would run into the next plot's axis label
+    narrow = fig.bbox.width / fig.get_figure(root=True).dpi < NARROW_PANEL_IN
     ax_b.set_title(
-        t(
-            "alibi_head_of",
-            h=int(data["bias_head"]),
-            n=int(data["heads"]),
-            inv=float(data["bias_inv_slope"]),
-        )
+        head_title.replace(": ", ":\n", 1).replace("：", "：\n", 1) if narrow else head_title
     )
     ax_b.set_xticks([0, n - 1])
     ax_b.set_yticks([0, n - 1])

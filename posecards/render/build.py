@@ -29,19 +29,24 @@ def card_stem(card: int, slug: str) -> str:
     return f"card-{card}-{slug}"
 
 
+THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
+
+
 def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None) -> str:
+    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
     if card == 5:  # measured: the card does not use d_model/base/positions
         from posecards.experiment.files import measurements_path
 
         data = measurements_path().name
         if lang == "zh":
-            return f"数据：{data}（posecards measure）· 主题 {look.theme} · posecards {__version__}"
+            return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
         return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
-    base = f"{params.base:g}"
+    # the base as the card text prints it (thousands grouped)
+    base = f"{params.base:,.0f}" if float(params.base).is_integer() else f"{params.base:g}"
     if lang == "zh":
         return (
             f"参数：d_model = {params.d_model} · base = {base} · positions = {params.positions}"
-            f" · 主题 {look.theme} · posecards {__version__} · 所有数字均由代码计算"
+            f" · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
         )
     return (
         f"Parameters: d_model = {params.d_model} · base = {base} · positions = {params.positions}"

@@ -125,7 +125,10 @@ class _Measure:
 
 # Units that stay on the line of the number before them ("6.00 MiB", "4,096 个词元", "3.00 rad").
 _UNITS = {"MiB", "KiB", "GiB", "MB", "GB", "rad", "px", "pt", "%", "°", "×", "bits", "bytes"}
-_CJK_UNITS = set("个维对圈位种项行列倍次弧秒")
+# counted things, so that "2 layers", "300 AdamW steps", "3 seeds", "0.04 nat" keep together
+_UNITS |= {"nat", "nats", "layers", "heads", "steps", "AdamW", "seeds", "tokens", "symbols", "s"}
+_UNITS |= {"positions", "pairs", "dimensions", "buckets", "patches", "rows"}
+_CJK_UNITS = set("个维对圈位种项行列倍次弧秒层步")
 _NUMBER = re.compile(r"^[−\-+]?[\d.,]+[%×]?$|^[−\-+]?[\d.,]+×10[⁰-⁹⁻]+$")
 _PUNCT_ONLY = set("，。、；：？！）」』》〉”’,.;:?!)%")
 

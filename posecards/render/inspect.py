@@ -51,7 +51,10 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
 def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
     src = source_text(ckpt, found, lang)
     if lang == "zh":
-        return f"{src} · 主题 {look.theme} · posecards {__version__} · 所有数字均由代码计算"
+        from posecards.render.build import THEME_NAMES_ZH
+
+        theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
+        return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
     return f"{src} · theme {look.theme} · posecards {__version__} · every number computed"
 
 
