@@ -10,9 +10,10 @@
  * factors) it is printed in messages as Python prints a float (10000 -> "10000.0").
  *
  * The bucket functions reproduce, as the Python does, the float32 arithmetic of the reference
- * implementations; their float32 logarithm is numpy's (x86-64 SIMD: AVX2/AVX-512) algorithm,
- * evaluated step by step with exact float32 rounding (Math.fround and an exact fused
- * multiply-add), so the page gives the buckets numpy gives.
+ * implementations (Math.fround after each operation); their float32 logarithm is the correctly
+ * rounded one, as in buckets.py (Math.log in float64, rounded by Math.fround, with an exact
+ * BigInt logarithm where that rounding is not settled), so the page gives the buckets Python
+ * gives on every CPU.
  */
 (function (root) {
   "use strict";
@@ -642,24 +643,54 @@
   }
 
   // ---------------------------------------------------------------------------------------
-  // buckets.py: float32 arithmetic as in numpy
+  // buckets.py: float32 arithmetic, correctly rounded float32 logarithm
   // ---------------------------------------------------------------------------------------
   const fr = Math.fround;
+  const LOG_BAND = 2 ** -44; // Math.log (fdlibm in V8, < 1 ulp) is far inside this band
 
-  /** Correctly rounded float32 fused multiply-add fma(a, b, c) of float32 operands. */
-  function fma32(a, b, c) {
-    const p = a * b; // exact: 24 + 24 bits fit in a double
-    const s = p + c;
-    // TwoSum: s + err == p + c exactly
-    const bb = s - p;
-    const err = p - (s - bb) + (c - bb);
-    const r = fr(s);
-    if (err === 0 || r === s) return r;
-    // s lies exactly halfway between two floats only if rounding it moved it by half an ulp;
-    // then the exact sum decides the direction (double rounding otherwise breaks the tie)
-    const other = r > s ? nextDown32(r) : nextUp32(r);
-    if (Math.abs(other - s) !== Math.abs(r - s)) return r;
-    return (err > 0) === (other > r) ? other : r;
+  // ln x with BigInt fixed point (LN_BITS fraction bits), for the rare x whose float32 rounding
+  // the float64 Math.log cannot settle: x = M·2^E, ln x = (E + 52)·ln 2 + 2·atanh((M - 2^52) /
+  // (M + 2^52)) with M in [2^52, 2^53); each series term is truncated (error < 1 unit each).
+  const LN_BITS = 192n;
+  const F64B = new Float64Array(1);
+  const U64B = new BigUint64Array(F64B.buffer);
+  function decompose(d) {
+    // d > 0 finite -> [M, E] with d = M·2^E exactly, M a BigInt
+    F64B[0] = d;
+    const bits = U64B[0];
+    const be = Number((bits >> 52n) & 0x7ffn);
+    const m = bits & ((1n << 52n) - 1n);
+    return be === 0 ? [m, -1074] : [m | (1n << 52n), be - 1075];
+  }
+  function fixedOf(d) {
+    // a double as an exact fixed-point BigInt (its bits sit well above 2^-LN_BITS here)
+    if (d === 0) return 0n;
+    const [m, e] = decompose(Math.abs(d));
+    const shift = BigInt(e) + LN_BITS;
+    const v = shift >= 0n ? m << shift : m >> -shift;
+    return d < 0 ? -v : v;
+  }
+  function atanhFixed(num, den) {
+    // atanh(num/den)·2^LN_BITS for 0 <= num/den <= 1/3
+    let term = (num << LN_BITS) / den;
+    const n2 = num * num;
+    const d2 = den * den;
+    let sum = 0n;
+    for (let k = 1n; term !== 0n; k += 2n) {
+      sum += term / k;
+      term = (term * n2) / d2;
+    }
+    return sum;
+  }
+  const LN2_FIXED = 2n * atanhFixed(1n, 3n);
+  function lnFixed(x) {
+    let [m, e] = decompose(x);
+    while (m < 1n << 52n) {
+      m <<= 1n; // subnormal: normalise
+      e -= 1;
+    }
+    const top = 1n << 52n;
+    return BigInt(e + 52) * LN2_FIXED + 2n * atanhFixed(m - top, m + top);
   }
   const F32 = new Float32Array(1);
   const U32 = new Uint32Array(F32.buffer);
@@ -676,52 +707,32 @@
     return F32[0];
   }
 
-  const LOG_P = [0x3f800000, 0x4007361c, 0x3fbd70a9, 0x3ec30333, 0x3cd42bcd].map(bitsToFloat);
-  const LOG_Q = [0x3f800000, 0x4027361c, 0x401cfe0d, 0x3f7c8ae4, 0x3e1e5bf3, 0x3bc083df].map(bitsToFloat);
-  const LN2_F = bitsToFloat(0x3f317218);
-  const SQRT1_2_F = bitsToFloat(0x3f3504f3);
-  function bitsToFloat(u) {
-    U32[0] = u;
-    return F32[0];
+  /** The float32 nearest to lnFixed(x), among fround(Math.log(x)) and its two neighbours. */
+  function logf32Exact(x) {
+    const r = fr(Math.log(x));
+    const exact = lnFixed(x);
+    let best = r;
+    let bestDist = -1n;
+    for (const c of [nextDown32(r), r, nextUp32(r)]) {
+      let dist = exact - fixedOf(c);
+      if (dist < 0n) dist = -dist;
+      if (bestDist < 0n || dist < bestDist) {
+        best = c;
+        bestDist = dist;
+      }
+    }
+    return best;
   }
 
-  /** numpy's float32 log on x86-64 (simd_log_FLOAT, AVX2/AVX-512): log(m) by a rational
-   * P(x)/Q(x) on x = m - 1, m in (sqrt(1/2), sqrt(2)], plus e·ln 2, every step in float32. */
-  function logf32(xIn) {
-    const x0 = fr(xIn);
-    if (Number.isNaN(x0)) return NaN;
-    if (x0 < 0) return NaN;
-    if (x0 === 0) return -Infinity;
-    if (x0 === Infinity) return Infinity;
-    // exponent e and mantissa m in [0.5, 1): x = m * 2^e (read from the float32 bits)
-    F32[0] = x0;
-    const bits = U32[0];
-    let e = (bits >>> 23) - 126;
-    U32[0] = (bits & 0x7fffff) | (126 << 23);
-    let m = F32[0];
-    if (e === -126) {
-      // subnormal input: normalise by hand (numpy scales by 2^100 first; same result)
-      e = Math.floor(Math.log2(x0)) + 1;
-      m = x0 / Math.pow(2, e);
-      if (m >= 1) { m /= 2; e += 1; } else if (m < 0.5) { m *= 2; e -= 1; }
-    }
-    if (m <= SQRT1_2_F) {
-      m = m + m;
-      e = e - 1;
-    }
-    const x = fr(m - 1);
-    let num = fma32(LOG_P[4] /* p5 */, x, LOG_P[3]);
-    num = fma32(num, x, LOG_P[2]);
-    num = fma32(num, x, LOG_P[1]);
-    num = fma32(num, x, LOG_P[0]);
-    num = fma32(num, x, 0.0); // p0 = 0
-    let den = fma32(LOG_Q[5], x, LOG_Q[4]);
-    den = fma32(den, x, LOG_Q[3]);
-    den = fma32(den, x, LOG_Q[2]);
-    den = fma32(den, x, LOG_Q[1]);
-    den = fma32(den, x, LOG_Q[0]);
-    const poly = fr(num / den);
-    return fma32(e, LN2_F, poly);
+  /** ln x correctly rounded to float32 (posecards.encodings.buckets.log_float32), for x > 0:
+   * Math.log in float64 then Math.fround, unless ln x may lie within LOG_BAND of a point halfway
+   * between two float32s; then the nearest float32 is chosen with the exact lnFixed. */
+  function logf32(x) {
+    if (!(x > 0) || !Number.isFinite(x)) throw valueError("log_float32 takes finite positive numbers");
+    const y = Math.log(x);
+    const lo = fr(y * (1 - LOG_BAND));
+    const hi = fr(y * (1 + LOG_BAND));
+    return lo === hi ? fr(y) : logf32Exact(x);
   }
 
   function asIntPositions(name, relativePosition) {
@@ -748,7 +759,7 @@
       throw valueError(`max_distance must be > the ${maxExact} exact buckets, got ${maxDistance}`);
     }
     const meF = fr(maxExact);
-    const denom = fr(Math.log(md / maxExact)); // np.float32(math.log(md / max_exact))
+    const denom = logf32(md / maxExact); // log_float32(md / max_exact)
     const width = fr(nb - maxExact);
     const out = r.map((rv) => {
       const offset = bidir && rv > 0 ? nb : 0;
@@ -796,6 +807,8 @@
     ROPE_TYPES: Object.freeze(ROPE_TYPES.slice()),
     SCALING_KEYS: Object.freeze(SCALING_KEYS.slice()),
     // internals the page and the tests use
-    _internal: Object.freeze({ pairFrequencies, ropeInvFreqArrays, logf32, floatRepr, repr, FLOAT_KEYS }),
+    _internal: Object.freeze({
+      pairFrequencies, ropeInvFreqArrays, logf32, logf32Exact, floatRepr, repr, FLOAT_KEYS,
+    }),
   });
 })(typeof window !== "undefined" ? window : globalThis);

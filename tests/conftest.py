@@ -1,12 +1,16 @@
-"""Test-wide settings: a private posecards cache per test session, and hypothesis profiles."""
+"""Test-wide settings: a private posecards cache per test session, hypothesis profiles, the
+shared session fixtures (one full build, one headless Chromium)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -46,3 +50,53 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     return out
+
+
+# --- headless Chromium: Debian's, driven by playwright; one browser per test session ---------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+]
+
+
+def require_chromium() -> str:
+    """Skip the calling test module where Chromium is missing; CI must have it."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            raise RuntimeError(
+                "CI must run the browser test: install Debian's chromium (.ci/run does)"
+            )
+        pytest.skip("chromium is not installed here (CI installs it)", allow_module_level=True)
+    return CHROMIUM
+
+
+def launch_chromium(playwright: Any, env: dict[str, str] | None = None) -> Any:
+    """A new headless Chromium (the session's ``browser`` unless a test needs its own env)."""
+    return playwright.chromium.launch(
+        executable_path=require_chromium(),
+        args=CHROMIUM_ARGS,
+        **({"env": env} if env is not None else {}),
+    )
+
+
+@pytest.fixture(scope="session")
+def playwright_session() -> Iterator[Any]:
+    """playwright's sync API, started once (it cannot be started twice in one thread)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_session: Any) -> Iterator[Any]:
+    """One headless Chromium for the whole test session; tests open and close their pages."""
+    b = launch_chromium(playwright_session)
+    try:
+        yield b
+    finally:
+        b.close()

@@ -5,80 +5,60 @@ console shows no error, and nothing is requested from the network."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
+from typing import Any
 
-import pytest
+from conftest import launch_chromium, require_chromium
 
 from posecards.config import CARD_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must run the browser test: install Debian's chromium (.ci/run does)")
-    pytest.skip("chromium is not installed here (CI installs it)", allow_module_level=True)
+require_chromium()
 
 
-def _open_pages(pages: list[Path], root: Path, prefix: str = "") -> None:
+def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -> None:
     """Open each page in Chromium: images and SVGs have a size, no console error, no network."""
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-            ],
+    for path in pages:
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        errors: list[str] = []
+        requests: list[str] = []
+        page.on(
+            "console",
+            lambda m, errs=errors: errs.append(m.text) if m.type == "error" else None,
         )
-        try:
-            for path in pages:
-                page = browser.new_page(viewport={"width": 1440, "height": 1000})
-                errors: list[str] = []
-                requests: list[str] = []
-                page.on(
-                    "console",
-                    lambda m, errs=errors: errs.append(m.text) if m.type == "error" else None,
-                )
-                page.on("pageerror", lambda e, errs=errors: errs.append(str(e)))
-                page.on("request", lambda r, reqs=requests: reqs.append(r.url))
-                page.goto(path.as_uri())
-                page.wait_for_load_state("load")
-                sizes = page.eval_on_selector_all(
-                    "img, svg",
-                    """els => els.map(e => {
-                        const r = e.getBoundingClientRect();
-                        return [e.tagName, r.width, r.height,
-                                e.tagName === 'IMG' ? (e.complete && e.naturalWidth) : 1];
-                    })""",
-                )
-                assert sizes, f"{path.name}: no image"
-                for tag, w, h, loaded in sizes:
-                    assert w > 0 and h > 0 and loaded, f"{path.name}: {tag} {w}x{h} {loaded}"
-                assert not errors, f"{path.name}: {errors}"
-                external = [u for u in requests if not u.startswith(("file:", "data:"))]
-                assert not external, f"{path.name}: {external}"
-                name = f"{path.parent.name}-{path.stem}.png" if path.parent != root else "index.png"
-                page.screenshot(path=str(ARTIFACTS / f"{prefix}{name}"), full_page=True)
-                page.close()
-        finally:
-            browser.close()
+        page.on("pageerror", lambda e, errs=errors: errs.append(str(e)))
+        page.on("request", lambda r, reqs=requests: reqs.append(r.url))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        sizes = page.eval_on_selector_all(
+            "img, svg",
+            """els => els.map(e => {
+                const r = e.getBoundingClientRect();
+                return [e.tagName, r.width, r.height,
+                        e.tagName === 'IMG' ? (e.complete && e.naturalWidth) : 1];
+            })""",
+        )
+        assert sizes, f"{path.name}: no image"
+        for tag, w, h, loaded in sizes:
+            assert w > 0 and h > 0 and loaded, f"{path.name}: {tag} {w}x{h} {loaded}"
+        assert not errors, f"{path.name}: {errors}"
+        external = [u for u in requests if not u.startswith(("file:", "data:"))]
+        assert not external, f"{path.name}: {external}"
+        name = f"{path.parent.name}-{path.stem}.png" if path.parent != root else "index.png"
+        page.screenshot(path=str(ARTIFACTS / f"{prefix}{name}"), full_page=True)
+        page.close()
 
 
-def test_every_page_renders_offline(built: Path) -> None:
+def test_every_page_renders_offline(browser: Any, built: Path) -> None:
     pages = [built / "index.html", *sorted(built.glob("*/card-*.html"))]
     assert len(pages) == 1 + 2 * len(CARD_IDS)
-    _open_pages(pages, built)
+    _open_pages(browser, pages, built)
     assert len(list(ARTIFACTS.glob("*.png"))) >= 9
 
 
-def test_inspection_pages_render_offline(tmp_path: Path) -> None:
+def test_inspection_pages_render_offline(browser: Any, tmp_path: Path) -> None:
     from conftest import run
     from tiny_models import gpt2_model
 
@@ -87,12 +67,10 @@ def test_inspection_pages_render_offline(tmp_path: Path) -> None:
     r = run("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
     assert r.returncode == 0, r.stderr
     pages = [out / "index.html", out / "en" / "gpt2.html", out / "zh" / "gpt2.html"]
-    _open_pages(pages, out, prefix="inspect-")
+    _open_pages(browser, pages, out, prefix="inspect-")
 
 
 # --- card pages on a phone and a wide screen, with the fonts they carry (issue 11) ---------------
-
-_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 # the size in CSS px at which each text of the inline figures is drawn: its font size in the
 # SVG's user units times the scale the SVG is drawn at
@@ -133,39 +111,32 @@ def _load(browser, path: Path, width: int, height: int):  # type: ignore[no-unty
     return page
 
 
-def test_card_pages_fit_a_phone_and_read_on_a_wide_screen(built: Path) -> None:
+def test_card_pages_fit_a_phone_and_read_on_a_wide_screen(browser: Any, built: Path) -> None:
     """390 px: nothing wider than the screen; 1920 px: the smallest figure text is >= 12 px."""
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     smallest: dict[str, float] = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
-        try:
-            for path in _card_pages(built):
-                name = f"{path.parent.name}-{path.stem}"
-                page = _load(browser, path, 390, 844)
-                width = page.evaluate("document.documentElement.scrollWidth")
-                assert width <= 390, f"{name}: {width} px wide at a 390 px viewport"
-                boxes = page.eval_on_selector_all(
-                    "svg, figure, aside, p, li, h1, table",
-                    "els => els.map(e => e.getBoundingClientRect().right)",
-                )
-                assert max(boxes) <= 390, f"{name}: something ends at {max(boxes)} px"
-                page.screenshot(path=str(ARTIFACTS / f"{name}-390.png"), full_page=True)
-                page.close()
+    for path in _card_pages(built):
+        name = f"{path.parent.name}-{path.stem}"
+        page = _load(browser, path, 390, 844)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{name}: {width} px wide at a 390 px viewport"
+        boxes = page.eval_on_selector_all(
+            "svg, figure, aside, p, li, h1, table",
+            "els => els.map(e => e.getBoundingClientRect().right)",
+        )
+        assert max(boxes) <= 390, f"{name}: something ends at {max(boxes)} px"
+        page.screenshot(path=str(ARTIFACTS / f"{name}-390.png"), full_page=True)
+        page.close()
 
-                page = _load(browser, path, 1920, 1080)
-                assert page.evaluate("document.documentElement.scrollWidth") <= 1920
-                sizes = page.evaluate(_FIGURE_TEXT_PX)
-                assert len(sizes) > 50, f"{name}: no figure text found"
-                px, text = min(sizes)
-                smallest[name] = px
-                assert px >= 12.0, f"{name}: figure text {text!r} drawn at {px:.1f} px at 1920"
-                page.screenshot(path=str(ARTIFACTS / f"{name}-1920.png"), full_page=True)
-                page.close()
-        finally:
-            browser.close()
+        page = _load(browser, path, 1920, 1080)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1920
+        sizes = page.evaluate(_FIGURE_TEXT_PX)
+        assert len(sizes) > 50, f"{name}: no figure text found"
+        px, text = min(sizes)
+        smallest[name] = px
+        assert px >= 12.0, f"{name}: figure text {text!r} drawn at {px:.1f} px at 1920"
+        page.screenshot(path=str(ARTIFACTS / f"{name}-1920.png"), full_page=True)
+        page.close()
     print("smallest figure text at 1920 px:", smallest)
 
 
@@ -192,12 +163,13 @@ def _glyph_fonts(page) -> dict[tuple[str, bool], int]:  # type: ignore[no-untype
     return used
 
 
-def test_card_pages_carry_their_fonts(built: Path, tmp_path: Path) -> None:
+def test_card_pages_carry_their_fonts(
+    browser: Any, playwright_session: Any, built: Path, tmp_path: Path
+) -> None:
     """Every glyph of a card page (text and inline figures) is drawn by a font embedded in it,
     the figures' SVG text names the embedded families, and with every system font hidden from
     Chromium the page lays out exactly as it does here."""
     import matplotlib
-    from playwright.sync_api import sync_playwright
 
     # a machine without posecards' fonts: the system's fontconfig rules (hinting, subpixel
     # positioning: they move glyphs) but no Noto CJK and no DejaVu Sans, only the STIX fonts
@@ -216,34 +188,32 @@ def test_card_pages_carry_their_fonts(built: Path, tmp_path: Path) -> None:
     )
     pages = _card_pages(built)
     layouts: dict[str, dict[Path, list[str]]] = {}
-    with sync_playwright() as p:
-        for run, env in (("system", {}), ("no fonts", {"FONTCONFIG_FILE": str(hidden)})):
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM, args=_ARGS, env={**os.environ, **env}
-            )
-            try:
-                layouts[run] = {}
-                for path in pages:
-                    page = _load(browser, path, 1440, 1000)
-                    layouts[run][path] = page.evaluate(_TEXT_BOXES)
-                    if run == "system":
-                        faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
-                        assert faces and all(f.startswith("posecards ") for f, _ in faces), faces
-                        assert {"posecards Noto Sans CJK SC", "posecards DejaVu Sans"} <= {
-                            f for f, status in faces if status == "loaded"
-                        }, faces
-                        body = page.evaluate("getComputedStyle(document.body).fontFamily")
-                        assert body.startswith('"posecards Noto Sans CJK SC"'), body
-                        svg_text = page.eval_on_selector(
-                            "figure svg text", "t => getComputedStyle(t).fontFamily"
-                        )
-                        assert svg_text.startswith('"posecards '), svg_text
-                        used = _glyph_fonts(page)
-                        system = {k: n for k, n in used.items() if not k[1]}
-                        assert not system, f"{path.name}: drawn with system fonts {system}"
-                        assert sum(used.values()) > 1000, used
-                    page.close()
-            finally:
-                browser.close()
+    # the session's browser for the system fonts; a second one with the fonts hidden
+    no_fonts = launch_chromium(playwright_session, {**os.environ, "FONTCONFIG_FILE": str(hidden)})
+    try:
+        for run, chromium in (("system", browser), ("no fonts", no_fonts)):
+            layouts[run] = {}
+            for path in pages:
+                page = _load(chromium, path, 1440, 1000)
+                layouts[run][path] = page.evaluate(_TEXT_BOXES)
+                if run == "system":
+                    faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
+                    assert faces and all(f.startswith("posecards ") for f, _ in faces), faces
+                    assert {"posecards Noto Sans CJK SC", "posecards DejaVu Sans"} <= {
+                        f for f, status in faces if status == "loaded"
+                    }, faces
+                    body = page.evaluate("getComputedStyle(document.body).fontFamily")
+                    assert body.startswith('"posecards Noto Sans CJK SC"'), body
+                    svg_text = page.eval_on_selector(
+                        "figure svg text", "t => getComputedStyle(t).fontFamily"
+                    )
+                    assert svg_text.startswith('"posecards '), svg_text
+                    used = _glyph_fonts(page)
+                    system = {k: n for k, n in used.items() if not k[1]}
+                    assert not system, f"{path.name}: drawn with system fonts {system}"
+                    assert sum(used.values()) > 1000, used
+                page.close()
+    finally:
+        no_fonts.close()
     for path in pages:
         assert layouts["no fonts"][path] == layouts["system"][path], f"{path.name} reflows"

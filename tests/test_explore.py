@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require_chromium
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posecards.config import ExploreConfig
 from posecards.encodings.alibi import alibi_slopes
-from posecards.encodings.buckets import deberta_log_bucket, t5_relative_bucket
+from posecards.encodings.buckets import deberta_log_bucket, log_float32, t5_relative_bucket
 from posecards.encodings.rope_scaling import ROPE_TYPES, rope_inv_freq
 from posecards.encodings.similarity import offset_profile
 from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
@@ -34,11 +35,7 @@ from posecards.render.explore import explore_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must run the browser test: install Debian's chromium (.ci/run does)")
-    pytest.skip("chromium is not installed here (CI installs it)", allow_module_level=True)
+require_chromium()
 
 BATCH = settings(max_examples=12, deadline=None)
 WORST: dict[str, float] = {}
@@ -46,28 +43,8 @@ COUNTS: dict[str, int] = {}
 
 
 # ------------------------------------------------------------------------------------------
-# one browser per session, one page with the explorer
+# one page with the explorer, in the session's browser (tests/conftest.py)
 # ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-            ],
-        )
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture(scope="session")
 def explore_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("explore") / "explore.html"
@@ -485,26 +462,77 @@ def test_deberta_buckets_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
             note("debertaLogBucket (exact)", 0.0, np.asarray(py["ok"]).size)
 
 
-# Configurations where a correctly rounded float32 log gives other buckets than numpy's: the
-# page must follow numpy's float32 logarithm, not Math.log.
+# Configurations where the float32 rounding of the log decides buckets: a bucket edge lies
+# (almost) exactly on an integer, so a log one ulp off moves a bucket (checked below).
 T5_EDGES = [(False, 54, 343), (True, 96, 81), (False, 108, 294), (True, 144, 100), (True, 32, 128)]
 DEBERTA_EDGES = [(6, 148), (16, 692), (18, 11), (22, 13), (24, 14), (256, 512)]
+# float32 inputs n / mid of the buckets whose ln lies within 2^-44 of a point halfway between two
+# float32s: float64 Math.log cannot settle their rounding, the page's exact BigInt log does
+LOG_HARD = [127729.0, 439410.5, 495891.0, 613049.5, 145986.328125, 441861.65625, 584397.6875,
+            142468.625, 177806.625, 156001.828125, 31437.15625, 43416.46875]  # fmt: skip
 
 
-def _numpy_log32_is_the_mirrored_kernel(api: Page) -> bool:
-    """Does numpy's float32 log on this CPU give what the page's logf32 computes? The page
-    mirrors numpy's x86 AVX2/AVX-512 float32 log; numpy's baseline kernel (a CPU without AVX2,
-    or NPY_DISABLE_CPU_FEATURES) rounds some inputs differently (docs/portability.md)."""
-    x = np.float32(1.0) + np.arange(200_000, dtype=np.float32) * np.float32(0.37)
-    page = api.page.evaluate(
-        "xs => xs.map(v => window.posecards._internal.logf32(v))", [float(v) for v in x]
+def test_logf32_is_the_correctly_rounded_log(api: Page) -> None:
+    """The page's logf32 (Math.log, Math.fround, exact fallback) against Python's log_float32,
+    both claimed correctly rounded: every float32 n / mid the bucket tests use, a sweep of
+    float32 values, float64 values over the whole range, and the hard cases; the exact path
+    alone (logf32Exact, BigInt) on all of them too."""
+    rng = np.random.default_rng(1)
+    n = np.arange(1, 20_001, dtype=np.float32)
+    x = np.concatenate(
+        [
+            *(n[n >= mid] / np.float32(mid) for mid in (2, 3, 4, 5, 8, 12, 24, 36, 128)),
+            np.float32(1.0) + np.arange(40_000, dtype=np.float32) * np.float32(0.37),
+            np.array(LOG_HARD, dtype=np.float32),
+        ]
+    ).astype(np.float64)
+    x = np.concatenate([x, np.exp(rng.uniform(-700, 700, 2000)), [5e-324, 1.7e308, 1 + 2**-52]])
+    want = log_float32(x)
+    # JSON text both ways (shortest round-trip digits: exact), far faster than playwright's
+    # serialisation of a long list
+    got = api.page.evaluate(
+        "s => JSON.stringify(JSON.parse(s).map(v => window.posecards._internal.logf32(v)))",
+        json.dumps(x.tolist()),
     )
-    return bool(np.array_equal(np.asarray(page, dtype=np.float32), np.log(x)))
+    np.testing.assert_array_equal(np.asarray(json.loads(got), dtype=np.float32), want)
+    sample = np.concatenate([x[::53], LOG_HARD])
+    exact = api.page.evaluate(
+        "xs => xs.map(v => window.posecards._internal.logf32Exact(v))", sample.tolist()
+    )
+    np.testing.assert_array_equal(np.asarray(exact, dtype=np.float32), log_float32(sample))
+    # Math.log rounded once is not always enough: the hard cases are within the band
+    y = np.log(np.asarray(LOG_HARD))
+    assert np.all(
+        (y * (1 - 2.0**-44)).astype(np.float32) != (y * (1 + 2.0**-44)).astype(np.float32)
+    )
+    note("logf32 (exact)", 0.0, x.size)
+
+
+def _buckets_log_off(r: list[int], kind: str, config: tuple[Any, ...], ulps: int) -> np.ndarray:
+    """The buckets of ``kind`` ("t5" or "deberta") with the float32 log of every position's
+    input n / max_exact (or |r| / mid) moved one float32 step up (ulps=1) or down (-1)."""
+    ra = np.asarray(r)
+    if kind == "t5":
+        bidirectional, nb, md = config
+        side = nb // 2 if bidirectional else nb
+        base = side // 2  # max_exact
+        n = np.abs(ra) if bidirectional else np.maximum(-ra, 0)
+        offset = np.where(bidirectional & (ra > 0), side, 0)
+    else:
+        bs, mp = config
+        base = bs // 2  # mid
+        n = np.abs(ra)
+    x = np.maximum(n, base).astype(np.float32) / np.float32(base)
+    log = np.nextafter(log_float32(x), np.float32(np.inf * ulps))
+    if kind == "t5":
+        scaled = log / log_float32(md / base) * np.float32(side - base)
+        return offset + np.where(n < base, n, np.minimum(base + scaled.astype(np.int64), side - 1))
+    den = log_float32(np.float32((mp - 1) / base))
+    b = np.ceil(log / den * np.float32(base - 1)).astype(np.int64) + base
+    return np.sign(ra) * np.where(n <= base, n, b)
 
 
 def test_buckets_where_float32_rounding_matters(api: Page) -> None:
-    if not _numpy_log32_is_the_mirrored_kernel(api):
-        pytest.skip("numpy's float32 log on this CPU is not the kernel the page mirrors")
     far = [7640, 12264, 15902, 16696, 18138, 19638]  # where the rounding matters far out
     r = [*(-x for x in far), *range(-3000, 3001), *far]
     calls = [_call("t5RelativeBucket", r, b, nb, md) for b, nb, md in T5_EDGES]
@@ -514,19 +542,21 @@ def test_buckets_where_float32_rounding_matters(api: Page) -> None:
         assert np.array_equal(j["ok"], t5_relative_bucket(r, b, nb, md)), (b, nb, md)
     for (bs, mp), j in zip(DEBERTA_EDGES, js[len(T5_EDGES) :], strict=True):
         assert np.array_equal(j["ok"], deberta_log_bucket(r, bs, mp)), (bs, mp)
-    # these configurations do tell the two logarithms apart: DeBERTa with log(x) computed in
-    # float64 and rounded once to float32 gives other buckets somewhere in r
-    differs = 0
-    ra = np.abs(np.asarray(r))
-    for bs, mp in DEBERTA_EDGES:
-        mid = bs // 2
-        safe = np.maximum(ra, mid).astype(np.float32)
-        log32 = np.log((safe / np.float32(mid)).astype(np.float64)).astype(np.float32)
-        den = np.float32(np.log(np.float64(np.float32((mp - 1) / mid))))
-        b_cr = np.ceil(log32 / den * np.float32(mid - 1)).astype(np.int64) + mid
-        mine = np.where(ra <= mid, ra, b_cr)
-        differs += int(np.any(mine != np.abs(deberta_log_bucket(r, bs, mp))))
-    assert differs >= 3, differs
+    # these configurations do tell float32 logs apart: with the log of each position's input
+    # one ulp up, or one ulp down (a kernel that rounds the other way), buckets change in most
+    # of them, so a page that rounded the log otherwise would fail above
+    for ulps in (1, -1):
+        changed = []
+        for kind, fn, configs in (
+            ("t5", t5_relative_bucket, T5_EDGES),
+            ("deberta", deberta_log_bucket, DEBERTA_EDGES),
+        ):
+            for c in configs:
+                moved = _buckets_log_off(r, kind, c, ulps) != fn(r, *c)
+                assert moved.mean() < 0.01, (kind, c, ulps)  # the same rule at all other r
+                if moved.any():
+                    changed.append((kind, c))
+        assert len(changed) >= 5, (ulps, changed)
     note("t5RelativeBucket (exact)", 0.0, len(r) * len(T5_EDGES))
     note("debertaLogBucket (exact)", 0.0, len(r) * len(DEBERTA_EDGES))
 
