@@ -52,7 +52,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         inv=float(data["bias_inv_slope"]),
     )
     # on a narrow panel (A4) the one-line title would run into the next plot's axis label
-    narrow = fig.bbox.width / fig.get_figure(root=True).dpi < NARROW_PANEL_IN
+    narrow = fig.get_window_extent().width / fig.get_figure(root=True).dpi < NARROW_PANEL_IN
     ax_b.set_title(
         head_title.replace(": ", ":\n", 1).replace("：", "：\n", 1) if narrow else head_title
     )
