@@ -402,8 +402,16 @@ def build_deck(
             FrameJob: render_frame_slides,
             AnimationJob: render_animations,
         }
-        # the animations take longest: start them first
-        jobs = sorted(jobs, key=lambda j: not isinstance(j, AnimationJob))
+        # the animations first; then the cards, a card whose costly computation is cached on
+        # disk (card 1's UMAP) in one language first and in the others last
+        from posecards.content import cache_friendly_order
+
+        cards_jobs = [j for j in jobs if isinstance(j, CardSlidesJob)]
+        jobs = (
+            [j for j in jobs if isinstance(j, AnimationJob)]
+            + cache_friendly_order(cards_jobs, cfg.langs[0])
+            + [j for j in jobs if isinstance(j, FrameJob)]
+        )
         n = max(1, min(len(jobs), cfg.jobs))
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, max_tasks_per_child=1) as pool:
             futures = {pool.submit(_run, fns[type(j)], (j,)): j for j in jobs}

@@ -310,6 +310,9 @@ def build_outputs(
     if progress:
         progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
     if todo:
+        from posecards.content import cache_friendly_order
+
+        todo = cache_friendly_order(todo, cfg.langs[0])
         n_workers = max(1, min(len(todo), cfg.jobs))
         if progress:
             progress(f"rendering {len(todo)} card(s) in {n_workers} process(es)")
