@@ -183,7 +183,7 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         xy = np.asarray(data[which])
         lam = data[f"{which}_wavelength"]
         # consecutive positions of the fast pair are a radian apart: dots only, no chords
-        ax.scatter(
+        sc = ax.scatter(
             xy[:, 0], xy[:, 1], c=pos, cmap=visible_cmap(theme, "marks"), s=12, lw=0, zorder=2
         )
         ax.set_title(t("pair_title", i=pair, lam=lam, n=data[f"{which}_turns"]))
@@ -194,6 +194,9 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ax.set_aspect("equal")
         ax.set_xticks([-1, 0, 1])
         ax.set_yticks([-1, 0, 1])
+    # what the colour means: the position of each dot
+    cb = fig.colorbar(sc, ax=[ax_f, ax_s], orientation="horizontal", fraction=0.06, pad=0.12)
+    cb.set_label(t("traj_cbar", n=len(pos), d=int(data["d_model"])))
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

@@ -334,7 +334,11 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     )
     ax.set_xlabel(t("pair_i"))
     ax.set_ylabel(t("position"))
-    ax.set_title(t("f32_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
+    ax.set_title(
+        t("f32_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
 
 
 def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -345,7 +349,11 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()
-    ax.set_title(t("layout_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
+    ax.set_title(
+        t("layout_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
     step = 1.0 / (len(rows) + 1)
     ax.text(
         1.0,
