@@ -128,3 +128,33 @@ def test_the_old_dark_navy_would_fail() -> None:
 
     navy = mpl.colormaps["cividis"](0.0)[:3]
     assert contrast(tuple(navy), theme("dark").background) < 1.5
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_card_page_text_colours_are_readable(name: str) -> None:
+    """The HTML pages' text on their backgrounds (templates/card.css): WCAG AA, 4.5:1 for body
+    text and links (text, muted, accent on the page, the "More figures" box and the pitfalls
+    box), 3:1 for the large bold pitfall heading (warn)."""
+    th = theme(name)
+    for bg in (th.background, th.box, th.pitfall_box):
+        for fg in (th.text, th.muted, th.accent):
+            assert contrast(fg, bg) >= 4.5, (name, fg, bg, contrast(fg, bg))
+    assert contrast(th.warn, th.pitfall_box) >= 3.0, name
+
+
+def test_card_pages_follow_the_build_theme_not_the_system() -> None:
+    """color-scheme comes from the theme: a dark page gets dark scroll bars and controls even on
+    a reader's light system, and card.css does not override it."""
+    from dataclasses import asdict
+
+    from posecards.render.html import env
+    from posecards.render.paths import data_dir
+
+    assert "color-scheme" not in (data_dir("templates") / "card.css").read_text(encoding="utf-8")
+    for name in THEMES:
+        head = (
+            env()
+            .get_template("_theme.html.j2")
+            .render(theme=asdict(theme(name)), fonts={"faces": "", "sans": "", "mono": ""}, css="")
+        )
+        assert re.findall(r"color-scheme: (\w+)", head) == [name]
