@@ -161,3 +161,19 @@ def test_check_reports_them_missing(built: Path, tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "  missing: en/figures/c1-pairs.html\n" in r.stdout
     assert "  missing: zh/figures/c4-deberta.png\n" in r.stdout
+
+
+def test_each_card_page_has_its_cards_footer(built: Path) -> None:
+    """Card 5 is measured, not computed from d_model/base/positions: its page says where its
+    data come from, like its PNG; the other cards' pages state the parameters."""
+    import re
+
+    def footer(page: Path) -> str:
+        found = re.search(r"<footer>(.*?)</footer>", page.read_text(encoding="utf-8"), re.S)
+        assert found is not None
+        return found.group(1)
+
+    assert footer(next((built / "en").glob("card-5-*.html"))).startswith("Data: ")
+    assert footer(next((built / "zh").glob("card-5-*.html"))).startswith("数据：")
+    assert footer(next((built / "en").glob("card-1-*.html"))).startswith("Parameters: ")
+    assert footer(built / "en" / "figures" / "c2-float32.html").startswith("Parameters: ")

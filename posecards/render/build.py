@@ -171,9 +171,11 @@ def html_pages(
     footer: Callable[[str], str],
     files: Mapping[str, bytes],
     explore: str | None = None,
+    card_footer: Callable[[str, Any], str] | None = None,
 ) -> dict[str, bytes]:
     """Card pages and the index (linking to the explorer page ``explore`` if given), from the
-    card text and the already rendered SVGs."""
+    card text and the already rendered SVGs. ``card_footer(lang, card id)``: the footer of a
+    card's own pages, if it differs from the index's (card 5 states its data, not d_model)."""
     from posecards.figures.style import theme
     from posecards.render.compose import layout
     from posecards.render.html import PanelView, card_page, figure_page, index_page, inline_svg
@@ -191,6 +193,7 @@ def html_pages(
         ]
         for src, filled in zip(sources, filled_all, strict=True):
             stem = src.stem
+            page_footer = card_footer(lang, src.text.id) if card_footer else footer(lang)
             page_downloads = [
                 (fmt.upper(), f"{stem}.{fmt}")
                 for fmt in ("png", "svg", "pdf")
@@ -236,7 +239,7 @@ def html_pages(
                     other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html")
                     if others
                     else None,
-                    footer=footer(lang),
+                    footer=page_footer,
                     theme=th,
                 ).encode("utf-8")
                 more.append((title, caption, f"figures/{fid}.html"))
@@ -247,7 +250,7 @@ def html_pages(
                 formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
                 downloads=page_downloads,
                 other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
-                footer=footer(lang),
+                footer=page_footer,
                 theme=th,
                 nav=[(label, href, href == f"{stem}.html") for label, href in nav],
                 more=more,
@@ -300,6 +303,7 @@ def _html_pages(
         lambda lang: footer_text(cfg.params, cfg.look, lang),
         files,
         explore="explore.html",
+        card_footer=lambda lang, card: footer_text(cfg.params, cfg.look, lang, card),
     )
 
 
