@@ -590,10 +590,11 @@ def _stdout(text: str) -> None:
 
 
 def _figure_ids() -> dict[str, int]:
-    """Every figure id of the cards (from the card text: nothing is computed)."""
+    """Every figure id of the cards, on the card or on figure pages only (from the card text:
+    nothing is computed)."""
     from posecards.render.text import load_card_text
 
-    return {p.id: c for c in CARD_IDS for p in load_card_text(c).panels}
+    return {fid: c for c in CARD_IDS for fid in load_card_text(c).figure_ids}
 
 
 def _figure_id(raw: str) -> str:
@@ -643,14 +644,16 @@ def explore(
 
 @app.command("list")
 def list_cards() -> None:
-    """List the cards and their figure ids (titles with the default parameters filled in)."""
+    """List the cards and their figure ids (titles with the default parameters filled in);
+    figures that are not on the card itself are marked "figure page only"."""
     from posecards.content import title_numbers
     from posecards.render.text import fill, load_card_text
 
     lines = []
     for c in CARD_IDS:
         text = load_card_text(c)
-        raw = [text.title.en, text.title.zh, *(p.title.en for p in text.panels)]
+        entries = (*text.panels, *text.figures)
+        raw = [text.title.en, text.title.zh, *(p.title.en for p in entries)]
         numbers = title_numbers(c, D) if any("{{" in t for t in raw) else {}
 
         def filled(t: str, where: str, numbers: Mapping[str, Any] = numbers) -> str:
@@ -660,6 +663,9 @@ def list_cards() -> None:
         title = f"{filled(text.title.en, where)} / {filled(text.title.zh, where)}"
         lines.append(f"card {c}  {text.slug}: {title}")
         lines += [f"    {p.id:<22} {filled(p.title.en, where)}" for p in text.panels]
+        lines += [
+            f"    {p.id:<22} {filled(p.title.en, where)}  (figure page only)" for p in text.figures
+        ]
     _stdout("\n".join(lines) + "\n")
 
 

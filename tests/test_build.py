@@ -16,6 +16,8 @@ from conftest import ALL_FORMATS, run, tree
 from posecards.config import CARD_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
+# every figure a build writes: 4 panels per card, and the figures drawn for figure pages only
+N_FIGURES = 4 * len(CARD_IDS) + 7
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -36,7 +38,7 @@ def test_layout_of_outputs(built: Path) -> None:
             assert png_size(files[png]) == (1920, 1080)
             assert files[f"{stem}.pdf"].startswith(b"%PDF")
         figures = [k for k in files if k.startswith(f"{lang}/figures/") and k.endswith(".png")]
-        assert len(figures) == 4 * len(CARD_IDS)
+        assert len(figures) == N_FIGURES  # the panels and the figure-page-only figures
         assert {f[:-4] + ".svg" for f in figures} <= set(files)
     assert "index.html" in files and "manifest.json" in files
     assert not [k for k in files if "/." in k or k.startswith(".")], "no hidden helper files"
@@ -186,7 +188,7 @@ def test_list_and_data(tmp_path: Path) -> None:
     r = run("list")
     assert r.returncode == 0
     ids = re.findall(r"^\s+(c\d-[a-z0-9-]+)", r.stdout, flags=re.M)
-    assert len(ids) == 4 * len(CARD_IDS)
+    assert len(ids) == N_FIGURES
     r = run("data", "c4-alibi", "--format", "json")
     assert r.returncode == 0, r.stderr
     json.loads(r.stdout)

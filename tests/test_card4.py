@@ -309,7 +309,9 @@ def test_formula_renders() -> None:
 def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     text = load_card_text(4)
     entries = [text.thesis, text.formula_note, *(v for _, v in text.takeaways + text.pitfalls)]
-    entries += [b for p in text.panels for b in (p.alt, p.caption) if b is not None]
+    entries += [
+        b for p in (*text.panels, *text.figures) for b in (p.alt, p.caption) if b is not None
+    ]
     allowed = {"0", "1"}  # "head 1", "similarity 1", "bucket 0", "bias ≤ 0"
     for entry in entries:
         for lang in ("en", "zh"):

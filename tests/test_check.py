@@ -97,7 +97,8 @@ def test_a_hand_edited_png_and_a_missing_file_are_named(small: Path, tmp_path: P
     assert r.returncode == 1
     assert f"  edited after the build: en/{png.name}\n" in r.stdout
     assert "  missing: en/figures/c2-similarity.svg\n" in r.stdout
-    assert r.stdout.startswith(f"2 of 14 file(s) out of date in {site}:")
+    # 23: card 2 in English with its 4 panel figures and 3 figure-page-only figures (+ pages)
+    assert r.stdout.startswith(f"2 of 23 file(s) out of date in {site}:")
     assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
 
 
@@ -112,7 +113,8 @@ def test_an_edited_card_text_is_named(small: Path, tmp_path: Path) -> None:
         capture_output=True, text=True, env=env,
     )  # fmt: skip
     assert r.returncode == 1
-    assert "card text changed: cards/card2.toml (12 files)" in r.stdout
+    # card 2 (en): card PNG/SVG, 7 figures × PNG/SVG, its page, 3 figure pages, the index
+    assert "card text changed: cards/card2.toml (21 files)" in r.stdout
     # another card's text does not concern a card-2 site
     text.write_text((ROOT / "cards" / "card2.toml").read_text(encoding="utf-8"), encoding="utf-8")
     (cards / "card3.toml").write_text("# edited\n", encoding="utf-8")
@@ -139,7 +141,7 @@ def test_code_template_and_library_changes_are_named(
     assert v.reasons == [
         f"library versions changed: matplotlib {libs['matplotlib']} -> {libs['matplotlib']}.post1"
     ]
-    assert len(v.stale) == 13  # card 2's 12 files and explore.html
+    assert len(v.stale) == 22  # card 2's 21 files and explore.html
     monkeypatch.undo()
     shared = dict(buildcache.shared_inputs())
     edited = {

@@ -124,6 +124,44 @@ def test_inspection_card_layout(card: str, lang: str, size: str, inspect_content
     _check(card, report)
 
 
+def _standalone(card: str, fid: str, lang: str, theme_name: str, contents: dict) -> LayoutReport:
+    """A figure on its own canvas (``posecards figure``, the figure files and pages)."""
+    from posecards.figures.roles import page_scale
+    from posecards.render.figure import draw_standalone
+
+    content, _text, _ = contents[card]
+    with card_style(theme_name):
+        fig = draw_standalone(fid, content.figures[fid], lang, theme_name)
+        return measure_figure(fig, scale=page_scale("figure"))
+
+
+_FIGURE_PAGE_ONLY = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).figures]
+_PANELS = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).panels]
+
+
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize(("card", "fid"), _FIGURE_PAGE_ONLY)
+def test_figure_page_only_figure_layout(
+    card: str, fid: str, lang: str, theme_name: str, card_contents: dict
+) -> None:
+    """Figures that are not on their card are read on their own: same floors, no collisions."""
+    report = _standalone(card, fid, lang, theme_name, card_contents)
+    assert report.texts
+    _check(card, report)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize(("card", "fid"), _PANELS)
+def test_standalone_panel_figure_layout(
+    card: str, fid: str, lang: str, card_contents: dict
+) -> None:
+    """A card's panels drawn on their own canvas (the figure files, `posecards figure`)."""
+    report = _standalone(card, fid, lang, "light", card_contents)
+    assert report.texts
+    _check(card, report)
+
+
 def test_theme_does_not_move_text(card_contents: dict) -> None:
     """The themes change colours only, so the light theme's layout test covers the dark one."""
     content, text, _ = card_contents["2"]

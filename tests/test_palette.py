@@ -12,7 +12,7 @@ import pytest
 from colorspacious import cspace_convert
 from matplotlib.colors import to_rgb
 
-from posecards.figures.style import STYLE_DIR, marks_cmap, theme
+from posecards.figures.style import CUT_MAPS, STYLE_DIR, theme, visible_cmap
 
 THEMES = ("light", "dark")
 CVD = ("deuteranomaly", "protanomaly", "tritanomaly")  # severity 100: the full dichromacy
@@ -81,12 +81,45 @@ def test_line_colours_used_together_stay_distinct(name: str, cvd: str | None) ->
 @pytest.mark.parametrize("name", THEMES)
 def test_marks_colour_map_keeps_contrast_over_its_whole_range(name: str) -> None:
     th = theme(name)
-    cmap = marks_cmap(th)
+    cmap = visible_cmap(th, "marks")
     values = cmap(np.linspace(0.0, 1.0, 64))
     ratios = [contrast(tuple(v[:3]), th.background) for v in values]
     assert min(ratios) >= MIN_CONTRAST, (name, min(ratios))
     # and it still runs from one end to a clearly different other end
     assert delta_e(tuple(values[0][:3]), tuple(values[-1][:3]), None) > 30
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_one_sided_scale_keeps_its_dark_end_visible_and_cuts_no_more_than_needed(
+    name: str,
+) -> None:
+    """theme.toml's sequential cut: the dark end of a one-sided scale (the most negative ALiBi
+    bias) keeps 3:1 with the background, and the cut is the tightest one (within 0.01) that does,
+    so the scale keeps as much of its range as it can."""
+    import matplotlib as mpl
+
+    th = theme(name)
+    lo, hi = th.sequential_range
+    cmap = visible_cmap(th, "sequential")
+    assert contrast(tuple(cmap(0.0)[:3]), th.background) >= MIN_CONTRAST, (name, lo)
+    assert tuple(cmap(1.0)[:3]) == tuple(mpl.colormaps[th.sequential](hi)[:3])
+    if lo > 0:
+        below = mpl.colormaps[th.sequential](lo - 0.01)[:3]
+        assert contrast(tuple(below), th.background) < MIN_CONTRAST, (name, lo)
+    # the map still spans most of its lightness range
+    assert delta_e(tuple(cmap(0.0)[:3]), tuple(cmap(1.0)[:3]), None) > 30
+
+
+def test_every_cut_lives_in_theme_toml() -> None:
+    """One helper for every cut colour map; an unknown role is an error naming the roles."""
+    for name in THEMES:
+        th = theme(name)
+        for role in CUT_MAPS:
+            lo, hi = getattr(th, f"{role}_range")
+            assert 0.0 <= lo < hi <= 1.0, (name, role)
+            assert visible_cmap(th, role).N >= 256
+    with pytest.raises(ValueError, match="marks, sequential"):
+        visible_cmap(theme("dark"), "diverging")
 
 
 def test_the_old_dark_navy_would_fail() -> None:
@@ -95,3 +128,33 @@ def test_the_old_dark_navy_would_fail() -> None:
 
     navy = mpl.colormaps["cividis"](0.0)[:3]
     assert contrast(tuple(navy), theme("dark").background) < 1.5
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_card_page_text_colours_are_readable(name: str) -> None:
+    """The HTML pages' text on their backgrounds (templates/card.css): WCAG AA, 4.5:1 for body
+    text and links (text, muted, accent on the page, the "More figures" box and the pitfalls
+    box), 3:1 for the large bold pitfall heading (warn)."""
+    th = theme(name)
+    for bg in (th.background, th.box, th.pitfall_box):
+        for fg in (th.text, th.muted, th.accent):
+            assert contrast(fg, bg) >= 4.5, (name, fg, bg, contrast(fg, bg))
+    assert contrast(th.warn, th.pitfall_box) >= 3.0, name
+
+
+def test_card_pages_follow_the_build_theme_not_the_system() -> None:
+    """color-scheme comes from the theme: a dark page gets dark scroll bars and controls even on
+    a reader's light system, and card.css does not override it."""
+    from dataclasses import asdict
+
+    from posecards.render.html import env
+    from posecards.render.paths import data_dir
+
+    assert "color-scheme" not in (data_dir("templates") / "card.css").read_text(encoding="utf-8")
+    for name in THEMES:
+        head = (
+            env()
+            .get_template("_theme.html.j2")
+            .render(theme=asdict(theme(name)), fonts={"faces": "", "sans": "", "mono": ""}, css="")
+        )
+        assert re.findall(r"color-scheme: (\w+)", head) == [name]

@@ -147,7 +147,7 @@ def test_same_recipes_on_both_cpus(sites: tuple[Path, Path]) -> None:
 def test_the_pages_say_the_same_on_both_cpus(sites: tuple[Path, Path]) -> None:
     native, other = sites
     pages = sorted(p.relative_to(native) for p in native.rglob("*.html"))
-    assert len(pages) == 8  # 3 cards × 2 languages, index, explorer
+    assert len(pages) == 18  # 3 cards and their 5 figure pages × 2 languages, index, explorer
     for rel in pages:
         a, b = visible_text(native / rel), visible_text(other / rel)
         assert a == b, (rel, [(x, y) for x, y in zip(a, b, strict=False) if x != y][:3])

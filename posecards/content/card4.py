@@ -338,4 +338,14 @@ def compute(params: PEParams) -> CardContent:
         "c4-deberta": _deberta_buckets(),
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
+    # the figure-page-only figures' text (cards/card4.toml [figures]) quotes these
+    deb = figures["c4-deberta"]
+    numbers.update(
+        alibi_odd_first_extra=slopes["odd_first_extra"],
+        alibi_odd_last_extra=slopes["odd_last_extra"],
+        **{f"deberta_{k}": deb[k] for k in ("bucket_size", "max_position", "exact", "edge")},
+        deberta_edge_bucket=deb["edge_bucket"],
+        deberta_far_bucket=deb["far_bucket"],
+        deberta_range=int(deb["distance"][-1]),
+    )
     return CardContent(card=4, figures=figures, numbers=numbers)

@@ -12,7 +12,7 @@ from matplotlib.figure import FigureBase
 from matplotlib.image import AxesImage
 
 from posecards.figures import roles
-from posecards.figures.style import Theme
+from posecards.figures.style import Theme, visible_cmap
 
 
 def heatmap(
@@ -30,7 +30,7 @@ def heatmap(
     cmap: Any = None,
 ) -> AxesImage:
     """imshow (small in SVG, unlike pcolormesh). Signed data: diverging map centred on 0.
-    ``cmap`` overrides the theme's map (e.g. ``visible_sequential(theme)``)."""
+    ``cmap`` overrides the theme's map (e.g. ``visible_cmap(theme, "sequential")``)."""
     cmap_override = cmap
     data = np.asarray(values, dtype=np.float64)
     if signed:
@@ -129,37 +129,6 @@ def upper_triangle(n: int) -> list[tuple[float, float]]:
     return pts
 
 
-def _luminance(color: Any) -> float:
-    """WCAG relative luminance of a matplotlib colour."""
-    from matplotlib.colors import to_rgb
-
-    c = np.asarray(to_rgb(color), dtype=np.float64)  # (3,)
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(lin @ np.array([0.2126, 0.7152, 0.0722]))
-
-
-def contrast(a: Any, b: Any) -> float:
-    """WCAG contrast ratio of two colours (1 to 21)."""
-    la, lb = sorted((_luminance(a), _luminance(b)))
-    return (lb + 0.05) / (la + 0.05)
-
-
-def visible_sequential(theme: Theme, minimum: float = 3.0) -> Any:
-    """The theme's sequential map without its dark end where that end has less than
-    ``minimum`` : 1 contrast with the background (cividis' navy on the dark theme), so the
-    cells at the low end of a one-sided scale stay visible. Unchanged on a light background."""
-    from matplotlib import colormaps
-    from matplotlib.colors import ListedColormap
-
-    base = colormaps[theme.sequential]
-    f = np.linspace(0.0, 1.0, 256)  # (256,)
-    ok = np.array([contrast(base(x), theme.background) >= minimum for x in f])  # (256,)
-    if ok[0] or not ok.any():
-        return base
-    lo = float(f[np.argmax(ok)])
-    return ListedColormap(base(np.linspace(lo, 1.0, 256)), name=f"{theme.sequential}_visible")
-
-
 def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
     """One (L, L) causal bias matrix per axes, on one shared one-sided colour scale from the
     most negative value to 0 (a causal bias is never positive); masked cells (-inf, keys after
@@ -173,7 +142,13 @@ def causal_bias_maps(axes: Any, bias: npt.ArrayLike, theme: Theme) -> AxesImage:
     im = None
     for k, ax in enumerate(axes):
         im = heatmap(
-            ax, shown[k], theme, vmin=lo, vmax=0.0, colorbar=False, cmap=visible_sequential(theme)
+            ax,
+            shown[k],
+            theme,
+            vmin=lo,
+            vmax=0.0,
+            colorbar=False,
+            cmap=visible_cmap(theme, "sequential"),
         )
         ax.add_patch(
             Polygon(

@@ -12,7 +12,7 @@ from matplotlib.figure import FigureBase
 
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap, plain_log_ticks
-from posecards.figures.style import Theme, marks_cmap
+from posecards.figures.style import Theme, visible_cmap
 
 
 def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
@@ -147,7 +147,9 @@ def _label_ends(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme: The
 
 def _trajectory_axes(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme: Theme) -> Any:
     ax.plot(xy[:, 0], xy[:, 1], color=theme.neutral, lw=0.8, zorder=1)
-    sc = ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=marks_cmap(theme), s=16, zorder=2, lw=0)
+    sc = ax.scatter(
+        xy[:, 0], xy[:, 1], c=pos, cmap=visible_cmap(theme, "marks"), s=16, zorder=2, lw=0
+    )
     _label_ends(ax, xy, pos, t, theme)
     ax.set_xticks([])
     ax.set_yticks([])
@@ -181,7 +183,9 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         xy = np.asarray(data[which])
         lam = data[f"{which}_wavelength"]
         # consecutive positions of the fast pair are a radian apart: dots only, no chords
-        ax.scatter(xy[:, 0], xy[:, 1], c=pos, cmap=marks_cmap(theme), s=12, lw=0, zorder=2)
+        sc = ax.scatter(
+            xy[:, 0], xy[:, 1], c=pos, cmap=visible_cmap(theme, "marks"), s=12, lw=0, zorder=2
+        )
         ax.set_title(t("pair_title", i=pair, lam=lam, n=data[f"{which}_turns"]))
         ax.set_xlabel(t("dim_n", d=dd[0]))
         ax.set_ylabel(t("dim_n", d=dd[1]))
@@ -190,6 +194,9 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ax.set_aspect("equal")
         ax.set_xticks([-1, 0, 1])
         ax.set_yticks([-1, 0, 1])
+    # what the colour means: the position of each dot
+    cb = fig.colorbar(sc, ax=[ax_f, ax_s], orientation="horizontal", fraction=0.06, pad=0.12)
+    cb.set_label(t("traj_cbar", n=len(pos), d=int(data["d_model"])))
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

@@ -300,7 +300,7 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     positive = err[err > 0]
     vmin = float(positive.min()) if positive.size else 1e-12
     vmax = float(err.max()) if positive.size else 1e-11
-    heatmap(
+    im = heatmap(
         ax,
         np.where(err > 0, err, np.nan),
         theme,
@@ -310,6 +310,15 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         extent=_extent(pairs.astype(float), pos),
         cbar_label=t("f32_cbar"),
     )
+    # the colour bar says the exponent (-12 ... -6): tick-sized 10^-12 would put its
+    # superscripts under the size floor
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    assert im.colorbar is not None
+    im.colorbar.ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _pos: f"{np.log10(v):.0f}".replace("-", "\u2212"))
+    )
+    im.colorbar.ax.yaxis.set_minor_formatter(NullFormatter())
     x_max, y_max = float(data["f32_max_pair"]), float(data["f32_max_position"])
     ax.plot([x_max], [y_max], marker="*", ms=14, color=theme.warn, mec=theme.background, ls="none")
     ax.annotate(
@@ -325,7 +334,11 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     )
     ax.set_xlabel(t("pair_i"))
     ax.set_ylabel(t("position"))
-    ax.set_title(t("f32_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
+    ax.set_title(
+        t("f32_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
 
 
 def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -336,7 +349,11 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         ("tab_t2t", data["layout_t2t_sim_diff"]),
     ]
     ax.set_axis_off()
-    ax.set_title(t("layout_title"), loc="left", fontsize=roles.fontsize("subplot_title"))
+    ax.set_title(
+        t("layout_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        loc="left",
+        fontsize=roles.fontsize("subplot_title"),
+    )
     step = 1.0 / (len(rows) + 1)
     ax.text(
         1.0,

@@ -19,9 +19,8 @@ from posecards.figures._common import (
     causal_bias_maps,
     heatmap,
     plain_log_ticks,
-    visible_sequential,
 )
-from posecards.figures.style import Theme
+from posecards.figures.style import Theme, visible_cmap
 
 
 def _pow2_formatter(v: float, _pos: int) -> str:
@@ -287,7 +286,7 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             vmin=None if signed else lo,
             vmax=1.0,
             colorbar=False,
-            cmap=None if signed else visible_sequential(theme),
+            cmap=None if signed else visible_cmap(theme, "sequential"),
         )
         ax.add_patch(
             Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=theme.warn, linewidth=2.6)

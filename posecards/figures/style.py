@@ -54,6 +54,7 @@ class Theme:
     neutral: str
     marks: str  # colour map of dots coloured by a value ...
     marks_range: tuple[float, float]  # ... used over this part only (contrast with background)
+    sequential_range: tuple[float, float]  # part of `sequential` for one-sided scales
     categorical: tuple[str, ...]  # distinct colours for categories (e.g. RoPE pairs), in order
 
 
@@ -65,17 +66,32 @@ def theme(name: str) -> Theme:
     values = dict(data[name])
     values["categorical"] = tuple(values.get("categorical", ()))
     values["marks_range"] = tuple(values["marks_range"])
+    values["sequential_range"] = tuple(values["sequential_range"])
     return Theme(name=name, **values)
 
 
-def marks_cmap(th: Theme) -> Colormap:
-    """The theme's colour map for data marks, cut to the part that stands out on its background."""
+CUT_MAPS = ("marks", "sequential")  # the colour maps theme.toml cuts, by role
+
+
+def visible_cmap(th: Theme, role: str) -> Colormap:
+    """The theme's colour map for ``role``, cut to the part that stands out on the background.
+
+    "marks": dots coloured by a value (``th.marks`` over ``th.marks_range``); "sequential":
+    one-sided heat-map scales whose cells meet the background, such as causal bias maps
+    (``th.sequential`` over ``th.sequential_range``). The cuts live in style/theme.toml; a cut of
+    [0, 1] is the map itself.
+    """
     import matplotlib as mpl
     from matplotlib.colors import ListedColormap
 
-    lo, hi = th.marks_range
-    base = mpl.colormaps[th.marks]
-    return ListedColormap(base(np.linspace(lo, hi, 256)), name=f"{th.marks}-{th.name}-marks")
+    if role not in CUT_MAPS:
+        raise ValueError(f"unknown colour-map role {role!r}; choose one of: {', '.join(CUT_MAPS)}")
+    name: str = getattr(th, role)
+    lo, hi = getattr(th, f"{role}_range")
+    base = mpl.colormaps[name]
+    if (lo, hi) == (0.0, 1.0):
+        return base
+    return ListedColormap(base(np.linspace(lo, hi, 256)), name=f"{name}-{th.name}-{role}")
 
 
 def cjk_font_path() -> Path:

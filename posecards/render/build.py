@@ -147,7 +147,7 @@ def render_unit(
         del fig
         gc.collect()
     wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
-    for fid, *_ in filled.panels:
+    for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
         for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
             out[f"{lang}/figures/{fid}.{fmt}"] = data
@@ -176,12 +176,14 @@ def html_pages(
     footer: Callable[[str], str],
     files: Mapping[str, bytes],
     explore: str | None = None,
+    card_footer: Callable[[str, Any], str] | None = None,
 ) -> dict[str, bytes]:
     """Card pages and the index (linking to the explorer page ``explore`` if given), from the
-    card text and the already rendered SVGs."""
+    card text and the already rendered SVGs. ``card_footer(lang, card id)``: the footer of a
+    card's own pages, if it differs from the index's (card 5 states its data, not d_model)."""
     from posecards.figures.style import theme
     from posecards.render.compose import layout
-    from posecards.render.html import PanelView, card_page, index_page, inline_svg
+    from posecards.render.html import PanelView, card_page, figure_page, index_page, inline_svg
     from posecards.render.text import fill_card
 
     th = asdict(theme(look.theme))
@@ -196,6 +198,7 @@ def html_pages(
         ]
         for src, filled in zip(sources, filled_all, strict=True):
             stem = src.stem
+            page_footer = card_footer(lang, src.text.id) if card_footer else footer(lang)
             page_downloads = [
                 (fmt.upper(), f"{stem}.{fmt}")
                 for fmt in ("png", "svg", "pdf")
@@ -220,6 +223,31 @@ def html_pages(
                 )
             formula = files[f"{lang}/.{stem}.formula.svg"]
             others = [x for x in langs if x != lang]
+            # figures computed and drawn but not on the card: a page each, linked from the card
+            more = []
+            for fid, title, alt, caption in filled.figures:
+                view = PanelView(
+                    id=fid,
+                    title=title,
+                    alt=alt,
+                    caption=caption,
+                    svg=inline_svg(files[f"{lang}/figures/{fid}.svg"], fid, alt),
+                    downloads=[
+                        (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
+                    ],
+                )
+                out[f"{lang}/figures/{fid}.html"] = figure_page(
+                    lang=lang,
+                    card=filled,
+                    figure=view,
+                    card_page=(f"{src.prefix}{filled.title}", f"../{stem}.html"),
+                    other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html")
+                    if others
+                    else None,
+                    footer=page_footer,
+                    theme=th,
+                ).encode("utf-8")
+                more.append((title, caption, f"figures/{fid}.html"))
             html = card_page(
                 lang=lang,
                 card=filled,
@@ -227,9 +255,10 @@ def html_pages(
                 formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
                 downloads=page_downloads,
                 other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
-                footer=footer(lang),
+                footer=page_footer,
                 theme=th,
                 nav=[(label, href, href == f"{stem}.html") for label, href in nav],
+                more=more,
             )
             out[f"{lang}/{stem}.html"] = html.encode("utf-8")
             entries.append(
@@ -249,7 +278,7 @@ def html_pages(
                     ],
                     "figures": [
                         (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
-                        for fid, *_ in filled.panels
+                        for fid, *_ in (*filled.panels, *filled.figures)
                         for fmt in ("png", "svg")
                         if fmt in formats
                     ],
@@ -279,6 +308,7 @@ def _html_pages(
         lambda lang: footer_text(cfg.params, cfg.look, lang),
         files,
         explore="explore.html",
+        card_footer=lambda lang, card: footer_text(cfg.params, cfg.look, lang, card),
     )
 
 

@@ -131,7 +131,9 @@ def card_page(
     footer: str,
     theme: Mapping[str, str],
     nav: Sequence[tuple[str, str, bool]],
+    more: Sequence[tuple[str, str, str]] = (),
 ) -> str:
+    """A card page; ``more``: (title, caption, href) of the card's figure-page-only figures."""
     return _render(
         "card.html.j2",
         lang=lang,
@@ -143,6 +145,32 @@ def card_page(
         footer=footer,
         theme=theme,
         nav=nav,
+        more=more,
+        csp=CSP,
+        css=_css(),
+    )
+
+
+def figure_page(
+    *,
+    lang: str,
+    card: Any,  # FilledCard
+    figure: PanelView,
+    card_page: tuple[str, str],  # (label, href) of the card the figure belongs to
+    other_lang: tuple[str, str] | None,
+    footer: str,
+    theme: Mapping[str, str],
+) -> str:
+    """The page of one figure that is computed for a card but not placed on it."""
+    return _render(
+        "figure.html.j2",
+        lang=lang,
+        card=card,
+        figure=figure,
+        card_page=card_page,
+        other_lang=other_lang,
+        footer=footer,
+        theme=theme,
         csp=CSP,
         css=_css(),
     )

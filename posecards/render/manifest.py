@@ -134,7 +134,7 @@ def planned_units(cfg: BuildConfig) -> dict[str, tuple[list[str], list[str]]]:
         text = load_card_text(c)
         stem = f"card-{c}-{text.slug}"
         stems[c] = stem
-        fids = [p.id for p in text.panels]
+        fids = list(text.figure_ids)  # on the card and figure pages only
         for lang in cfg.langs:
             made = [f"{lang}/{stem}.{fmt}" for fmt in ("pdf", "png", "svg") if fmt in cfg.formats]
             made += [
@@ -147,6 +147,13 @@ def planned_units(cfg: BuildConfig) -> dict[str, tuple[list[str], list[str]]]:
     if "html" in cfg.formats:
         pages = ["index.html"] + [
             f"{lang}/{stems[c]}.html" for c in cfg.cards for lang in cfg.langs
+        ]
+        # a page for each figure that is not on its card (linked from the card page)
+        pages += [
+            f"{lang}/figures/{p.id}.html"
+            for c in cfg.cards
+            for p in load_card_text(c).figures
+            for lang in cfg.langs
         ]
         units[PAGES] = ([buildcache.card_text_name(c) for c in cfg.cards], pages)
         # the interactive explorer: its own text file (cards/explore.toml), templates and code

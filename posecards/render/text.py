@@ -9,6 +9,9 @@ Schema of a card file (every text entry is a table with ``en`` and ``zh``):
                                   strings is drawn as several lines
     [formula.note]                one line explaining the formula
     [panels.<figure-id>]          in display order: title, alt (alt text), caption (optional)
+    [figures.<figure-id>]         optional: figures the card computes and draws but does not place
+                                  on the card (figure pages only: `posecards figure`, the card
+                                  page's "More figures"); same keys as a panel
     [takeaways.<id>]              exactly 3
     [pitfalls.<id>]               at least 2
     [labels.<key>]                axis labels and legend text used by the figures
@@ -154,6 +157,12 @@ class CardText:
     takeaways: tuple[tuple[str, Bilingual], ...]
     pitfalls: tuple[tuple[str, Bilingual], ...]
     labels: Mapping[str, Bilingual]
+    figures: tuple[Panel, ...] = ()  # figure pages only: computed and drawn, not on the card
+
+    @property
+    def figure_ids(self) -> tuple[str, ...]:
+        """Every figure id of the card: its panels, then its figure-page-only figures."""
+        return tuple(p.id for p in (*self.panels, *self.figures))
 
 
 def _line_of(source: str, key: str) -> int | None:
@@ -221,20 +230,15 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
     panels_raw = need("panels")
     if not isinstance(panels_raw, dict) or not 3 <= len(panels_raw) <= 5:
         raise CardTextError(f"{path.name}: a card has 3 to 5 [panels.<figure-id>] tables")
-    panels = []
-    for fid, p in panels_raw.items():
-        if not _SLUG.match(fid):
-            raise CardTextError(f"{path.name}: figure id {fid!r} must be lowercase words and '-'")
-        cap = p.get("caption")
-        panels.append(
-            Panel(
-                id=fid,
-                title=_bilingual(p.get("title"), path, source, f"panels.{fid}.title"),
-                alt=_bilingual(p.get("alt"), path, source, f"panels.{fid}.alt"),
-                caption=None
-                if cap is None
-                else _bilingual(cap, path, source, f"panels.{fid}.caption"),
-            )
+    panels = _panel_entries(panels_raw, "panels", path, source)
+    figures_raw = data.get("figures", {})
+    if not isinstance(figures_raw, dict):
+        raise CardTextError(f"{path.name}: 'figures' must be [figures.<figure-id>] tables")
+    figures = _panel_entries(figures_raw, "figures", path, source)
+    twice = sorted({p.id for p in panels} & {p.id for p in figures})
+    if twice:
+        raise CardTextError(
+            f"{path.name}: figure id {twice[0]!r} is both in [panels] and in [figures]"
         )
     take = need("takeaways")
     pits = need("pitfalls")
@@ -262,7 +266,30 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         ),
         pitfalls=tuple((k, _bilingual(v, path, source, f"pitfalls.{k}")) for k, v in pits.items()),
         labels=labels,
+        figures=tuple(figures),
     )
+
+
+def _panel_entries(raw: dict[str, Any], table: str, path: Path, source: str) -> list[Panel]:
+    """The [panels.<id>] or [figures.<id>] entries of a card file, in file order."""
+    out = []
+    for fid, p in raw.items():
+        if not _SLUG.match(fid):
+            raise CardTextError(f"{path.name}: figure id {fid!r} must be lowercase words and '-'")
+        if not isinstance(p, dict):
+            raise CardTextError(f"{path.name}: '{table}.{fid}' must be a table")
+        cap = p.get("caption")
+        out.append(
+            Panel(
+                id=fid,
+                title=_bilingual(p.get("title"), path, source, f"{table}.{fid}.title"),
+                alt=_bilingual(p.get("alt"), path, source, f"{table}.{fid}.alt"),
+                caption=None
+                if cap is None
+                else _bilingual(cap, path, source, f"{table}.{fid}.caption"),
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -279,6 +306,8 @@ class FilledCard:
     panels: tuple[tuple[str, str, str, str], ...]  # (figure id, title, alt, caption)
     takeaways: tuple[tuple[str, str], ...]
     pitfalls: tuple[tuple[str, str], ...]
+    # figure pages only (not on the card): (figure id, title, alt, caption)
+    figures: tuple[tuple[str, str, str, str], ...] = ()
 
 
 def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCard:
@@ -286,6 +315,17 @@ def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCa
 
     def f(b: Bilingual, key: str) -> str:
         return fill(b.get(lang), numbers, f"{name}: '{key}' ({lang})")
+
+    def entries(panels: tuple[Panel, ...], table: str) -> tuple[tuple[str, str, str, str], ...]:
+        return tuple(
+            (
+                p.id,
+                f(p.title, f"{table}.{p.id}.title"),
+                f(p.alt, f"{table}.{p.id}.alt"),
+                f(p.caption, f"{table}.{p.id}.caption") if p.caption else "",
+            )
+            for p in panels
+        )
 
     return FilledCard(
         id=text.id,
@@ -295,17 +335,10 @@ def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCa
         thesis=f(text.thesis, "thesis"),
         formula_tex=text.formula_tex,
         formula_note=f(text.formula_note, "formula.note"),
-        panels=tuple(
-            (
-                p.id,
-                f(p.title, f"panels.{p.id}.title"),
-                f(p.alt, f"panels.{p.id}.alt"),
-                f(p.caption, f"panels.{p.id}.caption") if p.caption else "",
-            )
-            for p in text.panels
-        ),
+        panels=entries(text.panels, "panels"),
         takeaways=tuple((k, f(v, f"takeaways.{k}")) for k, v in text.takeaways),
         pitfalls=tuple((k, f(v, f"pitfalls.{k}")) for k, v in text.pitfalls),
+        figures=entries(text.figures, "figures"),
     )
 
 
@@ -325,14 +358,16 @@ class CardLabels:
 
 
 def check_figure_ids(text: CardText, known: Iterable[str]) -> None:
-    """Every [panels.<id>] of the card file must be a figure the card computes."""
+    """Every [panels.<id>] and [figures.<id>] of the card file must be a figure the card
+    computes."""
     known = list(known)
-    for p in text.panels:
-        if p.id not in known:
-            source = text.path.read_text(encoding="utf-8")
-            line = _line_of(source, p.id)
-            at = f" line {line}" if line else ""
-            raise CardTextError(
-                f"{text.path.name}{at}: unknown figure id '{p.id}' in [panels]; "
-                f"card {text.id} has: {', '.join(known)}"
-            )
+    for table, entries in (("panels", text.panels), ("figures", text.figures)):
+        for p in entries:
+            if p.id not in known:
+                source = text.path.read_text(encoding="utf-8")
+                line = _line_of(source, p.id)
+                at = f" line {line}" if line else ""
+                raise CardTextError(
+                    f"{text.path.name}{at}: unknown figure id '{p.id}' in [{table}]; "
+                    f"card {text.id} has: {', '.join(known)}"
+                )
