@@ -142,7 +142,7 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
     nums_old = re.findall(r"\d[\d,.]*", strip(old))
     nums_new = re.findall(r"\d[\d,.]*", strip(new))
     assert nums_old != nums_new
-    assert "500000" in new
+    assert "base = 500,000" in new  # the footer, grouped like the card text
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def test_unchanged_never_rebuilds_changed_always_does(cache: Path, tmp_path: Pat
     # a changed parameter is a different key: rendered again, and the text follows it
     changed = run("build", "--out", str(out), *SMALL, "--base", "20000")
     assert changed.returncode == 0 and renders(changed.stderr) == 1
-    assert "20000" in next((out / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
+    assert "base = 20,000" in next((out / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
 
 
 def test_cache_and_no_cache_give_identical_files(cache: Path, tmp_path: Path) -> None:
