@@ -45,8 +45,10 @@ NOTES_KEYS = (
 
 def _deck_digest() -> str:
     """The deck text and the libraries only the deck uses."""
+    from posecards.deck.manifest import DECK_LIBRARIES
+
     h = hashlib.sha256((data_dir("cards") / "deck.toml").read_bytes())
-    for name in ("python-pptx", "pypdf", "lxml"):
+    for name in DECK_LIBRARIES:
         try:
             h.update(f"{name}={metadata.version(name)}".encode())
         except metadata.PackageNotFoundError:

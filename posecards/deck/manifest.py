@@ -19,7 +19,8 @@ from posecards.render.manifest import (
     inputs_of,
     judge,
     manifest_bytes,
-    option_word,
+    no_manifest,
+    options_differ,
     read_manifest,
 )
 
@@ -121,15 +122,7 @@ def check_deck(cfg: DeckConfig, given: Mapping[str, Any] | None = None) -> Verdi
     verdict.files = len(expected) + 1
     doc = read_manifest(out)
     if doc is None:
-        if not (out / MANIFEST).exists():
-            verdict.add(f"missing: {MANIFEST} (no posecards deck in {out})", [])
-        else:
-            verdict.add(f"unreadable: {MANIFEST}", [])
-        for rel in expected:
-            if not (out / rel).is_file():
-                verdict.add(f"missing: {rel}", [rel])
-            else:
-                verdict.stale.add(rel)
+        no_manifest(verdict, out, expected, MADE_BY)
         return verdict
     if doc.get("made_by") != MADE_BY:
         raise ValueError(
@@ -139,13 +132,7 @@ def check_deck(cfg: DeckConfig, given: Mapping[str, Any] | None = None) -> Verdi
     if recorded is None or "inputs" not in doc:
         verdict.add(f"{MANIFEST} does not record the deck's options and recipe", expected)
         return verdict
-    for name, value in (given or {}).items():
-        if name in recorded and recorded[name] != value:
-            flag = "--lang" if name == "langs" else f"--{name.replace('_', '-')}"
-            verdict.add(
-                f"built with {flag} {option_word(recorded[name])}; asked for {option_word(value)}",
-                expected,
-            )
+    options_differ(verdict, recorded, given, expected)
     if verdict.reasons:
         return verdict  # every file differs; listing them would hide the reason
     judge(verdict, out, doc, expected, deck_inputs(cfg), units)

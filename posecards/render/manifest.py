@@ -212,7 +212,7 @@ def recorded_options(doc: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def option_word(value: Any) -> str:
+def _option_word(value: Any) -> str:
     if isinstance(value, tuple | list):
         return ",".join(map(str, value))
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -248,15 +248,7 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
     verdict.files = len(expected) + 1
     doc = read_manifest(out)
     if doc is None:
-        if not (out / MANIFEST).exists():
-            verdict.add(f"missing: {MANIFEST} (no posecards build in {out})", [])
-        else:
-            verdict.add(f"unreadable: {MANIFEST}", [])
-        for rel in expected:
-            if not (out / rel).is_file():
-                verdict.add(f"missing: {rel}", [rel])
-            else:
-                verdict.stale.add(rel)
+        no_manifest(verdict, out, expected, "posecards build")
         return verdict
     if doc.get("made_by", "posecards build") != "posecards build":
         raise ValueError(
@@ -272,17 +264,41 @@ def check_site(cfg: BuildConfig, given: Mapping[str, Any] | None = None) -> Verd
     if recorded is None:
         verdict.add(f"{MANIFEST} does not record the build options", expected)
         return verdict
-    for name, value in (given or {}).items():
-        if name in recorded and recorded[name] != value:
-            flag = "--lang" if name == "langs" else f"--{name.replace('_', '-')}"
-            verdict.add(
-                f"built with {flag} {option_word(recorded[name])}; asked for {option_word(value)}",
-                expected,
-            )
+    options_differ(verdict, recorded, given, expected)
     if verdict.reasons:
         return verdict  # every file differs; listing them would hide the reason
     judge(verdict, out, doc, expected, inputs_of(texts_of(cfg)), units)
     return verdict
+
+
+def no_manifest(verdict: Verdict, out: Path, expected: Sequence[str], made_by: str) -> None:
+    """A folder without a (readable) manifest: every expected file is missing or unjudged."""
+    if not (out / MANIFEST).exists():
+        verdict.add(f"missing: {MANIFEST} (no {made_by} in {out})", [])
+    else:
+        verdict.add(f"unreadable: {MANIFEST}", [])
+    for rel in expected:
+        if not (out / rel).is_file():
+            verdict.add(f"missing: {rel}", [rel])
+        else:
+            verdict.stale.add(rel)
+
+
+def options_differ(
+    verdict: Verdict,
+    recorded: Mapping[str, Any],
+    given: Mapping[str, Any] | None,
+    expected: Sequence[str],
+) -> None:
+    """An option given on the command line that differs from the recorded one makes every file
+    stale, with one line saying so ("built with --theme dark; asked for light")."""
+    for name, value in (given or {}).items():
+        if name in recorded and recorded[name] != value:
+            flag = "--lang" if name == "langs" else f"--{name.replace('_', '-')}"
+            verdict.add(
+                f"built with {flag} {_option_word(recorded[name])}; asked for {_option_word(value)}",
+                expected,
+            )
 
 
 def judge(
