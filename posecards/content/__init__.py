@@ -18,16 +18,8 @@ from posecards.config import PEParams
 Scalar = float | int | str | bool
 
 # Cards whose costliest computation is cached on disk and shared by their languages (card 1's
-# UMAP layout, posecards.cache.memo_array): builds render such a card in one language first and
-# in the others last, so that those find the cached result instead of computing it alongside.
+# UMAP layout, posecards.cache.memo_array); builds schedule them (render.build.cache_friendly_order).
 SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
-
-
-def cache_friendly_order(units: list[Any], first_lang: str) -> list[Any]:
-    """``units`` (each with ``.card`` and ``.lang``) reordered: a card of SHARED_ACROSS_LANGUAGES
-    in its other languages goes last; everything else keeps its order."""
-    late = [u for u in units if u.card in SHARED_ACROSS_LANGUAGES and u.lang != first_lang]
-    return [u for u in units if u not in late] + late
 
 
 @dataclass(frozen=True)

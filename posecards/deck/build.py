@@ -406,7 +406,7 @@ def build_deck(
         }
         # the animations first; then the cards, a card whose costly computation is cached on
         # disk (card 1's UMAP) in one language first and in the others last
-        from posecards.content import cache_friendly_order
+        from posecards.render.build import cache_friendly_order
 
         cards_jobs = [j for j in jobs if isinstance(j, CardSlidesJob)]
         jobs = (

@@ -25,6 +25,17 @@ from posecards.render.manifest import build_manifest
 LANG_LABEL = {"en": "English", "zh": "中文"}
 
 
+def cache_friendly_order(units: list[Any], first_lang: str) -> list[Any]:
+    """``units`` (each with ``.card`` and ``.lang``) in rendering order: a card whose costly
+    computation is cached and shared by its languages (content.SHARED_ACROSS_LANGUAGES) renders
+    in its first language first and in the others last, so those find the cached result instead
+    of computing it alongside; everything else keeps its order."""
+    from posecards.content import SHARED_ACROSS_LANGUAGES
+
+    late = [u for u in units if u.card in SHARED_ACROSS_LANGUAGES and u.lang != first_lang]
+    return [u for u in units if u not in late] + late
+
+
 def card_stem(card: int, slug: str) -> str:
     return f"card-{card}-{slug}"
 
@@ -340,8 +351,6 @@ def build_outputs(
     if progress:
         progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
     if todo:
-        from posecards.content import cache_friendly_order
-
         todo = cache_friendly_order(todo, cfg.langs[0])
         n_workers = max(1, min(len(todo), cfg.jobs))
         if progress:
