@@ -52,6 +52,19 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
         if lang == "zh":
             return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
         return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
+    if card == 6:  # published configs: the card does not use d_model/base/positions
+        from posecards.content.configs import model_ids
+
+        ids = ", ".join(model_ids())
+        if lang == "zh":
+            return (
+                f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
+                f" · 主题：{theme_zh} · posecards {__version__}"
+            )
+        return (
+            f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
+            f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
+        )
     # the base as the card text prints it (thousands grouped)
     base = f"{params.base:,.0f}" if float(params.base).is_integer() else f"{params.base:g}"
     if lang == "zh":
