@@ -18,7 +18,7 @@ Card 6 does not depend on ``PEParams``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar
-from posecards.content.configs import model_id, published, text_config
+from posecards.content.configs import SHORT_NAMES, model_id, published, text_config
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.mrope import MROPE_AXES, mrope_axes, mrope_position_ids
 from posecards.encodings.query_temperature import query_temperature, query_temperature_steps
@@ -56,6 +56,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "rope_local_base_freq": 10_000.0,
         "sliding_window_pattern": 6,
         "max_position_embeddings": 131_072,
+        "query_pre_attn_scalar": 256,
     },
     # Gemma4TextConfig: the 5:1 pattern (sliding_window_pattern = 6, last layer full)
     "gemma4_text": {"sliding_window_pattern": 6},
@@ -120,9 +121,10 @@ def _pattern_layers(n: int, every: int, last_full: bool = False) -> list[bool]:
 # ---------------------------------------------------------------- panel 1: part of the head
 
 
-def _partial() -> tuple[dict[str, Any], dict[str, Scalar]]:
-    phi, qn = published("phi-2"), published("qwen3-next-80b-a3b")
-    g4 = text_config("gemma-4-26b-a4b")
+def partial_panel(
+    phi: Mapping[str, Any], qn: Mapping[str, Any], g4: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 1 from Phi-2's and Qwen3-Next's configs and Gemma 4's text config."""
     rows: list[dict[str, Any]] = []
     for key, cfg, head in (
         ("phi", phi, _head_dim(phi)),  # PhiConfig: hidden_size // num_attention_heads
@@ -202,8 +204,8 @@ def _partial() -> tuple[dict[str, Any], dict[str, Scalar]]:
 # ---------------------------------------------------------------- panel 2: two RoPEs, Gemma 3
 
 
-def _two_ropes() -> tuple[dict[str, Any], dict[str, Scalar]]:
-    t = text_config("gemma-3-27b")
+def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 2 from a Gemma 3 text config (keys it leaves out: ``DEFAULTS["gemma3_text"]``)."""
     d = DEFAULTS["gemma3_text"]
     n = int(t["num_hidden_layers"])
     every = int(t.get("sliding_window_pattern", d["sliding_window_pattern"]))
@@ -242,7 +244,7 @@ def _two_ropes() -> tuple[dict[str, Any], dict[str, Scalar]]:
         "g3_sliding": n - len(full_idx),
         "g3_every": every,
         "g3_first_full": full_idx[0],
-        "g3_second_full": full_idx[1],
+        "g3_second_full": full_idx[min(1, len(full_idx) - 1)],
         "g3_last_full": full_idx[-1],
         "g3_head": head,
         "g3_pairs": head // 2,
@@ -259,7 +261,7 @@ def _two_ropes() -> tuple[dict[str, Any], dict[str, Scalar]]:
         "g3_local_in_window": int(np.sum(wl_local <= window)),
         "g3_full_in_window": int(np.sum(wl_glob <= window)),
         "g3_full_in_ctx": int(np.sum(wl_glob <= context)),
-        "g3_scalar": int(t["query_pre_attn_scalar"]),
+        "g3_scalar": int(t.get("query_pre_attn_scalar", d["query_pre_attn_scalar"])),
     }
     return data, numbers
 
@@ -267,8 +269,10 @@ def _two_ropes() -> tuple[dict[str, Any], dict[str, Scalar]]:
 # ---------------------------------------------------------------- panel 3: layers without RoPE
 
 
-def _nope() -> tuple[dict[str, Any], dict[str, Scalar]]:
-    l4, smol = text_config("llama-4-scout"), published("smollm3-3b")
+def nope_panel(
+    l4: Mapping[str, Any], smol: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 3 from Llama 4 Scout's text config and SmolLM3's config."""
     # no_rope_layers: 1 = the layer applies RoPE, 0 = NoPE (Llama4TextConfig, SmolLM3Config)
     l4_rope = [bool(v) for v in l4["no_rope_layers"]][: int(l4["num_hidden_layers"])]
     smol_rope = [bool(v) for v in smol["no_rope_layers"]][: int(smol["num_hidden_layers"])]
@@ -327,8 +331,8 @@ def _nope() -> tuple[dict[str, Any], dict[str, Scalar]]:
 # ---------------------------------------------------------------- panel 4: MLA, DeepSeek-V3
 
 
-def _mla() -> tuple[dict[str, Any], dict[str, Scalar]]:
-    ds = published("deepseek-v3")
+def mla_panel(ds: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 4 from DeepSeek-V3's config."""
     nope, rope = int(ds["qk_nope_head_dim"]), int(ds["qk_rope_head_dim"])
     params = _rope_params(ds)
     mpe = int(ds["max_position_embeddings"])
@@ -376,8 +380,8 @@ def _mla() -> tuple[dict[str, Any], dict[str, Scalar]]:
 # ---------------------------------------------------------------- panels 5 and 6: MRoPE
 
 
-def _mrope_model(slug: str, layout: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    t = text_config(slug)
+def mrope_model(t: Mapping[str, Any], layout: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One MRoPE text config: wavelengths and the axis of each frequency."""
     section = [int(s) for s in t["rope_scaling"]["mrope_section"]]
     head = _head_dim(t)
     inv, _ = head_inv_freq(head, _rope_params(t))  # (head_dim/2,)
@@ -392,11 +396,13 @@ def _mrope_model(slug: str, layout: str) -> tuple[dict[str, Any], dict[str, Any]
     }
 
 
-def _mrope() -> tuple[dict[str, Any], dict[str, Any], dict[str, Scalar]]:
-    q25, q25_info = _mrope_model("qwen2.5-vl-7b", "chunked")
-    q3, q3_info = _mrope_model("qwen3-vl-8b", "interleaved")
+def mrope_axes_panel(
+    q25: Mapping[str, Any], q3: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 5 from Qwen2.5-VL's (chunked) and Qwen3-VL's (interleaved) text configs."""
+    models = {"q25": mrope_model(q25, "chunked"), "q3": mrope_model(q3, "interleaved")}
     numbers: dict[str, Scalar] = {}
-    for key, d, info in (("q25", q25, q25_info), ("q3", q3, q3_info)):
+    for key, (d, info) in models.items():
         numbers[f"{key}_theta"] = d["theta"]
         numbers[f"{key}_head"] = info["head"]
         numbers[f"{key}_pairs"] = info["head"] // 2
@@ -406,61 +412,56 @@ def _mrope() -> tuple[dict[str, Any], dict[str, Any], dict[str, Scalar]]:
         for a, s in zip(MROPE_AXES, d["section"], strict=True):
             numbers[f"{key}_s{a}"] = s
             numbers[f"{key}_n{a}"] = int(np.sum(d["axes"] == MROPE_AXES.index(a)))
-        # across an image W tokens wide, w goes 0 .. W - 1: the largest angle of a w-driven pair
-        w_fast = info["ranges"]["w"][0]
-        numbers[f"{key}_w_turns"] = (IMAGE_WIDTH_TOKENS - 1) / w_fast
+        # across an image W tokens wide, w goes 0 .. W - 1: turns of the fastest w-driven pair
+        numbers[f"{key}_w_turns"] = (IMAGE_WIDTH_TOKENS - 1) / info["ranges"]["w"][0]
     numbers["image_width"] = IMAGE_WIDTH_TOKENS
     # wavelengths marked under each model's map: where Qwen2.5-VL's blocks start, and the last pair
-    n = q25_info["head"] // 2
-    st, sh = q25["section"][0], q25["section"][1]
+    first = models["q25"][0]
+    n = first["axes"].size
+    st, sh = first["section"][0], first["section"][1]
     marks = np.array([0, st, st + sh, n - 1], dtype=np.int64)
-    for d in (q25, q3):
+    for d, _ in models.values():
         d["tick_j"] = marks
         d["tick_wavelength"] = d["wavelength"][marks]  # (4,)
         d["count"] = np.bincount(d["axes"], minlength=3)  # (3,) frequencies per axis
-    axes_fig = {"models": ["q25", "q3"], "q25": q25, "q3": q3, "image_width": IMAGE_WIDTH_TOKENS}
+    fig: dict[str, Any] = {"models": list(models), "image_width": IMAGE_WIDTH_TOKENS}
+    fig.update({k: d for k, (d, _) in models.items()})
+    return fig, numbers
 
-    vision = published("qwen2.5-vl-7b")["vision_config"]
-    merge = int(vision["spatial_merge_size"])
-    ids = mrope_position_ids(list(MROPE_SEQUENCE), merge)  # (3, L) t, h, w
-    kinds: list[str] = []
-    for seg in MROPE_SEQUENCE:
-        if seg[0] == "text":
-            kinds += ["text"] * int(seg[1])
-        else:
-            t_, h_, w_ = seg[1]
-            kinds += ["image"] * (t_ * (h_ // merge) * (w_ // merge))
-    (text_before, (_, (img_t, img_h, img_w)), text_after) = (
-        MROPE_SEQUENCE[0][1],
-        MROPE_SEQUENCE[1],
-        MROPE_SEQUENCE[2][1],
-    )
-    ids_fig = {"ids": ids, "kinds": kinds, "merge": merge, "grid": [img_t, img_h, img_w]}
-    first_after = kinds.index("image") + kinds.count("image")
-    numbers.update(
-        {
-            "ids_len": int(ids.shape[1]),
-            "ids_text_before": int(text_before),
-            "ids_text_after": int(text_after),
-            "ids_grid_t": int(img_t),
-            "ids_grid_h": int(img_h),
-            "ids_grid_w": int(img_w),
-            "ids_rows": img_h // merge,
-            "ids_cols": img_w // merge,
-            "ids_image_tokens": kinds.count("image"),
-            "ids_merge": merge,
-            "ids_image_t": int(ids[0, kinds.index("image")]),
-            "ids_next": int(ids[0, first_after]),
-            "ids_last": int(ids[0, -1]),
-        }
-    )
-    return axes_fig, ids_fig, numbers
+
+def mrope_ids_panel(
+    segments: Sequence[tuple[Any, ...]], merge: int
+) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Panel 6: the (t, h, w) ids of ``("text", n), ("image", (T, H, W)), ("text", m)`` with
+    ``spatial_merge_size`` ``merge``, as ``get_rope_index`` builds them."""
+    (_, before), (_, (img_t, img_h, img_w)), (_, after) = segments
+    ids = mrope_position_ids(list(segments), merge)  # (3, L) t, h, w
+    image_tokens = img_t * (img_h // merge) * (img_w // merge)
+    kinds = ["text"] * before + ["image"] * image_tokens + ["text"] * after
+    first_after = before + image_tokens
+    fig = {"ids": ids, "kinds": kinds, "merge": merge, "grid": [img_t, img_h, img_w]}
+    numbers: dict[str, Scalar] = {
+        "ids_len": int(ids.shape[1]),
+        "ids_text_before": int(before),
+        "ids_text_after": int(after),
+        "ids_grid_t": int(img_t),
+        "ids_grid_h": int(img_h),
+        "ids_grid_w": int(img_w),
+        "ids_rows": img_h // merge,
+        "ids_cols": img_w // merge,
+        "ids_image_tokens": image_tokens,
+        "ids_merge": merge,
+        "ids_image_t": int(ids[0, before]),
+        "ids_next": int(ids[0, first_after]),
+        "ids_last": int(ids[0, -1]),
+    }
+    return fig, numbers
 
 
 # ---------------------------------------------------------------- figure page: the nine configs
 
 
-def _models_table() -> dict[str, Any]:
+def models_table() -> dict[str, Any]:
     """One row per (model, RoPE kind): layers of that kind, head dim, theta, turning pairs of the
     head's pairs, slowest turning wavelength, context."""
     rows: list[dict[str, Any]] = []
@@ -479,6 +480,7 @@ def _models_table() -> dict[str, Any]:
         rows.append(
             {
                 "model": model_id(slug),
+                "name": SHORT_NAMES[slug],
                 "kind": kind,
                 "layers": layers,
                 "total": total,
@@ -541,7 +543,7 @@ def _models_table() -> dict[str, Any]:
             float(params["rope_theta"]),
             int(g4["max_position_embeddings"]),
         )
-    two, _ = _two_ropes()
+    two, _ = two_ropes_panel(text_config("gemma-3-27b"))
     g3 = text_config("gemma-3-27b")
     n, h = int(g3["num_hidden_layers"]), _head_dim(g3)
     nf = int(np.sum(two["full"]))
@@ -614,6 +616,7 @@ def _models_table() -> dict[str, Any]:
         )
     return {
         "model": [r["model"] for r in rows],
+        "name": [r["name"] for r in rows],
         "kind": [r["kind"] for r in rows],
         "layers": np.array([r["layers"] for r in rows], dtype=np.float64),
         "total": np.array([r["total"] for r in rows], dtype=np.float64),
@@ -630,20 +633,28 @@ def compute(params: PEParams) -> CardContent:
     del params  # card 6 reads published configs only
     numbers: dict[str, Scalar] = {}
     figures: dict[str, dict[str, Any]] = {}
-    for fid, part in (
-        ("c6-partial", _partial),
-        ("c6-two-ropes", _two_ropes),
-        ("c6-nope", _nope),
-        ("c6-mla", _mla),
-    ):
+    merge = int(published("qwen2.5-vl-7b")["vision_config"]["spatial_merge_size"])
+    parts = (
+        (
+            "c6-partial",
+            lambda: partial_panel(
+                published("phi-2"), published("qwen3-next-80b-a3b"), text_config("gemma-4-26b-a4b")
+            ),
+        ),
+        ("c6-two-ropes", lambda: two_ropes_panel(text_config("gemma-3-27b"))),
+        ("c6-nope", lambda: nope_panel(text_config("llama-4-scout"), published("smollm3-3b"))),
+        ("c6-mla", lambda: mla_panel(published("deepseek-v3"))),
+        (
+            "c6-mrope-axes",
+            lambda: mrope_axes_panel(text_config("qwen2.5-vl-7b"), text_config("qwen3-vl-8b")),
+        ),
+        ("c6-mrope-ids", lambda: mrope_ids_panel(MROPE_SEQUENCE, merge)),
+    )
+    for fid, part in parts:
         data, nums = part()
         figures[fid] = data
         numbers.update(nums)
-    axes_fig, ids_fig, nums = _mrope()
-    figures["c6-mrope-axes"] = axes_fig
-    figures["c6-mrope-ids"] = ids_fig
-    numbers.update(nums)
-    figures["c6-models"] = _models_table()
+    figures["c6-models"] = models_table()
     qn = published("qwen3-next-80b-a3b")
     numbers["qn_layers"] = int(qn["num_hidden_layers"])
     # Qwen3NextConfig.layer_types: full attention (with RoPE) every full_attention_interval-th

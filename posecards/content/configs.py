@@ -33,6 +33,20 @@ SLUGS: tuple[str, ...] = (
 )
 
 
+# how the card names each model (its Hub id is in the footer and the alt text)
+SHORT_NAMES: dict[str, str] = {
+    "phi-2": "Phi-2",
+    "qwen3-next-80b-a3b": "Qwen3-Next",
+    "gemma-4-26b-a4b": "Gemma 4 26B",
+    "gemma-3-27b": "Gemma 3 27B",
+    "llama-4-scout": "Llama 4 Scout",
+    "smollm3-3b": "SmolLM3",
+    "deepseek-v3": "DeepSeek-V3",
+    "qwen2.5-vl-7b": "Qwen2.5-VL",
+    "qwen3-vl-8b": "Qwen3-VL",
+}
+
+
 def config_path(slug: str) -> Path:
     return CONFIGS / f"{slug}.json"
 

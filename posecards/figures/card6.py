@@ -417,15 +417,12 @@ def draw_mrope_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
 def draw_models(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     ax.set_axis_off()
-    header = [
-        t(f"col_{c}") for c in ("model", "kind", "layers", "pairs", "theta", "slowest", "context")
-    ]
+    header = [t(f"col_{c}") for c in ("model", "layers", "pairs", "theta", "slowest", "context")]
     cells = []
-    for i, model in enumerate(data["model"]):
+    for i, name in enumerate(data["name"]):
         cells.append(
             [
-                t("model_name", id=str(model)),
-                t(f"kind_{data['kind'][i]}"),
+                t("row_name", name=str(name), kind=t(f"kind_{data['kind'][i]}")),
                 t("of", a=int(data["layers"][i]), b=int(data["total"][i])),
                 t("of", a=int(data["turning"][i]), b=int(data["pairs"][i])),
                 t("theta_cell", v=float(data["theta"][i])),
@@ -433,11 +430,10 @@ def draw_models(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
                 t("ctx_cell", v=float(data["context"][i])),
             ]
         )
-    widths = [0.3, 0.14, 0.09, 0.1, 0.12, 0.13, 0.12]
     table = ax.table(
         cellText=cells,
         colLabels=header,
-        colWidths=widths,
+        colWidths=[0.38, 0.09, 0.11, 0.14, 0.14, 0.14],
         bbox=Bbox.from_bounds(0.0, 0.0, 1.0, 1.0),
         cellLoc="center",
     )
