@@ -571,7 +571,7 @@ def test_position_ids_are_get_rope_index(card: CardContent, vl_models: dict[str,
         [0, 1, 2, 3, 3, 3, 4, 4, 4, 6, 7],
         [0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7],
     ]
-    assert (nums["ids_next"], nums["ids_last"], nums["ids_image_tokens"]) == (6, 7, 6)
+    assert (nums["ids_next"], nums["ids_last"], nums["ids_image_len"]) == (6, 7, 6)
 
 
 @settings(max_examples=20, deadline=None)

@@ -449,7 +449,7 @@ def mrope_ids_panel(
         "ids_grid_w": int(img_w),
         "ids_rows": img_h // merge,
         "ids_cols": img_w // merge,
-        "ids_image_tokens": image_tokens,
+        "ids_image_len": image_tokens,
         "ids_merge": merge,
         "ids_image_t": int(ids[0, before]),
         "ids_next": int(ids[0, first_after]),
