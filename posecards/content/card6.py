@@ -69,7 +69,7 @@ MROPE_SEQUENCE: tuple[tuple[Any, ...], ...] = (("text", 3), ("image", (1, 4, 6))
 IMAGE_WIDTH_TOKENS = 32
 
 
-def wavelengths(inv_freq: npt.ArrayLike) -> F64:
+def _wavelength_of(inv_freq: npt.ArrayLike) -> F64:
     """``2 pi / theta_k`` per frequency, ``(n,)``; a zero frequency never turns: ``inf``."""
     theta = np.asarray(inv_freq, dtype=np.float64)  # (n,)
     safe = np.where(theta > 0, theta, 1.0)
@@ -78,7 +78,7 @@ def wavelengths(inv_freq: npt.ArrayLike) -> F64:
 
 def _turning(inv_freq: F64) -> F64:
     """Wavelengths of the frequencies that turn (drops the zeros of proportional RoPE)."""
-    wl = wavelengths(inv_freq)
+    wl = _wavelength_of(inv_freq)
     return wl[np.isfinite(wl)]
 
 
@@ -162,7 +162,7 @@ def partial_panel(
     for r in rows:
         k, inv = r["key"], r["inv_freq"]
         pairs = r["head_dim"] // 2
-        wl = wavelengths(inv)  # (rotary pairs,) partial; (head_dim/2,) proportional
+        wl = _wavelength_of(inv)  # (rotary pairs,) partial; (head_dim/2,) proportional
         turning = wl[np.isfinite(wl)]
         # the head's pairs from 0 to head_dim/2 - 1: pairs past the rotated block do not turn
         full_wl = np.full(pairs, np.inf)
@@ -223,7 +223,7 @@ def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Sca
     glob_inv, glob_att = head_inv_freq(head, glob)
     window = int(t["sliding_window"])
     context = int(t.get("max_position_embeddings", d["max_position_embeddings"]))
-    wl_local, wl_glob = wavelengths(local_inv), wavelengths(glob_inv)
+    wl_local, wl_glob = _wavelength_of(local_inv), _wavelength_of(glob_inv)
     full_idx = [i for i, f in enumerate(full) if f]
     data = {
         "full": np.array(full, dtype=bool),  # (layers,)
@@ -342,7 +342,7 @@ def mla_panel(ds: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]
     plain = (nope + rope) ** -0.5
     # DeepseekV3Config.rope_interleave defaults to True: pairs (2k, 2k + 1) of the rope slice
     slots = rope_pair_slots(nope + rope, rope, "interleaved", first=nope)  # (qk_head_dim,)
-    wl = wavelengths(inv)
+    wl = _wavelength_of(inv)
     data = {
         "slots": slots,  # (192,) pair index, -1 for the content (nope) slots
         "nope": nope,
@@ -386,7 +386,7 @@ def mrope_model(t: Mapping[str, Any], layout: str) -> tuple[dict[str, Any], dict
     head = _head_dim(t)
     inv, _ = head_inv_freq(head, _rope_params(t))  # (head_dim/2,)
     axes = mrope_axes(section, head // 2, layout)  # (head_dim/2,) 0 t, 1 h, 2 w
-    wl = wavelengths(inv)
+    wl = _wavelength_of(inv)
     ranges = {
         MROPE_AXES[a]: (float(wl[axes == a].min()), float(wl[axes == a].max())) for a in range(3)
     }
