@@ -158,7 +158,11 @@ def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         ax.text(
             float(x[last]) + 0.04,
             float(wl[last]),
-            t(f"partial_{key}", p=float(data[f"{key}_p"]), s=float(wl[last])),
+            t(
+                f"partial_{key}" + ("_short" if _wide(fig) else ""),
+                p=float(data[f"{key}_p"]),
+                s=float(wl[last]),
+            ),
             ha="left",
             va="center",
             color=theme.text,
@@ -170,14 +174,25 @@ def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.set_xlim(0.0, 1.0)
     ax.set_xticks([0.0, 0.25, 0.4, 1.0], labels=["0", "0.25", "0.4", "1"])
     ax.set_xlabel(t("head_fraction"))
+    keys = "partial_keys_wide" if _wide(fig) else "partial_keys"  # wide: one-line labels
+    ax.set_title(t(keys), fontsize=roles.fontsize("subplot_title"), loc="left")
     ax.set_ylabel(t("wavelength"))
+    for text in ax.texts:  # labels inside the axes: they must not shrink it (constrained layout)
+        text.set_in_layout(False)
 
 
 # ---------------------------------------------------------------- panel 2
 
 
 def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    ax_l, ax = fig.subplots(2, 1, height_ratios=[0.14, 1.0])
+    ax_leg = None
+    if _wide(fig):  # a low panel: the legend in its own column beside the spectra
+        grid = fig.add_gridspec(2, 2, height_ratios=[0.14, 1.0], width_ratios=[0.75, 1.25])
+        ax_l, ax = fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0])
+        ax_leg = fig.add_subplot(grid[1, 1])
+        ax_leg.set_axis_off()
+    else:
+        ax_l, ax = fig.subplots(2, 1, height_ratios=[0.14, 1.0])
     cat = theme.categorical
     full = np.asarray(data["full"], dtype=bool)  # (layers,)
     _strip(ax_l, full, (cat[0], cat[1]), theme)
@@ -224,7 +239,20 @@ def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
     ax.set_xlim(0, k[-1])
     ax.set_xlabel(t("pair_k"))
     ax.set_ylabel(t("wavelength"))
-    _legend(fig, [l1, l2], 2, side=False)
+    if ax_leg is not None:
+        leg = ax_leg.legend(
+            handles=[l1, l2],
+            labels=[
+                _break(str(h.get_label())).replace(", ", ",\n").replace("，", "，\n")
+                for h in (l1, l2)
+            ],
+            loc="center left",
+            frameon=False,
+            borderaxespad=0,
+        )
+        leg.set_in_layout(False)  # it fills its own column; the spectra keep theirs
+    else:
+        _legend(fig, [l1, l2], 1)
 
 
 # ---------------------------------------------------------------- panel 3
@@ -291,8 +319,13 @@ def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
             fontsize=roles.fontsize("subplot_title"),
             loc="left",
         )
-        a.set_xticks([])
-    ax_k.set_xticks([0, nope, nope + rope - 1])
+    # the two parts named by their config keys, one under each strip, from the head's two ends
+    ax_q.set_xticks([-0.5], labels=[t("mla_nope_key", n=nope)])
+    ax_q.get_xticklabels()[0].set_horizontalalignment("left")
+    ax_k.set_xticks([nope + rope - 0.5], labels=[t("mla_rope_key", r=rope)])
+    ax_k.get_xticklabels()[0].set_horizontalalignment("right")
+    for a in (ax_q, ax_k):
+        a.tick_params(length=0)
 
     plain, scale = float(data["plain_scale"]), float(data["softmax_scale"])
     bars = ax.barh([1, 0], [plain, scale], color=[theme.neutral, cat[2]], height=0.6)
