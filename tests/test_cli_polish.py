@@ -69,7 +69,8 @@ def test_figure_into_a_folder_asks_for_a_file_name(tmp_path: Path) -> None:
 
 
 def test_the_first_build_says_what_the_long_step_is(tmp_path: Path) -> None:
-    from posecards.render.build import build_outputs
+    from posecards.engine.executor import run
+    from posecards.render.build import plan_build
 
     said: list[str] = []
 
@@ -83,5 +84,5 @@ def test_the_first_build_says_what_the_long_step_is(tmp_path: Path) -> None:
 
     cfg = BuildConfig(out=tmp_path, cards=(1,), langs=("en",), formats=("svg",))
     with pytest.raises(Seen):
-        build_outputs(cfg, progress, use_cache=False)
+        run(plan_build(cfg), progress, use_cache=False)
     assert "numba" in said[-1] and "first time" in said[-1]

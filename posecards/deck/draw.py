@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure, FigureBase, SubFigure

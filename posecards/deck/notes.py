@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 from posecards.render.text import Bilingual, CardTextError, fill
 
 PARTS = ("shows", "read", "numbers", "pitfall", "ask")

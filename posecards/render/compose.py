@@ -16,7 +16,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 from posecards.render.text import CardLabels, CardText, FilledCard
 
 if TYPE_CHECKING:

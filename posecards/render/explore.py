@@ -19,8 +19,8 @@ from typing import Any
 from markupsafe import Markup
 
 from posecards.config import ExploreConfig
+from posecards.paths import data_dir
 from posecards.render.html import CSP, TemplateProblem, env
-from posecards.render.paths import data_dir
 
 STRINGS_FILE = "explore.toml"
 SCRIPTS = ("explore_math.js", "explore.js")
