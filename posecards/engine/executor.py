@@ -123,9 +123,9 @@ class _Runner:
             ) from None
         except BaseException:
             # stop now: queued units are dropped and running ones killed, not waited for
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)  # quick: the workers are gone
             raise
         pool.shutdown(wait=True)
 

@@ -27,13 +27,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from posecards.errors import PosecardsError
 from posecards.formatting import below, group, num, sci, sig, wl
 from posecards.paths import data_dir
 
 LANG_NAMES = {"en": "English", "zh": "中文"}
 
 
-class CardTextError(ValueError):
+class CardTextError(PosecardsError):
     """A card source file is malformed: names the file, the key and, where known, the line."""
 
 
