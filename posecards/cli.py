@@ -307,7 +307,7 @@ def build(
     if theme is not None:
         given["theme"] = _one("--theme", theme, THEMES)
     if size is not None:
-        given["size"] = _one("--size", size, tuple(SIZES))
+        given["size"] = _one("--size", size, SIZES)
     if scale is not None:
         given["scale"] = _scale(scale)
     given.update(_given_params(d_model, base, positions))
@@ -436,7 +436,7 @@ def inspect_model(
         out=out,
         langs=_choices("--lang", lang, LANGS),
         formats=_choices("--format", format, FORMATS),
-        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, tuple(SIZES))),
+        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,
         jobs=_jobs(jobs),

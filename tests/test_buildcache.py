@@ -3,6 +3,7 @@ is rebuilt, and outputs are identical with and without the cache."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -99,3 +100,26 @@ def test_keys_follow_exactly_their_inputs(monkeypatch: pytest.MonkeyPatch) -> No
     edited = keys()
     assert edited["card 2 (en)"] != k["card 2 (en)"]
     assert edited["card 1 (en)"] == k["card 1 (en)"]
+
+
+def test_a_no_op_trusts_a_file_only_while_its_stat_is_unchanged(
+    cache: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert run("build", "--out", str(out), *SMALL, "--quiet").returncode == 0
+    good = tree(out)
+    # the same size and modification time, other bytes: the change time and the hash tell
+    svg = next((out / "en").glob("card-2-*.svg"))
+    st = svg.stat()
+    data = bytearray(svg.read_bytes())
+    data[-10] ^= 1
+    svg.write_bytes(bytes(data))
+    os.utime(svg, ns=(st.st_atime_ns, st.st_mtime_ns))
+    r = run("build", "--out", str(out), *SMALL)
+    assert r.returncode == 0 and "wrote 1 of" in r.stderr, r.stderr
+    assert tree(out) == good
+    # a copied folder (every stat new) is hashed once, found up to date, and nothing written
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    r = run("build", "--out", str(copy), *SMALL)
+    assert r.returncode == 0 and f"{copy} is up to date" in r.stderr and renders(r.stderr) == 0

@@ -87,6 +87,7 @@ class _Runner:
     ) -> None:
         self.plan, self.keys, self.done, self.say = plan, keys, done, say
         self.use_cache, self.jobs = use_cache, jobs
+        self.workers = 1
 
     def finish(self, unit: Unit, result: Rendered) -> None:
         self.done[unit.name] = result
@@ -106,7 +107,7 @@ class _Runner:
             for unit in todo:
                 self.inline(unit)
             return
-        workers = max(1, min(len(drawn), self.jobs))
+        workers = self.workers = max(1, min(len(drawn), self.jobs))
         self.say(f"rendering {len(drawn)} {self.plan.what} unit(s) in {workers} process(es)")
         for note in dict.fromkeys(u.note for u in drawn if u.note):
             self.say(note)
@@ -149,9 +150,13 @@ class _Runner:
                 break
             finished, _ = wait(running, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
             if not finished:
-                busy = [u.name for f, u in running.items() if f.running()]
+                # the oldest running futures: the pool marks one more running than it draws
+                busy = [u.name for f, u in running.items() if f.running()][: self.workers]
                 if busy:
-                    self.say(f"still rendering {', '.join(busy)} ({time.monotonic() - last:.0f} s)")
+                    quiet_s = time.monotonic() - last
+                    self.say(
+                        f"still rendering {', '.join(busy)} (nothing finished for {quiet_s:.0f} s)"
+                    )
                 continue
             for fut in sorted(finished, key=lambda f: todo.index(running[f])):
                 unit = running.pop(fut)
