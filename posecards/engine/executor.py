@@ -12,6 +12,7 @@ caller) stops the workers at once.
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -75,6 +76,37 @@ def run(plan: Plan, say: Say = quiet, use_cache: bool = True, jobs: int = 1) -> 
     return files
 
 
+class _Heartbeat:
+    """While a unit runs in this process: its progress lines, and one every HEARTBEAT_S
+    seconds in which it said nothing."""
+
+    def __init__(self, say: Say, name: str) -> None:
+        self.outer, self.name = say, name
+        self.last = time.monotonic()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.beat, daemon=True)
+
+    def say(self, msg: str) -> None:
+        self.last = time.monotonic()
+        self.outer(msg)
+
+    def beat(self) -> None:
+        said = self.last
+        while not self.stop.wait(0.5):
+            now = time.monotonic()
+            if now - max(self.last, said) >= HEARTBEAT_S:
+                said = now
+                self.outer(f"still making {self.name} (nothing new for {now - self.last:.0f} s)")
+
+    def __enter__(self) -> Say:
+        self.thread.start()
+        return self.say
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
 class _Runner:
     def __init__(
         self,
@@ -96,8 +128,9 @@ class _Runner:
             unitcache.store(key, result)
 
     def inline(self, unit: Unit) -> None:
-        ctx = Context({n: self.done[n] for n in unit.needs}, self.say)
-        result = unit.render(unit.job, ctx)
+        self.say(f"{unit.name}: making {len(unit.files)} file(s)")
+        with _Heartbeat(self.say, unit.name) as say:
+            result = unit.render(unit.job, Context({n: self.done[n] for n in unit.needs}, say))
         self.finish(unit, result)
         self.say(f"{unit.name}: made {len(result.files)} file(s)")
 
