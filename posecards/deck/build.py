@@ -24,7 +24,6 @@ from posecards._version import __version__
 from posecards.config import DeckConfig, Look, PEParams
 from posecards.deck.plan import PlannedSlide, picture_name, plan_deck
 from posecards.engine.inputs import LIBRARIES, text_name
-from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Plan, Rendered, Unit
 from posecards.paths import data_dir
 from posecards.render.text import CardTextError
@@ -189,6 +188,7 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
+    from posecards.engine.unitcache import plain
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
     from posecards.render.build import footer_text

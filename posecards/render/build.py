@@ -16,7 +16,6 @@ from typing import Any
 from posecards._version import __version__
 from posecards.config import PRINT_WIDTH, BuildConfig, ExploreConfig, Look, PEParams
 from posecards.engine.inputs import text_name
-from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Plan, Rendered, Say, Unit, quiet
 from posecards.formatting import group
 from posecards.paths import data_dir
@@ -106,6 +105,7 @@ def render_card(job: CardJob, ctx: Context) -> Rendered:
     """Everything one card contributes in one language (HTML excluded), and its computed
     numbers (``meta``: the HTML pages are made from those once all cards are done)."""
     from posecards.content import compute_card
+    from posecards.engine.unitcache import plain
     from posecards.figures.style import card_style
     from posecards.render.text import check_figure_ids, load_card_text
 
