@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from posecards.errors import PosecardsError
 from posecards.paths import data_dir
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def deck_look() -> DeckLook:
     return DeckLook(**s)
 
 
-class SlideFitError(RuntimeError):
+class SlideFitError(PosecardsError, RuntimeError):
     """A slide's text does not fit its box at the deck's type size."""
 
 
