@@ -344,3 +344,17 @@ def test_key_lines_follow_tables_dotted_keys_and_multiline_values() -> None:
     assert lines["panels.c2-x.alt"] == 9 and lines["panels.c2-x.list"] == 10
     assert lines["panels.c2-x.quoted.key"] == 13 and len(lines) == 12
 
+
+def test_placeholders_command_lists_values_and_choices() -> None:
+    from conftest import run
+
+    r = run("placeholders", "5")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "card 5: card5.toml and its slides in deck.toml" in out
+    assert "  best_at_max " in out and "name('scheme') -> " in out
+    assert "num(2) -> " in out and "{{" not in out
+    assert "takeaways.alibi: " in out and "(offers held, not-held)" in out
+    assert "deck.toml line" in out and "panels.c5-rope-scaling.pitfall: " in out
+    bad = run("placeholders", "9")
+    assert bad.returncode == 2 and bad.stderr.startswith("posecards: error: unknown card 9")
