@@ -334,6 +334,13 @@ def list_cards(params: PEParams) -> str:
     return "\n".join(lines) + "\n"
 
 
+def placeholders(card: int, params: PEParams) -> str:
+    """`posecards placeholders N`: a card's placeholders with their values (card and slides)."""
+    from posecards.deck.placeholders import placeholder_report
+
+    return placeholder_report(card, params)
+
+
 def explore(cfg: ExploreConfig) -> int:
     """`posecards explore`: the interactive page, written atomically; its size in bytes."""
     from posecards.render.explore import explore_bytes
