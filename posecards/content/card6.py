@@ -288,6 +288,8 @@ def nope_panel(
     probe = np.array([steps[0] - 1, steps[0], 131_071, context - 1], dtype=np.float64)
     tau_probe = query_temperature(probe, scale if tuned else 0.0, floor_len, shift=1.0)
     l4_nope_idx = [i for i, r in enumerate(l4_rope) if not r]
+    # the spacing of the NoPE layers (no_rope_layer_interval when the list follows it)
+    nope_every = l4_nope_idx[1] - l4_nope_idx[0] if len(l4_nope_idx) > 1 else len(l4_rope)
     smol_nope_idx = [i for i, r in enumerate(smol_rope) if not r]
     data = {
         "l4_rope": np.array(l4_rope, dtype=bool),  # (48,)
@@ -305,6 +307,7 @@ def nope_panel(
         "l4_nope": len(l4_nope_idx),
         "l4_rope": len(l4_rope) - len(l4_nope_idx),
         "l4_first_nope": l4_nope_idx[0],
+        "l4_nope_every": nope_every,
         "l4_second_nope": l4_nope_idx[1],
         "l4_last_nope": l4_nope_idx[-1],
         "l4_chunk": chunk,
@@ -415,6 +418,9 @@ def mrope_axes_panel(
         # across an image W tokens wide, w goes 0 .. W - 1: turns of the fastest w-driven pair
         numbers[f"{key}_w_turns"] = (IMAGE_WIDTH_TOKENS - 1) / info["ranges"]["w"][0]
     numbers["image_width"] = IMAGE_WIDTH_TOKENS
+    numbers["q25_last"] = int(models["q25"][1]["head"]) // 2 - 1
+    q25_section = models["q25"][0]["section"]
+    numbers["q25_w_start"] = int(q25_section[0] + q25_section[1])  # where the w block starts
     # wavelengths marked under each model's map: where Qwen2.5-VL's blocks start, and the last pair
     first = models["q25"][0]
     n = first["axes"].size
@@ -454,6 +460,10 @@ def mrope_ids_panel(
         "ids_image_t": int(ids[0, before]),
         "ids_next": int(ids[0, first_after]),
         "ids_last": int(ids[0, -1]),
+        "ids_advance": int(ids[0, first_after] - ids[0, before]),  # what the image moves on
+        # numbered one by one as if it were text, the image would end and the text start here:
+        "ids_as_text_last": int(before + image_tokens - 1),
+        "ids_as_text_next": int(before + image_tokens),
     }
     return fig, numbers
 
