@@ -712,18 +712,23 @@ def test_card_6_does_not_depend_on_the_parameters(card: CardContent) -> None:
 
 
 def test_an_edited_config_makes_card_6_stale(tmp_path: Path, monkeypatch: Any) -> None:
-    from posecards.render import buildcache
-
-    before = buildcache.card_text_digest(6)
+    """The config files are part of card 6's text digest: the build cache and --check see an
+    edited one, and the other cards do not read them."""
     import posecards.content.configs as configs
+    from posecards.engine.inputs import text_digest
+    from posecards.render.build import card_sources
 
+    def digest(card: int) -> str:
+        return text_digest(card_sources(card))
+
+    before, card1 = digest(6), digest(1)
     copy_dir = tmp_path / "configs"
     copy_dir.mkdir()
     for p in config_files():
         (copy_dir / p.name).write_bytes(p.read_bytes())
     monkeypatch.setattr(configs, "CONFIGS", copy_dir)
-    assert buildcache.card_text_digest(6) == before
-    (copy_dir / "gemma-3-27b.json").write_text(
-        (copy_dir / "gemma-3-27b.json").read_text().replace("1024", "4096")
-    )
-    assert buildcache.card_text_digest(6) != before
+    assert digest(6) == before  # same bytes, same recipe
+    edited = copy_dir / "gemma-3-27b.json"
+    edited.write_text(edited.read_text().replace("1024", "4096"))
+    assert digest(6) != before
+    assert digest(1) == card1
