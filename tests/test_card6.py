@@ -26,6 +26,7 @@ import torch
 import transformers as T
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_modern_math import _axes_from_rotary, f32_rtol
 
 from posecards.config import Look, PEParams
 from posecards.content import CardContent, card_inputs
@@ -48,11 +49,6 @@ from posecards.render.text import fill_card, load_card_text
 T.logging.set_verbosity_error()
 IDS = list(PANEL_IDS)
 EXTRA = list(EXTRA_IDS)
-
-
-def f32_rtol(base: float) -> float:
-    """transformers builds inv_freq in float32: base^(-2k/d) to about (ln b + 8) ulps."""
-    return (math.log(base) + 8.0) * 2.0**-24
 
 
 @pytest.fixture(scope="module")
@@ -476,19 +472,6 @@ def test_mla_softmax_scale_for_other_configs(
 
 
 # ---------------------------------------------------------------- panels 5 and 6: MRoPE
-
-
-def _axes_from_rotary(module: Any, n_freq: int) -> np.ndarray:
-    """Drive the rotary module with one position row at a time (t, then h, then w)."""
-    axes = np.full(n_freq, -1)
-    for a in range(3):
-        pos = torch.zeros(3, 1, 1, dtype=torch.long)
-        pos[a] = 1
-        _, sin = module(torch.zeros(1, dtype=torch.float32), pos)
-        moved = sin[0, 0, :n_freq].numpy() != 0
-        assert (axes[moved] == -1).all()
-        axes[moved] = a
-    return axes
 
 
 @pytest.mark.parametrize(
