@@ -158,7 +158,10 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
         (["--base", "inf"], "--base must be a number greater than 1 and at most 3.403e+38"),
         (["--base", "3.5e38"], "--base must be a number greater than 1 and at most 3.403e+38"),
         (["--positions", "1"], "--positions must be from 2 to 131072"),
-        (["--cards", "6"], "--cards: unknown value '6'; choose from: 1,2,3,4,5"),
+        (
+            ["--cards", "9"],
+            f"--cards: unknown value '9'; choose from: {','.join(map(str, CARD_IDS))}",
+        ),
         (["--lang", "fr"], "--lang: unknown value 'fr'; choose from: en,zh"),
         (["--format", "gif"], "--format: unknown value 'gif'"),
         (["--theme", "blue"], "--theme: unknown value 'blue'; choose one of: light, dark"),
