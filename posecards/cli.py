@@ -31,6 +31,7 @@ from posecards.config import (
     QUICK_SEEDS,
     QUICK_STEPS,
     SIZES,
+    SVG_TEXTS,
     THEMES,
     BuildConfig,
     DeckConfig,
@@ -142,6 +143,15 @@ OptScale = Annotated[
         "slide card), tagged to print at slide size [default: 1].",
     ),
 ]
+OptSvgText = Annotated[
+    str | None,
+    typer.Option(
+        "--svg-text",
+        help="SVG text: outline (glyphs as paths, drawn the same without fonts; the text kept "
+        "as titles) or live (<text> for editing where the fonts are installed) "
+        f"[default: {_DEFAULT.look.svg_text}].",
+    ),
+]
 OptDModelOrNone = Annotated[
     int | None,
     typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
@@ -186,6 +196,7 @@ def build(
     base: OptBaseOrNone = None,
     positions: OptPositionsOrNone = None,
     scale: OptScale = None,
+    svg_text: OptSvgText = None,
     jobs: OptJobs = None,
     check: Annotated[
         bool,
@@ -223,6 +234,8 @@ def build(
         given["size"] = _one("--size", size, tuple(SIZES))
     if scale is not None:
         given["scale"] = _scale(scale)
+    if svg_text is not None:
+        given["svg_text"] = _one("--svg-text", svg_text, SVG_TEXTS)
     given.update(_given_params(d_model, base, positions))
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a folder")
@@ -239,7 +252,9 @@ def build(
         cards=opts["cards"],
         langs=opts["langs"],
         formats=opts["formats"],
-        look=Look(theme=opts["theme"], size=opts["size"], scale=opts["scale"]),
+        look=Look(
+            theme=opts["theme"], size=opts["size"], scale=opts["scale"], svg_text=opts["svg_text"]
+        ),
         params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
         jobs=_jobs(jobs),
         check=check,
@@ -282,6 +297,7 @@ def _defaults() -> dict[str, Any]:
         "theme": _DEFAULT.look.theme,
         "size": _DEFAULT.look.size,
         "scale": _DEFAULT.look.scale,
+        "svg_text": _DEFAULT.look.svg_text,
         "d_model": D.d_model,
         "base": D.base,
         "positions": D.positions,
@@ -680,6 +696,7 @@ def figure(
     d_model: OptDModel = D.d_model,
     base: OptBase = D.base,
     positions: OptPositions = D.positions,
+    svg_text: OptSvgText = None,
 ) -> None:
     """Render one figure on its own."""
     from posecards.render.figure import render_figure
@@ -694,10 +711,11 @@ def figure(
     lang_ = _one("--lang", lang, LANGS)
     theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
+    svg_text_ = _one("--svg-text", svg_text or Look().svg_text, SVG_TEXTS)
     if why := _writable(out.parent if str(out.parent) else Path(".")):
         fail(f"cannot write to --out {out}: {why}")
     try:
-        data = render_figure(fid, params, lang_, theme_, fmt)
+        data = render_figure(fid, params, lang_, theme_, fmt, svg_text=svg_text_)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc).splitlines()[0])
     from posecards.render.files import write_bytes_atomic

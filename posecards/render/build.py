@@ -86,7 +86,7 @@ def formula_svg_bytes(tex: str, size: float) -> bytes:
     fig = Figure(figsize=(12.0, 0.2 + 0.45 * len(lines)))
     for i, line in enumerate(lines):
         fig.text(0.01, 1 - (i + 0.5) / len(lines), line, fontsize=size, va="center")
-    return figure_bytes(fig, "svg", tight=True)
+    return figure_bytes(fig, "svg", tight=True, svg_text="live")  # inlined in the page
 
 
 def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
@@ -118,11 +118,17 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
                     size=job.look.size,
                     footer=footer_text(job.params, job.look, job.lang, job.card),
                     scale=job.look.scale,
+                    svg_text=job.look.svg_text,
                 )
             )
     finally:
         gc.enable()
     return out, plain_numbers(content.numbers)
+
+
+def live_svg_name(lang: str, fid: str) -> str:
+    """Where a build keeps the live-text SVG of a figure that its HTML pages inline."""
+    return f"{lang}/figures/.{fid}.live.svg"
 
 
 def render_unit(
@@ -136,6 +142,7 @@ def render_unit(
     size: str,
     footer: str,
     scale: int = 1,
+    svg_text: str = "outline",
 ) -> dict[str, bytes]:
     """The whole card and its standalone figures for one language, encoded (inside card_style).
 
@@ -153,15 +160,20 @@ def render_unit(
     if whole:
         fig = compose_card(filled, text, content.figures, th, size, footer)
         print_width = PRINT_WIDTH[size]
-        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width).items():
+        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width, svg_text).items():
             out[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
-    wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
+    # the standalone SVGs as asked; the pages inline live-text twins (hidden: not outputs)
+    wanted = [f for f in ("png", "svg") if f in formats] + (
+        ["svg-live"] if "html" in formats else []
+    )
     for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
-        for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
-            out[f"{lang}/figures/{fid}.{fmt}"] = data
+        for fmt, data in figure_bytes_multi(fig, wanted, scale, svg_text=svg_text).items():
+            out[
+                live_svg_name(lang, fid) if fmt == "svg-live" else f"{lang}/figures/{fid}.{fmt}"
+            ] = data
         del fig
         gc.collect()
     if "html" in formats:
@@ -217,7 +229,7 @@ def html_pages(
             ]
             panels = []
             for fid, title, alt, caption in filled.panels:
-                svg = files[f"{lang}/figures/{fid}.svg"]
+                svg = files[live_svg_name(lang, fid)]
                 panels.append(
                     PanelView(
                         id=fid,
@@ -242,7 +254,7 @@ def html_pages(
                     title=title,
                     alt=alt,
                     caption=caption,
-                    svg=inline_svg(files[f"{lang}/figures/{fid}.svg"], fid, alt),
+                    svg=inline_svg(files[live_svg_name(lang, fid)], fid, alt),
                     downloads=[
                         (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
                     ],
@@ -402,13 +414,8 @@ def build_outputs(
         files["explore.html"] = explore_bytes(
             ExploreConfig(lang=cfg.langs[0], theme=cfg.look.theme)
         )
-        # helper files (the formula SVGs) and SVGs rendered only to be inlined are not outputs
-        files = {
-            k: v
-            for k, v in files.items()
-            if "/." not in k
-            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
-        }
+        # helper files (the formula and live-text SVGs, rendered to be inlined) are not outputs
+        files = {k: v for k, v in files.items() if "/." not in k}
     files = dict(sorted(files.items()))
     files["manifest.json"] = build_manifest(cfg, files)
     return files

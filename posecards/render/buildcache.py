@@ -23,6 +23,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.cache import cache_dir, write_atomic
+from posecards.fonts import font_inputs
 from posecards.render.paths import data_dir
 
 # Libraries whose versions can change output bytes.
@@ -72,6 +73,7 @@ def shared_digest() -> str:
             _digest_files(code, _PKG)
             + _digest_files(templates, data_dir("templates"))
             + json.dumps(library_versions())
+            + json.dumps(font_inputs())
             + __version__
         ).encode()
     ).hexdigest()
@@ -84,7 +86,7 @@ def _sha(path: Path) -> str:
 @cache
 def shared_inputs() -> tuple[tuple[str, str], ...]:
     """(name, sha256) of every file all outputs are made from: posecards' code and style files
-    ("posecards/..."), the templates ("templates/..."). Names do not depend on where posecards
+    ("posecards/..."), the templates ("templates/..."), the font files ("fonts/..."). Names do not depend on where posecards
     is installed, so a manifest written on one machine is checked on another."""
     out = []
     for p in sorted(_PKG.rglob("*")):
@@ -97,6 +99,7 @@ def shared_inputs() -> tuple[tuple[str, str], ...]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     ]
+    out += font_inputs()
     return tuple(out)
 
 

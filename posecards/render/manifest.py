@@ -23,6 +23,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.config import BuildConfig, Look, PEParams
+from posecards.fonts import FONT_INPUT_PREFIX, font_records
 from posecards.render import buildcache
 
 MANIFEST = "manifest.json"
@@ -93,6 +94,7 @@ def manifest_bytes(
         "libraries": dict(buildcache.library_versions()),
         **options,
         **(extra or {}),
+        "fonts": font_records(),
         "inputs": dict(sorted(inputs.items())),
         "units": {
             name: {
@@ -204,6 +206,7 @@ def recorded_options(doc: Mapping[str, Any]) -> dict[str, Any] | None:
             "theme": str(doc["look"]["theme"]),
             "size": str(doc["look"]["size"]),
             "scale": int(doc["look"].get("scale", 1)),
+            "svg_text": str(doc["look"].get("svg_text", "outline")),
             "d_model": int(doc["parameters"]["d_model"]),
             "base": float(doc["parameters"]["base"]),
             "positions": int(doc["parameters"]["positions"]),
@@ -326,6 +329,7 @@ def judge(
     changed = sorted(n for n in set(now) | set(then) if now.get(n) != then.get(n))
     shared = [n for n in changed if not n.startswith("cards/")]
     for kind, prefix in (
+        ("fonts changed", FONT_INPUT_PREFIX),
         ("templates changed", "templates/"),
         ("style changed", "posecards/style/"),
         ("code changed", "posecards/"),
@@ -333,6 +337,8 @@ def judge(
         names = [n for n in shared if n.startswith(prefix)]
         shared = [n for n in shared if not n.startswith(prefix)]
         if names:
+            if prefix == FONT_INPUT_PREFIX:  # the file name alone: NotoSansCJKsc-Regular.otf
+                names = [n.removeprefix(prefix) for n in names]
             verdict.add(f"{kind}: {_few(names)}", expected)
     if shared:
         verdict.add(f"inputs changed: {_few(shared)}", expected)
@@ -369,6 +375,7 @@ def default_options() -> dict[str, Any]:
         "theme": Look().theme,
         "size": Look().size,
         "scale": Look().scale,
+        "svg_text": Look().svg_text,
         "d_model": PEParams().d_model,
         "base": PEParams().base,
         "positions": PEParams().positions,
