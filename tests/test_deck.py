@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -342,3 +343,16 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
             for p in pngs:
                 with Image.open(p) as im:
                     assert max(ImageStat.Stat(im.convert("L")).stddev) > 5, p.name
+
+
+def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> None:
+    """Every reader draws the deck: Ghostscript like poppler, no warnings, TrueType fonts."""
+    from filecheck import tools_missing
+    from test_fonts import check_pdf
+
+    if missing := tools_missing():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must have {missing} (.ci/run installs them)")
+        pytest.skip(f"{missing} not installed")
+    for lang in ("en", "zh"):
+        check_pdf(deck_built / lang / "deck.pdf", dpi=72)
