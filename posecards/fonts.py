@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -121,6 +122,68 @@ def font_files() -> tuple[FontFile, ...]:
             raise MissingFontError(f"matplotlib's bundled font {name} is missing at {path}")
         out.append(FontFile(name, "matplotlib", path))
     return tuple(out)
+
+
+# The CJK file's own forms posecards draws instead of its defaults: its U+2212 MINUS SIGN is
+# full-width (1000 units, twice a digit: "−0.757" crowds a table cell, ticks read "− 1"), so the
+# drawn copy maps U+2212 to the font's half-width minus (its 'hwid' form, 500 units), as Noto
+# Sans CJK 2.x does by default. Bump the version when the derivation changes.
+_MINUS = 0x2212
+_DERIVED_VERSION = 1
+
+
+def _hwid_form(font: Any, glyph: str) -> str | None:
+    """The glyph the font's 'hwid' (half-width) feature substitutes for ``glyph``, if any."""
+    table = font["GSUB"].table
+    for record in table.FeatureList.FeatureRecord:
+        if record.FeatureTag != "hwid":
+            continue
+        for index in record.Feature.LookupListIndex:
+            for sub in table.LookupList.Lookup[index].SubTable:
+                mapping = getattr(sub, "mapping", None)
+                if mapping and glyph in mapping:
+                    return str(mapping[glyph])
+    return None
+
+
+def _derived_dir() -> Path:
+    from posecards.cache import cache_dir
+
+    base = cache_dir()
+    if base is None:  # the cache is off: a per-user folder all the same (made once)
+        import tempfile
+
+        return Path(tempfile.gettempdir()) / f"posecards-fonts-{os.getuid()}"
+    return base / "fonts"
+
+
+@cache
+def cjk_drawn_path() -> Path:
+    """The CJK file posecards draws with: the named file with its half-width minus (above),
+    made once per machine from the named file (named by its sha256) and kept beside the cache.
+    Every table but cmap is copied byte for byte."""
+    from fontTools.ttLib import TTFont
+
+    src = font_file(CJK_FILE)
+    sha = dict(font_digests())[CJK_FILE]
+    path = _derived_dir() / f"{Path(CJK_FILE).stem}-{sha[:16]}-v{_DERIVED_VERSION}.otf"
+    if path.is_file():
+        return path
+    font = TTFont(src.path, lazy=True, recalcTimestamp=False, recalcBBoxes=False)
+    glyph = font.getBestCmap().get(_MINUS)
+    half = _hwid_form(font, glyph) if glyph else None
+    if half is not None:
+        for table in font["cmap"].tables:
+            if table.isUnicode() and _MINUS in table.cmap:
+                table.cmap[_MINUS] = half
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        font.save(str(tmp), reorderTables=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def font_file(name: str) -> FontFile:
@@ -221,9 +284,10 @@ def font_entries() -> tuple[Any, ...]:
     itself, and the regular CJK face also as the CJK family's bold (see the module docstring:
     bold is drawn in the regular face; an exact entry also keeps findfont from warning)."""
     files = {f.name: f.path for f in font_files()}
+    cjk = cjk_drawn_path()
     out = [
-        _entry(files[CJK_FILE], name=CJK_FAMILY, weight=400),
-        _entry(files[CJK_FILE], name=CJK_FAMILY, weight=700),
+        _entry(cjk, name=CJK_FAMILY, weight=400),
+        _entry(cjk, name=CJK_FAMILY, weight=700),
     ]
     out += [_entry(files[name]) for name in _MPL_FILES]
     return tuple(out)

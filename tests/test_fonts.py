@@ -94,7 +94,9 @@ def test_matplotlib_finds_only_the_named_files() -> None:
 
     from posecards.figures.style import card_style
 
-    named = {str(f.path) for f in fonts.font_files()}
+    # the named files, the CJK one as drawn (its half-width minus: posecards/fonts.py)
+    named = {str(f.path) for f in fonts.font_files() if f.name != fonts.CJK_FILE}
+    named.add(str(fonts.cjk_drawn_path()))
     asked = [
         ["Noto Sans CJK SC"],
         ["Noto Sans CJK SC", "DejaVu Sans"],
@@ -115,7 +117,7 @@ def test_matplotlib_finds_only_the_named_files() -> None:
             font_manager.FontProperties(family=["Noto Sans CJK SC"], weight="bold")
         )
         # one rule: bold text is drawn in the regular Noto Sans CJK SC face (no bold file)
-        assert Path(bold).name == fonts.CJK_FILE
+        assert Path(bold) == fonts.cjk_drawn_path()
     assert all("simhei" not in p.lower() for p in named)
 
 
@@ -246,6 +248,19 @@ def test_manifest_names_the_fonts_and_a_changed_font_is_stale(
     finally:
         buildcache.shared_inputs.cache_clear()
     assert f"fonts changed: {fonts.CJK_FILE}" in reasons, reasons
+
+
+def test_the_drawn_cjk_file_differs_from_the_named_one_only_in_its_minus() -> None:
+    from fontTools.ttLib import TTFont
+
+    named = TTFont(fonts.font_file(fonts.CJK_FILE).path, lazy=True)
+    drawn = TTFont(fonts.cjk_drawn_path(), lazy=True)
+    a, b = named.getBestCmap(), drawn.getBestCmap()
+    assert {c for c in a if a[c] != b.get(c)} == {0x2212}
+    assert named["hmtx"][a[0x2212]][0] == 1000  # full-width in the named file
+    assert drawn["hmtx"][b[0x2212]][0] == 500  # half-width, as drawn
+    for tag in ("CFF ", "hmtx", "OS/2", "head"):
+        assert named.reader[tag] == drawn.reader[tag], tag
 
 
 def test_truetype_conversion_keeps_glyph_order_and_advances() -> None:

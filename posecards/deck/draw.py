@@ -283,6 +283,7 @@ class _Page:
             if t.script_px is not None and t.script_px < script_floor - 1e-6
         ]
         problems += [f"overlap: {a!r} / {b!r}" for a, b in report.overlaps]
+        problems += [f"lines touch inside: {a!r}" for a in report.lines_touch]
         problems += [f"outside the page: {a!r}" for a in report.outside]
         problems += [f"on its data: {a!r} on {b}" for a, b in report.on_data]
         return SlidePicture(
