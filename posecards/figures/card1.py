@@ -88,7 +88,6 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     # every value is written in its cell (three decimals, so the slow columns visibly move);
     # the colour only groups them, so no colour bar
     heatmap(ax, pe, theme, signed=True, vmax=1.0, colorbar=False)
-    ax.set_aspect("auto")  # cells as wide as the panel allows: "−0.757" fits at every size
     _annotate(ax, pe, ".3f")
     ax.set_xticks(
         range(len(dims)),
