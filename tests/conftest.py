@@ -74,10 +74,11 @@ def require_chromium() -> str:
     return CHROMIUM
 
 
-def fontless_env(tmp: Path) -> dict[str, str] | None:
+def fontless_env(tmp: Path, files: list[Path] | None = None) -> dict[str, str] | None:
     """On a machine with no system font at all, Chromium loads no web font either; give it
     fontconfig with matplotlib's STIX files only (no page glyph comes from them:
-    test_browser.py checks every glyph is drawn by an embedded face). None where fonts exist."""
+    test_browser.py checks every glyph is drawn by an embedded face), or with ``files``
+    (LibreOffice: posecards' own font files). None where fonts exist."""
     listed = (
         subprocess.run(["fc-list"], capture_output=True, text=True)
         if shutil.which("fc-list")
@@ -89,7 +90,8 @@ def fontless_env(tmp: Path) -> dict[str, str] | None:
 
     fonts = tmp / "stix-only"
     fonts.mkdir(parents=True, exist_ok=True)
-    for f in sorted(Path(matplotlib.get_data_path(), "fonts", "ttf").glob("STIX*.ttf")):
+    stix = sorted(Path(matplotlib.get_data_path(), "fonts", "ttf").glob("STIX*.ttf"))
+    for f in files if files is not None else stix:
         if not (fonts / f.name).exists():
             (fonts / f.name).symlink_to(f)
     conf = tmp / "fonts.conf"

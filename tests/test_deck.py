@@ -294,9 +294,15 @@ def has_image(resources: object, depth: int = 0) -> bool:
 def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> None:
     """LibreOffice converts both decks headless; every page has ink and an image where the
     slide has a picture; every font is embedded and the Chinese deck uses a CJK font."""
+    from conftest import fontless_env
     from pypdf import PdfReader
 
+    from posecards import fonts
+
     plan = plan_deck(CARD_IDS)
+    # a machine with no fonts: LibreOffice gets posecards' own files (what the PPTX names)
+    own = [fonts.cjk_drawn_path()] + [f.path for f in fonts.font_files()[1:]]
+    env = fontless_env(tmp_path / "fonts", own)
     for lang in ("en", "zh"):
         out = tmp_path / lang
         profile = tmp_path / f"profile-{lang}"
@@ -314,6 +320,7 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
             check=True,
             capture_output=True,
             timeout=600,
+            env=env,
         )
         pdf = out / "deck.pdf"
         reader = PdfReader(str(pdf))
