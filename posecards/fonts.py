@@ -130,7 +130,7 @@ def font_files() -> tuple[FontFile, ...]:
 # drawn copy maps U+2212 to the font's half-width minus (its 'hwid' form, 500 units), as Noto
 # Sans CJK 2.x does by default. Bump the version when the derivation changes.
 _MINUS = 0x2212
-_DERIVED_VERSION = 1
+_DERIVED_VERSION = 2
 
 
 def _hwid_form(font: Any, glyph: str) -> str | None:
@@ -170,9 +170,14 @@ def cjk_drawn_path() -> Path:
     path = _derived_dir() / f"{Path(CJK_FILE).stem}-{sha[:16]}-v{_DERIVED_VERSION}.otf"
     if path.is_file():
         return path
+    # read the forms with one instance (GSUB's names decompile CFF for the glyph order) ...
+    probe = TTFont(src.path, lazy=True)
+    glyph = probe.getBestCmap().get(_MINUS)
+    half = _hwid_form(probe, glyph) if glyph else None
+    order = probe.getGlyphOrder()
+    # ... and write from a fresh one that loads cmap alone: every other table is copied raw
     font = TTFont(src.path, lazy=True, recalcTimestamp=False, recalcBBoxes=False)
-    glyph = font.getBestCmap().get(_MINUS)
-    half = _hwid_form(font, glyph) if glyph else None
+    font.setGlyphOrder(order)
     if half is not None:
         for table in font["cmap"].tables:
             if table.isUnicode() and _MINUS in table.cmap:
