@@ -9,6 +9,7 @@ CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
+SVG_TEXTS: tuple[str, ...] = ("outline", "live")  # --svg-text
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).
 DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
@@ -37,11 +38,13 @@ class PEParams:
 
 @dataclass(frozen=True)
 class Look:
-    """How a card looks: theme, page size, and the PNG resolution (--scale)."""
+    """How a card looks: theme, page size, the PNG resolution (--scale), and the SVG text
+    (--svg-text: "outline", glyphs as paths, or "live" <text>; posecards.render.files)."""
 
     theme: str = "light"
     size: str = "slide"
     scale: int = 1
+    svg_text: str = "outline"
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,19 @@ def test_ink_boxes_are_tighter_than_line_boxes() -> None:
     assert rep.overlaps == []
 
 
+def test_lines_of_one_label_that_touch_are_found() -> None:
+    """Issue 18.6: the gap between the lines of one multi-line label is measured too."""
+    with card_style("light"):
+        fig = _figure()
+        fig.text(0.1, 0.7, "注意力权重\n位置编码", fontsize=16, linespacing=0.8)
+        fig.text(0.1, 0.3, "注意力权重\n位置编码", fontsize=16)
+        fig.text(0.6, 0.3, "one line", fontsize=16)
+        rep = measure_figure(fig)
+    assert rep.lines_touch == ["注意力权重\n位置编码"]
+    assert rep.overlaps == []
+    assert any("lines touch inside" in p for p in rep.problems())
+
+
 def test_scatter_points_under_a_label_are_found() -> None:
     with card_style("light"):
         fig = _figure()
