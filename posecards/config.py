@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 7)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
