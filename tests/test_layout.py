@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from posecards.config import PEParams
+from posecards.config import CARD_IDS, PEParams
 from posecards.content import CardContent, compute_card
 from posecards.figures import roles
 from posecards.figures.style import STYLE_DIR, card_style
@@ -39,7 +39,7 @@ REDESIGN: set[str] = set()
 def card_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
     """(content, card text, footer) per card id; computed once per session."""
     out: dict[str, tuple[CardContent, Any, str | None]] = {}
-    for c in (1, 2, 3, 4, 5):
+    for c in CARD_IDS:
         out[str(c)] = (compute_card(c, PEParams()), load_card_text(c), None)
     return out
 
@@ -108,7 +108,7 @@ def _check(card: str, report: LayoutReport) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("card", ["1", "2", "3", "4", "5"])
+@pytest.mark.parametrize("card", [str(c) for c in CARD_IDS])
 def test_card_layout(card: str, lang: str, size: str, card_contents: dict) -> None:
     report = _report(card, lang, size, card_contents)
     assert report.texts
@@ -135,8 +135,8 @@ def _standalone(card: str, fid: str, lang: str, theme_name: str, contents: dict)
         return measure_figure(fig, scale=page_scale("figure"))
 
 
-_FIGURE_PAGE_ONLY = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).figures]
-_PANELS = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).panels]
+_FIGURE_PAGE_ONLY = [(str(c), p.id) for c in CARD_IDS for p in load_card_text(c).figures]
+_PANELS = [(str(c), p.id) for c in CARD_IDS for p in load_card_text(c).panels]
 
 
 @pytest.mark.parametrize("theme_name", ["light", "dark"])

@@ -120,18 +120,20 @@ def round_to_dtype(x: npt.ArrayLike, dtype: str) -> F64:
     2^24, every float32 ``inv_freq``) is rounded once.
 
         float32   numpy's float64 -> float32 cast
-        float16   then numpy's float32 -> float16 cast (11-bit significand, subnormals below 2^-14)
+        float16   then numpy's float32 -> float16 cast (11-bit significand, subnormals below 2^-14,
+                  inf from 65520 on)
         bfloat16  the top 16 bits of the float32 pattern, rounded like c10's round_to_nearest_even:
                   u + 0x7FFF + ((u >> 16) & 1), then the low 16 bits cleared (8-bit significand,
                   float32's exponent range)
     """
     _check_dtype(dtype)
     arr = np.asarray(x, dtype=np.float64)  # (...)
-    f32 = arr.astype(np.float32)  # (...)
-    if dtype == "float32":
-        return f32.astype(np.float64)
-    if dtype == "float16":
-        return f32.astype(np.float16).astype(np.float64)
+    with np.errstate(over="ignore"):  # beyond the format's range: inf, as IEEE (and torch) round
+        f32 = arr.astype(np.float32)  # (...)
+        if dtype == "float32":
+            return f32.astype(np.float64)
+        if dtype == "float16":
+            return f32.astype(np.float16).astype(np.float64)
     u = f32.view(np.uint32).astype(np.uint64)  # (...) the float32 bit pattern, room for a carry
     rounded = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)  # (...)
     out = rounded.view(np.float32).astype(np.float64)  # (...)

@@ -70,15 +70,25 @@ def _axes(
     return inner, inner.subplots(1, len(kw.get("width_ratios", [1])), **kw)
 
 
+def _one_line(label: str, lang: str) -> str:
+    """A label written in short lines, as one line: English joins with spaces; Chinese joins
+    directly, with a space only where a Latin letter or digit meets the break."""
+    lines = label.split("\n")
+    out = lines[0]
+    for nxt in lines[1:]:
+        latin = out[-1:].isascii() and out[-1:].isalnum() or nxt[:1].isascii() and nxt[:1].isalnum()
+        out += (" " if lang != "zh" or latin else "") + nxt
+    return out
+
+
 def _legend(fig: FigureBase, inner: FigureBase, handles: list[Any], lang: str) -> None:
     """The legend of mistakes (✗) and the correct call (✓): right of the plot (at its foot, clear
     of the header) on a wide panel, below it on a tall one. Labels are written in short lines for
     the narrow column at the right; below the plot each label is one line."""
     wide = _wide(fig)
     if not wide:
-        joiner = "" if lang == "zh" else " "
         for h in handles:
-            h.set_label(joiner.join(str(h.get_label()).split("\n")))
+            h.set_label(_one_line(str(h.get_label()), lang))
     inner.legend(
         handles=handles,
         loc="outside right lower" if wide else "outside lower center",
@@ -122,9 +132,7 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         mew=1.3,
         label=t("leg_permuted"),
     )
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_aspect("equal", adjustable="datalim")  # the dotted diagonal spans -lim..lim
     ax.xaxis.set_major_locator(MaxNLocator(3, symmetric=True))
     ax.yaxis.set_major_locator(MaxNLocator(3, symmetric=True))
     ax.set_xlabel(t("score_meta"))
@@ -171,7 +179,7 @@ def draw_precision(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
     styles = {
         "bfloat16": {"color": theme.warn, "linewidth": 2.6},
         "float16": {"color": theme.warn, "linewidth": 2.0, "linestyle": DASHED},
-        "float32": {"color": theme.accent, "linewidth": 3.0},
+        "float32": {"color": theme.accent, "linewidth": 3.0, "linestyle": "-."},
     }
     handles = []
     for dt in data["dtypes"]:
