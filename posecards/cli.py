@@ -670,6 +670,27 @@ def list_cards() -> None:
 
 
 @app.command()
+def placeholders(
+    card: Annotated[int, typer.Argument(help=f"Card number ({', '.join(map(str, CARD_IDS))}).")],
+    d_model: OptDModel = D.d_model,
+    base: OptBase = D.base,
+    positions: OptPositions = D.positions,
+) -> None:
+    """List a card's placeholders (card file and its deck slides) with their current values,
+    and which variant of each text field the card chose."""
+    if card not in CARD_IDS:
+        fail(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
+    params = _params(d_model, base, positions)
+    from posecards.deck.placeholders import placeholder_report
+
+    try:
+        report = placeholder_report(card, params)
+    except ValueError as exc:
+        fail(str(exc).splitlines()[0])
+    _stdout(report)
+
+
+@app.command()
 def figure(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
     out_raw: Annotated[
