@@ -530,12 +530,6 @@
     }
     const lowFreqFactor = positive("scaling['low_freq_factor']", scaling.low_freq_factor, "float");
     const highFreqFactor = positive("scaling['high_freq_factor']", scaling.high_freq_factor, "float");
-    if (highFreqFactor <= lowFreqFactor) {
-      throw valueError(
-        "scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'], " +
-          `got ${floatRepr(highFreqFactor)} <= ${floatRepr(lowFreqFactor)}`
-      );
-    }
     const length = originalLength(scaling, "llama3", maxPositionEmbeddings);
     const lowFreqWavelen = length / lowFreqFactor; // longer wavelengths: divide by s
     const highFreqWavelen = length / highFreqFactor; // shorter wavelengths: keep
@@ -543,11 +537,20 @@
     const out = new Float64Array(dim / 2);
     for (let k = 0; k < dim / 2; k++) {
       const wavelen = (2 * Math.PI) / theta[k]; // lambda_k
-      // a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
-      const smooth = (length / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
-      const smoothed = ((1 - smooth) * theta[k]) / factor + smooth * theta[k];
       let v = wavelen > lowFreqWavelen ? theta[k] / factor : theta[k];
-      if (wavelen >= highFreqWavelen && wavelen <= lowFreqWavelen) v = smoothed;
+      // the smooth band; empty when high_freq_factor <= low_freq_factor (a step, as in HF)
+      if (wavelen >= highFreqWavelen && wavelen <= lowFreqWavelen) {
+        if (highFreqFactor === lowFreqFactor) {
+          throw valueError(
+            "scaling['high_freq_factor'] == scaling['low_freq_factor'] and a wavelength lies " +
+              "exactly at original_max_position_embeddings / low_freq_factor: transformers " +
+              "computes 0/0 there"
+          );
+        }
+        // a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        const smooth = (length / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
+        v = ((1 - smooth) * theta[k]) / factor + smooth * theta[k];
+      }
       out[k] = v;
     }
     return [out, 1.0];
