@@ -55,8 +55,8 @@ from posecards.encodings.precision import (
 )
 from posecards.encodings.rope import (
     apply_rope,
-    rope_channel_frequencies,
     rope_layout_permutation,
+    rope_pair_slots,
     rope_scores,
 )
 from posecards.encodings.rope_scaling import dynamic_ntk_base, rope_inv_freq
@@ -75,22 +75,20 @@ def card() -> CardContent:
 
 
 @PROPS
-@given(st.integers(1, 64), st.sampled_from(["half", "interleaved"]))
-def test_channel_frequencies_follow_the_pairs(half: int, layout: str) -> None:
-    rng = np.random.default_rng(half)
-    inv = np.sort(rng.uniform(1e-4, 1.0, half))[::-1].copy()
-    f = rope_channel_frequencies(inv, layout)
-    assert f.shape == (2 * half,) and f.dtype == np.float64
-    # each pair's two slots turn at the pair's speed; every pair appears exactly twice
-    pair = np.arange(2 * half) // 2 if layout == "interleaved" else np.arange(2 * half) % half
-    np.testing.assert_array_equal(f, inv[pair])
+@given(st.integers(1, 64))
+def test_permuted_channels_turn_at_their_trained_speed(half: int) -> None:
+    """Slot c of Meta's layout and slot P^-1(c) of rotate_half's belong to the same pair, so the
+    permutation gives every channel back its trained speed (the card's channel speeds)."""
     p = rope_layout_permutation(2 * half)
-    np.testing.assert_array_equal(
-        rope_channel_frequencies(inv, "interleaved")[p], rope_channel_frequencies(inv, "half")
-    )
+    inter = rope_pair_slots(2 * half, 2 * half, "interleaved")
+    half_slots = rope_pair_slots(2 * half, 2 * half, "half")
+    np.testing.assert_array_equal(inter[p], half_slots)
+    np.testing.assert_array_equal(half_slots[np.argsort(p)], inter)
+    # without it only the first and the last slot agree
+    assert int(np.sum(inter == half_slots)) == 2 and inter[0] == half_slots[0] == 0
 
 
-def test_channel_frequencies_are_what_hf_rotates_each_slot_by() -> None:
+def test_half_slots_are_what_hf_rotates_each_slot_by() -> None:
     """transformers' LlamaRotaryEmbedding builds cos = cos(cat(freqs, freqs)): slot c of the head
     turns by inv_freq[c mod d/2] per position, the "half" speeds."""
     d = 16
@@ -99,7 +97,7 @@ def test_channel_frequencies_are_what_hf_rotates_each_slot_by() -> None:
     cos, sin = rot(x, torch.tensor([[1]]))
     inv, _ = rope_inv_freq(d, 10000.0)
     angle = np.arctan2(sin[0, 0].double().numpy(), cos[0, 0].double().numpy())  # at position 1
-    np.testing.assert_allclose(angle, rope_channel_frequencies(inv, "half"), rtol=1e-6)
+    np.testing.assert_allclose(angle, inv[rope_pair_slots(d, d, "half")], rtol=1e-6)
 
 
 def test_layout_scores_against_hf_and_meta(card: CardContent) -> None:

@@ -25,13 +25,10 @@ import numpy as np
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar
 from posecards.encodings.alibi import alibi_geometric_slopes, alibi_slopes
+from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
 from posecards.encodings.precision import first_inexact_integer, round_to_dtype
-from posecards.encodings.rope import (
-    rope_channel_frequencies,
-    rope_layout_permutation,
-    rope_scores,
-)
+from posecards.encodings.rope import rope_layout_permutation, rope_pair_slots, rope_scores
 from posecards.encodings.rope_scaling import dynamic_ntk_base, rope_inv_freq
 
 CARD = 7
@@ -112,6 +109,7 @@ YARN_SCALING: dict[str, Any] = {
     "mscale_all_dim": 1.0,
 }
 YARN_ROPE_DIM = 64  # qk_rope_head_dim
+YARN_NOPE_DIM = 128  # qk_nope_head_dim
 
 # --- 5 dynamic NTK ------------------------------------------------------------------------------
 DYN_MAX = 4096  # max_position_embeddings M
@@ -153,9 +151,10 @@ def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any
     s_fixed = rope_scores(q[:, perm], k[:, perm], pos, pos, inv_freq, "half")  # (n, n) permuted
     scale = float(np.sqrt(np.mean(s_ref**2)))  # rms of the reference scores
 
-    trained = rope_channel_frequencies(inv_freq, "interleaved")  # (128,) speed per channel
-    applied = rope_channel_frequencies(inv_freq, "half")  # (128,) what rotate_half gives it
-    applied_fixed = rope_channel_frequencies(inv_freq, "half")[np.argsort(perm)]  # (128,)
+    # the speed each channel turns at: the frequency of the pair its slot belongs to
+    trained = inv_freq[rope_pair_slots(HEAD_DIM, HEAD_DIM, "interleaved")]  # (128,) Meta's pairs
+    applied = inv_freq[rope_pair_slots(HEAD_DIM, HEAD_DIM, "half")]  # (128,) rotate_half's
+    applied_fixed = applied[np.argsort(perm)]  # (128,) permuted channels, back in Meta's order
     right = int(np.sum(trained == applied))
     worst = float(np.max(np.maximum(trained / applied, applied / trained)))
     numbers.update(
@@ -265,10 +264,9 @@ def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
     # the plain YaRN default a port falls back to when it drops mscale/mscale_all_dim: m(s, 1)
     plain = {k: v for k, v in YARN_SCALING.items() if k not in ("mscale", "mscale_all_dim")}
     _, cos_sin_plain = rope_inv_freq(YARN_ROPE_DIM, 10000.0, plain)
-    # DeepSeek's yarn_apply_mscale: softmax scale * m(s, mscale_all_dim)^2
-    # TODO(card 7): the MLA softmax factor from encodings/mla.py (branch inspect) once on main;
-    # for DeepSeek-V3 (mscale_all_dim = 1) it equals m(s, 1)^2 = cos_sin_plain^2.
-    softmax = cos_sin_plain**2
+    # DeepSeek's yarn_apply_mscale: softmax scale qk_head_dim^(-1/2) * m(s, mscale_all_dim)^2
+    scale = mla_softmax_scale(YARN_NOPE_DIM, YARN_ROPE_DIM, YARN_SCALING)
+    softmax = scale / mla_softmax_scale(YARN_NOPE_DIM, YARN_ROPE_DIM, {"rope_type": "default"})
     placements = {
         "reference": (cos_sin, softmax),  # transformers' DeepSeek-V3: 1 on cos/sin, m^2 in softmax
         "both": (cos_sin_plain, softmax),  # m on cos/sin as well: RoPE logits * m^4

@@ -119,22 +119,6 @@ def rope_layout_inverse_permutation(dim: int) -> I64:
     return np.argsort(rope_layout_permutation(dim)).astype(np.int64)  # (dim,)
 
 
-def rope_channel_frequencies(inv_freq: npt.ArrayLike, layout: str = "half") -> F64:
-    """The angle per position each coordinate slot ``c`` of a ``dim``-vector turns at, ``(dim,)``.
-
-    ``"interleaved"``: slot ``c`` is in pair ``c // 2``, so it turns at ``theta[c // 2]``;
-    ``"half"``: slot ``c`` is in pair ``c mod dim/2``, so it turns at ``theta[c mod dim/2]``.
-    A checkpoint's q/k channels are trained at one of these; running them through the other layout
-    without :func:`rope_layout_permutation` turns almost every channel at another pair's speed.
-    With ``P = rope_layout_permutation(dim)``: ``freqs_interleaved[P] == freqs_half``.
-    """
-    check_layout(layout)
-    theta = _as_inv_freq(inv_freq)  # (dim/2,)
-    c = np.arange(2 * theta.size, dtype=np.int64)  # (dim,)
-    pair = c // 2 if layout == "interleaved" else c % theta.size  # (dim,)
-    return theta[pair]  # (dim,)
-
-
 def rope_scores(
     q: npt.ArrayLike,
     k: npt.ArrayLike,

@@ -338,7 +338,7 @@ def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlim(0.8, calls.size + 0.2)
     ax.set_xticks(x)
-    ax.set_xticklabels([t("call_tokens", n=float(n)) for n in calls])
+    ax.set_xticklabels([t("call_tokens", k=float(n) / 1000) for n in calls])
     ax.set_xlabel(t("calls"))
     ax.set_ylabel(t("base_used"))
     _legend(fig, inner, [wrong, right], t.lang)
