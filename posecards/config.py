@@ -11,7 +11,7 @@ FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).
-DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 7)
 # size name -> (width, height) in inches at 100 dpi for PNG: slide = 1920 x 1080 px
 SIZES: dict[str, tuple[float, float]] = {
     "slide": (19.2, 10.8),

@@ -160,7 +160,7 @@ def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any
     numbers.update(
         rope_base=float(params.base),
         layout_dim=HEAD_DIM,
-        layout_tokens=n,
+        layout_n=n,
         layout_pairs=n * n,
         layout_last_pos=int(pos[-1]),
         layout_err_wrong=float(np.sqrt(np.mean((s_wrong - s_ref) ** 2)) / scale),
@@ -249,6 +249,7 @@ def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
                 f"alibi_{n}_naive": float(naive[h]),
                 f"alibi_{n}_equal": int(np.sum(trained == naive)),
                 f"alibi_{n}_pow2": int(2 ** np.floor(np.log2(n))),
+                f"alibi_{n}_first_extra": int(2 ** np.floor(np.log2(n))) + 1,  # first extra head
             }
         )
         out[f"worst_head_{n}"] = h + 1
