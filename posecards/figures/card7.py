@@ -25,6 +25,25 @@ from posecards.figures.style import Theme
 DASHED = (0, (4, 2))
 
 
+def _wrong(theme: Theme, **style: Any) -> dict[str, Any]:
+    """Line style of a mistake (✗): warn colour, dashed, open squares."""
+    return {
+        "color": theme.warn,
+        "linestyle": DASHED,
+        "linewidth": 1.8,
+        "marker": "s",
+        "markersize": 6,
+        "markerfacecolor": "none",
+        "mew": 1.5,
+        **style,
+    }
+
+
+def _right(theme: Theme, **style: Any) -> dict[str, Any]:
+    """Line style of the correct call (✓): accent colour, solid, filled circles."""
+    return {"color": theme.accent, "linewidth": 2.2, "marker": "o", "markersize": 6, **style}
+
+
 WIDE_PANEL = 1.4  # width / height above which the legend goes right of the plot, not below
 
 
@@ -308,27 +327,9 @@ def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     inner, ax = _axes(fig, data, t, theme, "rule_dynamic")
     calls = np.asarray(data["calls"])
     x = np.arange(1, calls.size + 1, dtype=np.float64)
-    (wrong,) = ax.plot(
-        x,
-        data["base_kept"],
-        color=theme.warn,
-        linestyle=DASHED,
-        linewidth=2.2,
-        marker="s",
-        markersize=10,
-        markerfacecolor="none",
-        mew=1.8,
-        label=t("leg_kept"),
-    )
-    (right,) = ax.plot(
-        x,
-        data["base_per_call"],
-        color=theme.accent,
-        linewidth=2.2,
-        marker="o",
-        markersize=6,
-        label=t("leg_per_call"),
-    )
+    wrong_style = _wrong(theme, linewidth=2.2, markersize=10, mew=1.8)
+    (wrong,) = ax.plot(x, data["base_kept"], label=t("leg_kept"), **wrong_style)
+    (right,) = ax.plot(x, data["base_per_call"], label=t("leg_per_call"), **_right(theme))
     ax.set_yscale("log")
     lo = float(np.min(data["base_per_call"]))
     hi = float(np.max(data["base_kept"]))
@@ -353,27 +354,10 @@ def draw_position_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     inner, ax = _axes(fig, data, t, theme, "rule_position_ids")
     key = np.asarray(data["key"])
     ax.axhline(0.0, color=theme.neutral, linewidth=0.8, linestyle=":")
-    (gap,) = ax.plot(
-        key,
-        data["score_gap"],
-        color=theme.warn,
-        linestyle=DASHED,
-        linewidth=1.8,
-        marker="s",
-        markersize=6,
-        markerfacecolor="none",
-        mew=1.5,
-        label=t("leg_gap", a=int(data["ids_gap"][-2]), b=int(data["ids_gap"][-1])),
-    )
-    (mask,) = ax.plot(
-        key,
-        data["score_mask"],
-        color=theme.accent,
-        linewidth=2.2,
-        marker="o",
-        markersize=6,
-        label=t("leg_mask", a=int(data["ids_mask"][-2]), b=int(data["ids_mask"][-1])),
-    )
+    gap_label = t("leg_gap", a=int(data["ids_gap"][-2]), b=int(data["ids_gap"][-1]))
+    (gap,) = ax.plot(key, data["score_gap"], label=gap_label, **_wrong(theme))
+    mask_label = t("leg_mask", a=int(data["ids_mask"][-2]), b=int(data["ids_mask"][-1]))
+    (mask,) = ax.plot(key, data["score_mask"], label=mask_label, **_right(theme))
     (shift,) = ax.plot(
         key,
         data["score_shift"],
