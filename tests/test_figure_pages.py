@@ -25,8 +25,9 @@ FIGURE_PAGE_ONLY = {
     3: ("c3-layouts",),
     4: ("c4-alibi-slopes", "c4-deberta"),
     6: ("c6-models",),  # card 6's table of the nine configs it reads
+    7: ("c7-channel-speeds",),  # card 7's channel speeds: the detail of its first panel
 }
-PANELS_ON_CARD = {1: 4, 2: 4, 3: 4, 4: 4, 6: 6}
+PANELS_ON_CARD = {1: 4, 2: 4, 3: 4, 4: 4, 6: 6, 7: 6}
 EXTRA = [(c, fid) for c, ids in FIGURE_PAGE_ONLY.items() for fid in ids]
 
 
