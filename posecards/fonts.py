@@ -27,7 +27,7 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -382,7 +382,7 @@ def truetype_pdf_fonts() -> Iterator[None]:
     (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses)."""
     from matplotlib.backends import _backend_pdf_ps
 
-    original = _backend_pdf_ps.font_as_file
+    original: Callable[[Any], Any] = _backend_pdf_ps.font_as_file
 
     def font_as_file(font: Any) -> Any:
         cff_to_truetype(font)

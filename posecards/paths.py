@@ -8,6 +8,8 @@ from pathlib import Path
 from posecards.errors import PosecardsError
 
 _PKG = Path(__file__).resolve().parent
+# the look of every figure: card.mplstyle, the theme styles, theme.toml and roles.toml
+STYLE_DIR = _PKG / "style"
 
 
 def data_dir(name: str) -> Path:

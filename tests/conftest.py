@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +43,47 @@ def tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One full default build (all cards, both languages, every format), shared by the tests."""
-    out = tmp_path_factory.mktemp("build") / "out"
-    r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory,
+    worker_id: str,
+    name: str,
+    make: Callable[[Path], None],
+) -> Path:
+    """A folder ``make`` fills once per test run, shared by every pytest-xdist worker.
+
+    Without xdist (worker "master") it is a fresh temporary folder. Under xdist the workers'
+    temporary folders share one parent that is new for each run; the first worker to get here
+    makes the folder under a file lock while the others wait for it, so the run pays once.
+    """
+    if worker_id == "master":
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    from filelock import FileLock
+
+    folder = tmp_path_factory.getbasetemp().parent / name
+    done = folder / ".made"
+    with FileLock(f"{folder}.lock"):
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def _full_build(folder: Path) -> None:
+    r = run(
+        "build", "--out", str(folder / "out"), "--format", ALL_FORMATS, "--jobs", "2", "--quiet"
+    )
     assert r.returncode == 0, r.stderr
-    return out
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """One full default build (all cards, both languages, every format), shared by the tests
+    (and by pytest-xdist's workers: made once per run)."""
+    return once_per_run(tmp_path_factory, worker_id, "build", _full_build) / "out"
 
 
 # --- headless Chromium: Debian's, driven by playwright; one browser per test session ---------

@@ -8,13 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import launch_chromium, require_chromium
+from conftest import launch_chromium
 
 from posecards.config import CARD_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "screenshots"
-require_chromium()
 
 
 def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -> None:

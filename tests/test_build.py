@@ -80,12 +80,25 @@ def test_html_is_offline_text_with_alt(built: Path) -> None:
     assert re.search(r"[\u4e00-\u9fff]{4}", page)
 
 
-def test_same_inputs_same_bytes_across_jobs(built: Path, tmp_path: Path) -> None:
-    out = tmp_path / "again"
-    r = run("build", "--out", str(out), "--format", ALL_FORMATS, "--jobs", "1", "--quiet")
-    assert r.returncode == 0, r.stderr
-    a, b = tree(built), tree(out)
-    assert a.keys() == b.keys()
+def test_same_inputs_same_bytes_across_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--jobs 1 and --jobs 2, each from its own empty cache, so that every unit is really
+    rendered in both runs (none comes from a cache), write the same bytes."""
+    trees = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("POSECARDS_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        out = tmp_path / f"jobs-{jobs}"
+        r = run(
+            "build", "--out", str(out), "--cards", "2,4", "--format", ALL_FORMATS, "--jobs", jobs
+        )
+        assert r.returncode == 0, r.stderr
+        # cards 2 and 4 in two languages: four card units, all rendered, none from a cache
+        assert "0 of 4 card renders up to date in the cache" in r.stderr, r.stderr
+        assert len(re.findall(r"rendered$", r.stderr, flags=re.M)) == 4, r.stderr
+        trees.append(tree(out))
+    a, b = trees
+    assert a.keys() == b.keys() and len(a) > 20
     differ = [k for k in a if a[k] != b[k]]
     assert not differ, differ[:5]
 

@@ -362,3 +362,26 @@ def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> No
         pytest.skip(f"{missing} not installed")
     for lang in ("en", "zh"):
         check_pdf(deck_built / lang / "deck.pdf", dpi=72)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
+    """The default deck lists every card on its title slide (each card's full title): the
+    agenda fits its box at its size (a full deck build would stop with SlideFitError)."""
+    from posecards import __version__
+    from posecards.config import DECK_CARD_IDS, PEParams
+    from posecards.deck import draw as d
+    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.figures.style import card_style
+    from posecards.render.text import fill, load_card_text
+
+    deck = load_deck_text()
+    p = PEParams()
+    params = {"d_model": p.d_model, "base": p.base, "positions": p.positions}
+    params |= {"version": __version__, "n_cards": len(DECK_CARD_IDS)}
+    agenda = [f"{c}. {load_card_text(c).title.get(lang)}" for c in DECK_CARD_IDS]
+    with card_style("light") as th:
+        title = fill_slide(deck.title, lang, params).title
+        subtitle = fill(deck.subtitle.get(lang), params, "deck.toml: 'deck.subtitle'")
+        pic = d.title_slide(title, subtitle, agenda, th)
+    assert pic.png.startswith(b"\x89PNG") and len(agenda) == 7

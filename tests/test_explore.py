@@ -10,6 +10,7 @@ function is printed at the end (pytest -s) and written to build/test-artifacts/.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -21,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import require_chromium
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,8 +36,6 @@ from posecards.render.explore import explore_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
-require_chromium()
-
 BATCH = settings(max_examples=12, deadline=None)
 WORST: dict[str, float] = {}
 COUNTS: dict[str, int] = {}
@@ -99,6 +97,43 @@ def note(name: str, err: float, n: int) -> None:
     COUNTS[name] = COUNTS.get(name, 0) + n
 
 
+def _compared(name: str, errors: bool) -> int:
+    return sum(v for k, v in COUNTS.items() if k.startswith(name) and ("(errors)" in k) == errors)
+
+
+def covers(name: str, values: int = 101, errors: int = 6) -> Callable[[Any], Any]:
+    """The decorated property test, over all its examples, compared at least ``values`` values
+    and ``errors`` error messages of ``name`` (each test checks its own coverage)."""
+
+    def wrap(test: Any) -> Any:
+        @functools.wraps(test)
+        def run(*args: Any, **kwargs: Any) -> None:
+            before = (_compared(name, False), _compared(name, True))
+            test(*args, **kwargs)
+            got = (_compared(name, False) - before[0], _compared(name, True) - before[1])
+            assert got[0] >= values, f"{name}: only {got[0]} values compared"
+            assert got[1] >= errors, f"{name}: only {got[1]} error messages compared"
+
+        return run
+
+    return wrap
+
+
+@pytest.fixture(scope="module", autouse=True)
+def agreement_report() -> Iterator[None]:
+    """After the module: the worst error per function measured by the tests that ran, written
+    to build/test-artifacts/explore-agreement.txt (printed with pytest -s)."""
+    yield
+    lines = [f"{k:55s} worst {WORST[k]:.3e} over {COUNTS[k]} values" for k in sorted(WORST)]
+    lines += [
+        f"{k:55s} {v} messages identical" for k, v in sorted(COUNTS.items()) if "(errors)" in k
+    ]
+    if lines:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "explore-agreement.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print("\n" + "\n".join(lines))
+
+
 def same_outcome(name: str, js: dict[str, Any], py: dict[str, Any], case: Any) -> bool:
     """True if both returned; asserts that errors agree (both raise, same message)."""
     if "err" in py or "err" in js:
@@ -155,6 +190,7 @@ def _call(name: str, *args: Any) -> tuple[str, list[Any]]:
     return (name, list(args))
 
 
+@covers("sinusoidalPE")
 @BATCH
 @given(
     st.lists(st.tuples(positions, dims, bases, layouts, freqs), min_size=10, max_size=25),
@@ -175,6 +211,7 @@ def test_sinusoidal_pe_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
         note("sinusoidalPE (abs / max(1,|p|))", err, a.size)
 
 
+@covers("wavelengths")
 @BATCH
 @given(st.lists(st.tuples(dims, bases, freqs), min_size=10, max_size=30))
 def test_wavelengths_and_frequencies_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
@@ -204,6 +241,7 @@ offsets = mostly(
 )
 
 
+@covers("offsetProfile")
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.tuples(offsets, dims, bases, freqs), min_size=20, max_size=40))
 def test_offset_profile_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
@@ -307,6 +345,7 @@ def rope_cases(draw: st.DrawFn) -> tuple[Any, ...]:
     return (dim, base, sc, seq_len, mpe)
 
 
+@covers("ropeInvFreq")
 @settings(max_examples=12, deadline=None)
 @given(st.lists(rope_cases(), min_size=30, max_size=45))
 def test_rope_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
@@ -437,6 +476,7 @@ def _head_py(head: Any, params: dict[str, Any], mpe: Any, seq_len: Any, in_defau
     )
 
 
+@covers("headInvFreq")
 @settings(max_examples=12, deadline=None)
 @given(st.lists(head_cases(), min_size=30, max_size=45))
 def test_head_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
@@ -481,6 +521,7 @@ def test_head_inv_freq_real_configs(api: Page) -> None:
     assert "turns no pair" in js[8]["err"] and "must be an even number" in js[7]["err"]
 
 
+@covers("alibiSlopes")
 @BATCH
 @given(
     st.lists(
@@ -512,6 +553,7 @@ relative = mostly(
 )
 
 
+@covers("t5RelativeBucket", values=60)
 @BATCH
 @given(
     st.lists(
@@ -534,6 +576,7 @@ def test_t5_buckets_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
             note("t5RelativeBucket (exact)", 0.0, np.asarray(py["ok"]).size)
 
 
+@covers("debertaLogBucket", values=60)
 @BATCH
 @given(
     st.lists(
@@ -660,31 +703,6 @@ def test_python_reprs_in_messages(api: Page) -> None:
     js = run_js(api, [_call("wavelengths", *c) for c in cases])
     for case, j in zip(cases, js, strict=True):
         assert j["err"] == run_py(wavelengths, *case)["err"]
-
-
-def test_zz_report_agreement() -> None:
-    """The worst error per function, measured by the tests above (they must have run)."""
-    for name in (
-        "sinusoidalPE",
-        "offsetProfile",
-        "wavelengths",
-        "ropeInvFreq",
-        "headInvFreq",
-        "alibiSlopes",
-        "t5RelativeBucket",
-        "debertaLogBucket",
-    ):
-        compared = sum(v for k, v in COUNTS.items() if k.startswith(name) and "(errors)" not in k)
-        errors = sum(v for k, v in COUNTS.items() if k.startswith(name) and "(errors)" in k)
-        assert compared > 100, f"{name}: only {compared} values compared"
-        assert errors > 5, f"{name}: only {errors} error messages compared"
-    lines = [f"{k:55s} worst {WORST[k]:.3e} over {COUNTS[k]} values" for k in sorted(WORST)]
-    lines += [
-        f"{k:55s} {v} messages identical" for k, v in sorted(COUNTS.items()) if "(errors)" in k
-    ]
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "explore-agreement.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n" + "\n".join(lines))
 
 
 # ------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ Card 6 does not depend on ``PEParams``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -644,7 +644,7 @@ def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = {}
     figures: dict[str, dict[str, Any]] = {}
     merge = int(published("qwen2.5-vl-7b")["vision_config"]["spatial_merge_size"])
-    parts = (
+    parts: tuple[tuple[str, Callable[[], tuple[dict[str, Any], dict[str, Scalar]]]], ...] = (
         (
             "c6-partial",
             lambda: partial_panel(

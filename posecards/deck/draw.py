@@ -101,7 +101,7 @@ def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
     """Record (size in points, y in pixels) of every text Agg draws while the block runs."""
     from matplotlib.backends.backend_agg import RendererAgg
 
-    original = RendererAgg.draw_text
+    original: Callable[..., Any] = RendererAgg.draw_text
 
     def draw_text(
         self: Any, gc: Any, x: float, y: float, s: str, prop: Any, *a: Any, **k: Any

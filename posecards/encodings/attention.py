@@ -62,7 +62,8 @@ def attention_permutation_demo(
     scale = d_model**-0.5
 
     def draw(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
+        weights: torch.Tensor = torch.randn(*shape, generator=gen, dtype=torch.float64) * scale
+        return weights
 
     vocab = list(dict.fromkeys(tokens))  # distinct tokens, in order of first appearance
     table = draw(len(vocab), d_model)  # (vocab, d_model)

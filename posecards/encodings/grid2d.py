@@ -71,4 +71,5 @@ def swin_relative_position_index(window_h: int, window_w: int) -> I64:
     rows, cols = np.divmod(np.arange(wh * ww, dtype=np.int64), ww)  # (N,), (N,)
     dy = rows[:, None] - rows[None, :] + (wh - 1)  # (N, N) in 0..2Wh-2
     dx = cols[:, None] - cols[None, :] + (ww - 1)  # (N, N) in 0..2Ww-2
-    return dy * (2 * ww - 1) + dx  # (N, N)
+    index: I64 = dy * (2 * ww - 1) + dx  # (N, N)
+    return index

@@ -57,7 +57,9 @@ def unit_rows(table: npt.ArrayLike) -> F64:
 def _autocorrelation(x: F64, size: int) -> F64:
     """Σ_p x[p] x[p+k] for k = 0..n-1, summed over the columns of x (n, c): shape (n,)."""
     spec = np.fft.rfft(x, n=size, axis=0)  # (size/2+1, c)
-    return np.fft.irfft(spec * np.conj(spec), n=size, axis=0)[: x.shape[0]].sum(axis=1)  # (n,)
+    lagged: F64 = np.fft.irfft(spec * np.conj(spec), n=size, axis=0)  # (size, c)
+    summed: F64 = lagged[: x.shape[0]].sum(axis=1)  # (n,)
+    return summed
 
 
 def table_similarity(table: npt.ArrayLike, rows: npt.ArrayLike | None = None) -> F64:
@@ -92,4 +94,5 @@ def table_offset_profile(table: npt.ArrayLike) -> F64:
     pairs = np.round(_autocorrelation(nonzero, size))  # (n,) pairs of non-zero rows k apart
     g = np.full(n, np.nan)  # (n,)
     np.divide(total, pairs, out=g, where=pairs > 0)
-    return np.clip(g, -1.0, 1.0)  # (n,)
+    clipped: F64 = np.clip(g, -1.0, 1.0)  # (n,)
+    return clipped

@@ -157,7 +157,7 @@ def _ntk_base(dim: int, base: float, alpha: float, rope_type: str) -> float:
     """NTK-aware base change: base' = base * alpha^(d/(d-2)) (needs d > 2)."""
     if dim <= 2:
         raise ValueError(f"dim must be an even number > 2 for rope_type {rope_type!r}, got {dim}")
-    return base * alpha ** (dim / (dim - 2))
+    return float(base * alpha ** (dim / (dim - 2)))
 
 
 def yarn_mscale(scale: float, mscale: float = 1.0) -> float:

@@ -66,7 +66,8 @@ def pair_frequencies(d_model: int, base: float = 10000.0, frequencies: str = "pa
             f"(ω_i = exp(-i·ln(base)/(d/2-1)) divides by d/2-1 = 0), got {d}"
         )
     # ω_i = exp(-i·ln(base) / (d/2 - 1))
-    return np.exp(-i * np.log(b) / (half - 1))  # (d/2,)
+    omega: F64 = np.exp(-i * np.log(b) / (half - 1))  # (d/2,)
+    return omega
 
 
 def wavelengths(d_model: int, base: float = 10000.0, frequencies: str = "paper") -> F64:

@@ -53,7 +53,8 @@ class Block(nn.Module):
         scores = q @ k.transpose(-1, -2) / math.sqrt(d // h) + bias  # (B, H, n, n)
         att = torch.softmax(scores, dim=-1) @ v  # (B, H, n, d_head)
         x = x + self.proj(att.transpose(1, 2).reshape(b, n, d))
-        return x + self.mlp(self.ln2(x))
+        out: torch.Tensor = x + self.mlp(self.ln2(x))  # (B, n, d)
+        return out
 
 
 class PositionModel(nn.Module):
@@ -124,7 +125,8 @@ class PositionModel(nn.Module):
         rope = rope if self.scheme == "rope" else None
         for block in self.blocks:
             x = block(x, bias, rope)
-        return self.head(self.ln_f(x))  # (B, n, V)
+        logits: torch.Tensor = self.head(self.ln_f(x))  # (B, n, V)
+        return logits
 
 
 def rope_tables(

@@ -28,7 +28,7 @@ def load(path: Path | None = None) -> dict[str, Any]:
     """The checked results document from ``path`` (default: ``measurements_path()``)."""
     path = measurements_path() if path is None else path
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise MeasurementsError(f"cannot read measurements {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:

@@ -18,7 +18,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from posecards.figures.style import STYLE_DIR
+from posecards.paths import STYLE_DIR
 
 if TYPE_CHECKING:
     from matplotlib.figure import FigureBase
@@ -85,6 +85,11 @@ def page_scale(size_or_factor: str | float) -> float:
     return factor
 
 
+def role_rc() -> dict[str, Any]:
+    """matplotlib's text sizes (font.size, axes.titlesize ...) from their roles on the current page."""
+    return {key: fontsize(role) for key, role in role_sheet().rc.items()}
+
+
 @contextlib.contextmanager
 def text_scale(factor: float) -> Iterator[float]:
     """Scale every role by ``factor`` for the duration of the block (rcParams included)."""
@@ -93,8 +98,7 @@ def text_scale(factor: float) -> Iterator[float]:
     factor = page_scale(factor)
     token = _SCALE.set(factor)
     try:
-        rc: dict[str, Any] = {key: fontsize(role) for key, role in role_sheet().rc.items()}
-        with mpl.rc_context(rc):  # type: ignore[arg-type]
+        with mpl.rc_context(role_rc()):  # type: ignore[arg-type]
             yield factor
     finally:
         _SCALE.reset(token)

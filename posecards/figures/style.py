@@ -14,18 +14,18 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from posecards.errors import PosecardsError
+from posecards.figures.roles import role_rc
 from posecards.fonts import CJK_FAMILY, FAMILIES, MissingFontError
+from posecards.paths import STYLE_DIR
 
 if TYPE_CHECKING:
     from matplotlib.colors import Colormap
 
-STYLE_DIR = Path(__file__).resolve().parent.parent / "style"
 __all__ = ["CJK_FAMILY", "MissingFontError", "card_style", "named_fonts", "theme"]
 
 
@@ -151,6 +151,7 @@ def card_style(theme_name: str = "light") -> Iterator[Theme]:
         with (
             named_fonts(),
             plt.style.context(styles),
+            plt.rc_context(role_rc()),  # type: ignore[arg-type]
             plt.rc_context({"font.family": list(FAMILIES)}),
             warnings.catch_warnings(record=True) as caught,
         ):
