@@ -212,16 +212,18 @@ def check(
     from posecards.engine.judge import check as judge_check
     from posecards.engine.judge import compare_render
     from posecards.engine.lock import build_lock
+    from posecards.fonts import memo_read_only
 
-    if isinstance(cfg, DeckConfig):
-        from posecards.deck.build import plan_deck_build
+    with memo_read_only():  # the font hashes of the recipe are computed, not remembered
+        if isinstance(cfg, DeckConfig):
+            from posecards.deck.build import plan_deck_build
 
-        plan = plan_deck_build(cfg)
-    else:
-        from posecards.render.build import plan_build
+            plan = plan_deck_build(cfg)
+        else:
+            from posecards.render.build import plan_build
 
-        plan = plan_build(cfg)
-    with build_lock(cfg.out, wait=False):
+            plan = plan_build(cfg)
+    with build_lock(cfg.out, wait=False), memo_read_only():
         verdict = judge_check(plan, given)
         if render and not verdict.reasons:
             from posecards.engine.executor import run

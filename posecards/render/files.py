@@ -112,7 +112,8 @@ def findable_svg(svg: bytes) -> bytes:
     it as a comment there): searchable, copyable and read aloud, drawn by no one."""
 
     def title(m: re.Match[bytes]) -> bytes:
-        text = m.group(2).decode("utf-8")
+        # matplotlib XML-escapes the comment (& < >): the string itself, escaped once for <title>
+        text = html.unescape(m.group(2).decode("utf-8"))
         return m.group(1) + f"<title>{html.escape(text, quote=False)}</title>".encode()
 
     return _TEXT_COMMENT.sub(title, svg)
