@@ -249,10 +249,11 @@ def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.plot(r, b, color=theme.accent, drawstyle="steps-mid", linewidth=2.0)
     for sgn in (-1, 1):
         ax.axvline(sgn * edge, color=theme.warn, linestyle="--", linewidth=1.2)
-    ax.text(
-        edge,
-        -float(data["bucket_size"]) * 0.95,
-        " " + t("deb_edge", n=edge, b=float(data["edge_bucket"])),
+    ax.annotate(  # right of the dashed line at +edge, a fixed gap away whatever the font
+        t("deb_edge", n=edge, b=float(data["edge_bucket"])),
+        (edge, -float(data["bucket_size"]) * 0.95),
+        xytext=(8, 0),
+        textcoords="offset points",
         color=theme.warn,
         ha="left",
         va="bottom",
