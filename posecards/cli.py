@@ -20,6 +20,7 @@ from posecards.config import (
     DECK_CARD_IDS,
     DECK_FORMATS,
     FORMATS,
+    INSPECT_FORMATS,
     LANGS,
     MAX_BASE,
     MAX_D_MODEL,
@@ -472,14 +473,23 @@ def deck(
 @app.command("inspect")
 def inspect_model(
     path: Annotated[
-        str, typer.Argument(help="Local model folder (config.json + weights) or .safetensors file.")
+        str,
+        typer.Argument(
+            help="Local model folder (config.json + weights), .safetensors file or config.json."
+        ),
     ],
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Output folder (default: out/inspect/<model name>)."),
     ] = None,
     lang: OptLang = _LANGS,
-    format: OptFormat = _FORMATS,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help=f"Comma list of: {','.join(INSPECT_FORMATS)} (json: the layer-by-layer reading).",
+        ),
+    ] = _FORMATS,
     theme: OptTheme = _DEFAULT.look.theme,
     size: OptSize = _DEFAULT.look.size,
     tensor: Annotated[
@@ -501,7 +511,7 @@ def inspect_model(
     cfg = InspectConfig(
         out=out,
         langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, FORMATS),
+        formats=_choices("--format", format, INSPECT_FORMATS),
         look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, tuple(SIZES))),
         tensor=tensor,
         offset=offset,

@@ -8,6 +8,8 @@ from pathlib import Path
 CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
+# posecards inspect also writes its reading as DIR/<name>.json (docs/inspect-json.md)
+INSPECT_FORMATS: tuple[str, ...] = (*FORMATS, "json")
 THEMES: tuple[str, ...] = ("light", "dark")
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).

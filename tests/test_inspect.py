@@ -18,11 +18,13 @@ from tiny_models import LLAMA3_ROPE, gpt2_model, save_bin
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from posecards.content.inspect import compute_inspection
+from posecards.content.reading import kind_frequencies
 from posecards.encodings.cosine import cosine_similarity
 from posecards.model.checkpoint import CheckpointError, open_checkpoint, read_tensor
 from posecards.model.positions import (
     AlibiPositions,
     InspectOptions,
+    LayeredPositions,
     LearnedPositions,
     RopePositions,
     find_positions,
@@ -510,7 +512,9 @@ LLAMA2 = {
 
 def test_configs_without_rope_keys_use_hf_defaults(tmp_path: Path) -> None:
     found, content = _theta(_write_config(tmp_path / "llama2", LLAMA2))
-    assert found.defaults == ("rope_theta = 10000",) and found.rope_type == "default"
+    # LlamaConfig's defaults for what the file leaves out (the layer count is read too now)
+    assert found.defaults == ("num_hidden_layers = 32", "rope_theta = 10000")
+    assert found.rope_type == "default"
     np.testing.assert_allclose(
         content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "llama2"), rtol=1e-6
     )
@@ -564,6 +568,7 @@ def test_extended_context_rules(tmp_path: Path) -> None:
 
 
 def test_gemma3_per_layer_type_parameters(tmp_path: Path) -> None:
+    """Two RoPEs in one model: the layer-by-layer card, each kind as transformers holds it."""
     gemma = {
         "model_type": "gemma3_text",
         "head_dim": 256,
@@ -575,15 +580,28 @@ def test_gemma3_per_layer_type_parameters(tmp_path: Path) -> None:
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
         },
     }
-    found, content = _theta(_write_config(tmp_path / "gemma3", gemma))
-    assert (found.rope_type, found.base, found.ignored_keys) == ("linear", 1e6, ())
-    assert "rope_parameters.full_attention.factor" in found.config_keys
-    np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "gemma3"), rtol=1e-6
+    found = find_positions(open_checkpoint(_write_config(tmp_path / "gemma3", gemma)))
+    assert isinstance(found, LayeredPositions)
+    kinds = found.reading.rope
+    assert (kinds["full_attention"].rope_type, kinds["full_attention"].theta) == ("linear", 1e6)
+    assert (kinds["sliding_attention"].rope_type, kinds["sliding_attention"].theta) == (
+        "default",
+        1e4,
     )
+    assert "rope_parameters.full_attention.factor" in found.config_keys
+    config = T.AutoConfig.from_pretrained(tmp_path / "gemma3")
+    for lt, kind in kinds.items():
+        fn = ROPE_INIT_FUNCTIONS.get(kind.rope_type)
+        if fn is None:
+            from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+            fn = Gemma3RotaryEmbedding.compute_default_rope_parameters
+        ref, _ = fn(config, layer_type=lt)
+        np.testing.assert_allclose(kind_frequencies(kind).inv_freq, ref.double(), rtol=2e-6)
 
 
 def test_deepseek_rope_head_and_interleaved_layout(tmp_path: Path) -> None:
+    """MLA: 64 of 192 slots rotate, interleaved; the layer-by-layer card."""
     ds = {
         "model_type": "deepseek_v3",
         "hidden_size": 7168,
@@ -602,10 +620,17 @@ def test_deepseek_rope_head_and_interleaved_layout(tmp_path: Path) -> None:
             "original_max_position_embeddings": 4096,
         },
     }
-    found, content = _theta(_write_config(tmp_path / "ds", ds))
-    assert (found.rotary_dim, found.layout, found.trained_context) == (64, "interleaved", 4096)
+    found = find_positions(open_checkpoint(_write_config(tmp_path / "ds", ds)))
+    assert isinstance(found, LayeredPositions)
+    kind = found.reading.rope["rope"]
+    assert (kind.head_dim, kind.head_slots, kind.first_slot, kind.layout) == (
+        64,
+        192,
+        128,
+        "interleaved",
+    )
     np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "ds"), rtol=1e-6
+        kind_frequencies(kind).inv_freq, _hf_theta(tmp_path / "ds"), rtol=1e-6
     )
 
 

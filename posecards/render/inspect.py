@@ -116,11 +116,12 @@ def inspect_outputs(
     """Every output file of an inspection, keyed by path relative to DIR."""
     card = str(content.card)
     stem = model_slug(ckpt.name)
+    drawn = tuple(f for f in cfg.formats if f != "json")  # --format json: the reading only
     jobs = [
         InspectJob(
             card,
             lang,
-            cfg.formats,
+            drawn,
             cfg.look,
             stem,
             content,
@@ -129,15 +130,16 @@ def inspect_outputs(
         for lang in cfg.langs
     ]
     files: dict[str, bytes] = {}
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=max(1, min(len(jobs), cfg.jobs)), mp_context=ctx, max_tasks_per_child=1
-    ) as pool:
-        for job, result in zip(jobs, pool.map(render_inspection, jobs), strict=True):
-            files.update(result)
-            if progress:
-                progress(f"inspection card ({job.lang}) rendered")
-    if "html" in cfg.formats:
+    if drawn:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=max(1, min(len(jobs), cfg.jobs)), mp_context=ctx, max_tasks_per_child=1
+        ) as pool:
+            for job, result in zip(jobs, pool.map(render_inspection, jobs), strict=True):
+                files.update(result)
+                if progress:
+                    progress(f"inspection card ({job.lang}) rendered")
+    if "html" in drawn:
         from posecards.render.text import load_card_text
 
         src = PageSource(load_card_text(card), content.numbers, stem, "")
@@ -145,7 +147,7 @@ def inspect_outputs(
             html_pages(
                 [src],
                 cfg.langs,
-                cfg.formats,
+                drawn,
                 cfg.look,
                 lambda lang: inspect_footer(ckpt, found, cfg.look, lang),
                 files,
@@ -155,8 +157,12 @@ def inspect_outputs(
             k: v
             for k, v in files.items()
             if "/." not in k
-            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
+            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in drawn)
         }
+    if "json" in cfg.formats:
+        from posecards.content.reading import inspection_json
+
+        files[f"{stem}.json"] = inspection_json(ckpt.name, ckpt.config, found)
     files = dict(sorted(files.items()))
     files["manifest.json"] = _manifest(cfg, ckpt, found, files)
     return files
@@ -176,6 +182,9 @@ def _manifest(
         for lang in cfg.langs
     }
     pages = [f for f in files if f.endswith(".html")]
+    readings = [f for f in files if "/" not in f and f.endswith(".json")]
+    if readings:  # --format json: the layer-by-layer reading (content/reading.py)
+        units["reading"] = ([text], readings)
     if pages:
         units[PAGES] = ([text], pages)
         for lang in cfg.langs:
