@@ -6,7 +6,9 @@ inspect tests).
 layer it calls the attention module's ``forward`` on meta tensors with the modeling module's
 ``apply_rotary_*`` functions replaced by recorders and ``eager_attention_forward`` by a probe:
 so whether a layer rotates q and k, the ``sliding_window`` and the ``scaling`` it hands to the
-attention kernel all come from transformers' code, not from a re-reading of it. MRoPE axes come
+attention kernel all come from transformers' code, not from a re-reading of it. Where the model
+picks a mask by ``layer_types[i]``, the window is what that mask reads (``config.sliding_window``,
+``config.attention_chunk_size`` after the config class's own ``__post_init__``). MRoPE axes come
 from driving the rotary module with one position row (t, h or w) at a time.
 """
 
@@ -148,10 +150,19 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
             probe.clear()
             _call_attention(attn, text.hidden_size, 4, lt)
             rope = bool(calls)
-            window = probe.get("sliding_window")
-            kind = "chunked" if lt == "chunked_attention" else ("sliding" if window else "full")
-            if kind == "chunked":
-                window = text.attention_chunk_size
+            if lt is not None:
+                # the model picks the mask by layer_types[i]; the sliding and chunked masks read
+                # config.sliding_window / config.attention_chunk_size (masking_utils)
+                window = {
+                    "sliding_attention": getattr(text, "sliding_window", None),
+                    "chunked_attention": getattr(text, "attention_chunk_size", None),
+                }.get(lt)
+                kind = {"sliding_attention": "sliding", "chunked_attention": "chunked"}.get(lt)
+                kind = kind if window else "full"
+                window = window or None
+            else:  # one mask for every layer: the window the attention module is handed
+                window = probe.get("sliding_window") or None
+                kind = "sliding" if window else "full"
             which = (lt if per_type else "rope") if rope else None
             # Falcon computes attention itself, with inv_norm_factor
             scaling = probe.get("scaling", getattr(attn, "inv_norm_factor", None))

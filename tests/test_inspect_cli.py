@@ -106,6 +106,39 @@ def test_every_kind_builds_a_card(
     }
 
 
+LAYERED = ROOT / "docs" / "examples" / "gemma-3-27b-it"
+
+
+def test_a_layered_model_builds_its_card_and_json(tmp_path: Path) -> None:
+    """A lone config.json of a model whose layers differ: the layer-by-layer card in both
+    languages, and --format json beside it (listed in the manifest)."""
+    out = tmp_path / "out"
+    _ok(str(LAYERED / "config.json"), "--out", str(out), "--format", "png,json", "--quiet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"]["found"]["kind"] == "layers"
+    for lang in ("en", "zh"):
+        assert (out / lang / "gemma-3-27b-it.png").stat().st_size > 50_000
+    doc = json.loads((out / "gemma-3-27b-it.json").read_text())
+    assert doc["model_type"] == "gemma3_text" and doc["num_layers"] == 62
+    assert "gemma-3-27b-it.json" in manifest["files"]
+    assert manifest["units"]["reading"]["files"] == ["gemma-3-27b-it.json"]
+    # json alone: nothing drawn, the same document
+    only = tmp_path / "only"
+    _ok(str(LAYERED), "--out", str(only), "--format", "json", "--quiet")
+    assert sorted(p.name for p in only.iterdir()) == ["gemma-3-27b-it.json", "manifest.json"]
+    assert (only / "gemma-3-27b-it.json").read_bytes() == (out / "gemma-3-27b-it.json").read_bytes()
+
+
+def test_json_for_learned_and_alibi_models(zoo: dict[str, Path], tmp_path: Path) -> None:
+    for name, position in (("gpt2", "learned"), ("bloom", "alibi")):
+        out = tmp_path / name
+        _ok(str(zoo[name]), "--out", str(out), "--format", "json", "--quiet")
+        doc = json.loads((out / f"{name}.json").read_text())
+        assert doc["rope"] == {} and doc["query_scale"] is None
+        assert {la["position"] for la in doc["layers"]} == {position}
+        assert doc["num_layers"] == len(doc["layers"]) >= 1
+
+
 def test_all_formats_deterministic_and_default_out(zoo: dict[str, Path], tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     _ok(str(zoo["gpt2"]), "--out", str(a), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
@@ -147,6 +180,8 @@ def previous(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
         (["{gpt2}", "--theme", "blue"], "--theme: unknown value 'blue'"),
         (["{gpt2}", "--jobs", "0"], "--jobs must be from 1 to 64, got 0"),
         (["{empty}"], "no position encoding found"),
+        (["{bad_rope}"], "unknown rope_type 'ntk2'"),
+        (["{bad_mrope}"], "mrope_section [16, 16, 16] sums to 48, not head_dim/2 = 64"),
     ],
 )
 def test_bad_input_is_one_line_and_leaves_dir_alone(
@@ -158,7 +193,21 @@ def test_bad_input_is_one_line_and_leaves_dir_alone(
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.json").write_text('{"model_type": "mystery"}')
-    paths = {"{gpt2}": str(zoo["gpt2"]), "{bloom}": str(zoo["bloom"]), "{empty}": str(empty)}
+    bad_rope = tmp_path / "bad_rope.json"
+    bad_rope.write_text('{"model_type": "llama", "rope_scaling": {"rope_type": "ntk2", "factor": 2}}')
+    bad_mrope = tmp_path / "bad_mrope.json"
+    bad_mrope.write_text(
+        json.dumps(
+            {"model_type": "qwen2_vl", "rope_scaling": {"type": "mrope", "mrope_section": [16] * 3}}
+        )
+    )
+    paths = {
+        "{gpt2}": str(zoo["gpt2"]),
+        "{bloom}": str(zoo["bloom"]),
+        "{empty}": str(empty),
+        "{bad_rope}": str(bad_rope),
+        "{bad_mrope}": str(bad_mrope),
+    }
     r = run("inspect", *[paths.get(a, a) for a in args], "--out", str(out), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()

@@ -36,7 +36,7 @@ from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sampling import even_positions, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
 from posecards.encodings.softmax import softmax
-from posecards.model.checkpoint import Checkpoint, read_tensor
+from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
 from posecards.model.layers import ATTENTION_KINDS
 from posecards.model.names import display_name
 from posecards.model.positions import (
@@ -292,6 +292,11 @@ def _notes(r: Any, key: str) -> list[dict[str, Any]]:
 def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
     r = found.reading
     keys = list(r.rope)  # the RoPE kinds, in the reading's order
+    if not keys:
+        raise CheckpointError(
+            f"{ckpt.name}: no layer of this {r.model_type} config applies RoPE or any other "
+            "position encoding posecards reads; there is no position to draw"
+        )
     nums = {key: kind_frequencies(r.rope[key]) for key in keys}
     kind_index = {key: i for i, key in enumerate(keys)}
     n = r.num_layers

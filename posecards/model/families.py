@@ -13,7 +13,8 @@ the defaults and layer-type rules, ``models/<x>/modeling_<x>.py`` for the rest).
   ``gemma4`` (taken as given). ``rope_defaults``: the dict the class uses when none is given.
   ``partial``: the ``partial_rotary_factor`` the class sets when config.json has none.
 - ``layer_types``: how the class fills ``layer_types`` when config.json has none (see
-  ``posecards/model/layers.py``), ``window``: ``layer`` (sliding on ``sliding_attention`` layers)
+  ``posecards/model/layers.py``; ``none``: the class has no ``layer_types`` field, and a
+  ``layer_types`` key in config.json is read by nothing), ``window``: ``layer`` (sliding on ``sliding_attention`` layers)
   or ``all`` (Mistral: every layer slides when ``sliding_window`` is set).
 - ``layout``: the pair layout of ``apply_rotary_pos_emb``: ``half`` (``rotate_half``),
   ``interleaved`` (pairs ``(2k, 2k+1)``), or ``rope_interleave`` (the config key decides).
@@ -53,6 +54,8 @@ class Family:
     partial: float | None = None
     layer_types: str = "none"
     window: str = "layer"
+    window_gate: bool = False  # sliding_window counts only with use_sliding_window (Qwen2, Qwen3)
+    head_dim_none: bool = False  # the class leaves head_dim None (Mixtral): yarn/dynamic/longrope fail
     layout: str = "half"
     rope_layers: str = "every"
     rotary: str = "one"
@@ -138,6 +141,7 @@ _FAMILIES: tuple[Family, ...] = (
         ),
         theta=1000000.0,
         window="all",
+        head_dim_none=True,
     ),
     Family(
         "ministral3",
@@ -179,6 +183,7 @@ _FAMILIES: tuple[Family, ...] = (
             max_window_layers=28,
         ),
         layer_types="max_window_layers",
+        window_gate=True,
     ),
     Family(
         "qwen2_moe",
@@ -192,7 +197,8 @@ _FAMILIES: tuple[Family, ...] = (
             use_sliding_window=False,
             max_window_layers=28,
         ),
-        layer_types="max_window_layers",
+        layer_types="qwen2_moe",
+        window_gate=True,
     ),
     Family(
         "qwen2_vl_text",
@@ -212,6 +218,7 @@ _FAMILIES: tuple[Family, ...] = (
         mrope="chunked",
         mrope_default=(16, 24, 24),
         composite=("qwen2_vl",),
+        window_gate=True,
     ),
     Family(
         "qwen2_5_vl_text",
@@ -231,6 +238,7 @@ _FAMILIES: tuple[Family, ...] = (
         mrope="chunked",
         mrope_default=(16, 24, 24),
         composite=("qwen2_5_vl",),
+        window_gate=True,
     ),
     Family(
         "qwen3",
@@ -246,6 +254,7 @@ _FAMILIES: tuple[Family, ...] = (
             max_window_layers=28,
         ),
         layer_types="max_window_layers",
+        window_gate=True,
     ),
     Family(
         "qwen3_moe",
@@ -259,6 +268,7 @@ _FAMILIES: tuple[Family, ...] = (
             use_sliding_window=False,
         ),
         window="all",
+        window_gate=True,
     ),
     Family(
         "qwen3_vl_text",

@@ -47,6 +47,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "num_hidden_layers": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
     "max_position_embeddings": ("max_position_embeddings", "n_positions", "max_seq_len"),
 }
+# RoPE types whose HF init reads getattr(config, "head_dim", ...) without an ``or`` fallback
+_NEEDS_HEAD_DIM = ("dynamic", "yarn", "longrope")
 MAX_LAYERS = 4096
 MAX_HEAD_DIM = 65536
 
@@ -248,6 +250,8 @@ def has_rope_keys(config: Mapping[str, Any]) -> bool:
 def _layer_types(t: _Text, n: int) -> list[str]:
     """config.layer_types as the config class fills it."""
     fam = t.family
+    if fam.layer_types == "none" and fam is not ASSUMED:
+        return []  # the config class has no layer_types field: config.json's is not read
     given = t.raw("layer_types")
     if given is not None:
         if not isinstance(given, list) or not all(isinstance(x, str) for x in given):
@@ -285,6 +289,15 @@ def _layer_types(t: _Text, n: int) -> list[str]:
             "sliding_attention" if window is not None and i >= first else "full_attention"
             for i in range(n)
         ]
+    if rule == "qwen2_moe":  # Qwen2-MoE: every other layer below max_window_layers slides
+        window = _window(t)
+        last = t.integer("max_window_layers", low=0)
+        return [
+            "sliding_attention"
+            if (i + 1) % 2 and i < last and window is not None
+            else "full_attention"
+            for i in range(n)
+        ]
     if rule == "qwen3_next":
         p = t.get("full_attention_interval")
         if p is None:
@@ -294,8 +307,8 @@ def _layer_types(t: _Text, n: int) -> list[str]:
         return ["linear_attention" if (i + 1) % p else "full_attention" for i in range(n)]
     if rule == "llama4":
         return ["chunked_attention" if r else "full_attention" for r in _no_rope_layers(t, n)]
-    if rule == "smollm3":
-        window = _window(t)
+    if rule == "smollm3":  # sliding on NoPE layers, only with use_sliding_window
+        window = _window(t) if t.get("use_sliding_window") else None
         return [
             "sliding_attention" if window is not None and not r else "full_attention"
             for r in _no_rope_layers(t, n)
@@ -306,9 +319,8 @@ def _layer_types(t: _Text, n: int) -> list[str]:
 def _window(t: _Text) -> int | None:
     """The sliding window the attention uses (Qwen2-style configs gate it by use_sliding_window)."""
     window = t.get("sliding_window")
-    if "use_sliding_window" in t.family.defaults or t.has("use_sliding_window"):
-        if not t.get("use_sliding_window"):
-            return None
+    if t.family.window_gate and not t.get("use_sliding_window"):
+        return None
     if window is None:
         return None
     return t.integer("sliding_window", value=window)
@@ -617,6 +629,8 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
 
     kinds: dict[str, RopeKind] = {}
     ignored_all: list[str] = []
+    if fam.layer_types == "none" and fam is not ASSUMED and "layer_types" in text:
+        ignored_all.append("layer_types")  # set as a plain attribute, read by no module
 
     def kind(
         key: str, params: Mapping[str, Any], where: str, kind_head_dim: int, slots: int = 0
@@ -681,6 +695,12 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
                     )
                 )
         ignored_all.extend(f"{where}.{k}" for k in ignored)
+        if fam.head_dim_none and not text.get("head_dim") and rope_type in _NEEDS_HEAD_DIM:
+            raise CheckpointError(
+                f"config.json: transformers 5.23.0 cannot build this {model_type} model: its "
+                f"config class leaves head_dim None and the {rope_type} RoPE reads it without a "
+                "fallback (add head_dim to config.json)"
+            )
         if max_pos is None and rope_type in ("dynamic", "yarn", "longrope", "llama3"):
             raise CheckpointError(
                 f"config.json: rope_type {rope_type!r} needs max_position_embeddings"
@@ -762,7 +782,7 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
         key = (lt if per_type else "rope") if rotates else None
         layers.append(Layer(i, kind_name, win, "rope" if rotates else "none", key))
     used_kinds = {la.rope for la in layers if la.rope is not None}
-    kinds = {k: v for k, v in kinds.items() if k in used_kinds} or kinds
+    kinds = {k: v for k, v in kinds.items() if k in used_kinds}  # empty: no layer rotates
 
     # ---- softmax scale (first attention layer) and query temperature
     first = next((la for la in layers if la.attention != "linear"), layers[0])

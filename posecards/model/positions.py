@@ -301,7 +301,7 @@ def is_plain(reading: ModelLayers) -> bool:
     """One RoPE on every layer, full attention everywhere, the standard softmax scale and nothing
     else (no MRoPE, proportional pairs, MLA split or query temperature): today's RoPE card."""
     if len(reading.rope) != 1:
-        return False
+        return False  # two RoPEs, or none on any layer
     kind = next(iter(reading.rope.values()))
     s = reading.softmax
     standard = s.rule == "head_dim" or (
