@@ -194,7 +194,9 @@ def test_bad_input_is_one_line_and_leaves_dir_alone(
     empty.mkdir()
     (empty / "config.json").write_text('{"model_type": "mystery"}')
     bad_rope = tmp_path / "bad_rope.json"
-    bad_rope.write_text('{"model_type": "llama", "rope_scaling": {"rope_type": "ntk2", "factor": 2}}')
+    bad_rope.write_text(
+        '{"model_type": "llama", "rope_scaling": {"rope_type": "ntk2", "factor": 2}}'
+    )
     bad_mrope = tmp_path / "bad_mrope.json"
     bad_mrope.write_text(
         json.dumps(
@@ -267,8 +269,11 @@ def test_a_4_gib_checkpoint_is_not_loaded(tmp_path: Path) -> None:
     assert manifest["model"]["found"]["tensor"] == "wpe.weight"
 
 
-def test_readme_example_card_is_a_fresh_render(tmp_path: Path) -> None:
-    """The example card in the README shows what this build draws: same size, and pixels within
+@pytest.mark.parametrize(
+    "example", ["llama-3.1-8b", "llama-4-scout-17b-16e-instruct"], ids=lambda e: e
+)
+def test_readme_example_card_is_a_fresh_render(tmp_path: Path, example: str) -> None:
+    """The example cards in the README show what this build draws: same size, and pixels within
     a small tolerance (as matplotlib's own image tests compare), not bit for bit: the last bits
     of a rendering vary between CPUs (an anti-aliased edge moves by 1/255), the picture does not.
     A changed number, word or curve moves far more than the tolerance (see the second half)."""
@@ -276,17 +281,15 @@ def test_readme_example_card_is_a_fresh_render(tmp_path: Path) -> None:
     from PIL import Image
 
     out = tmp_path / "out"
-    _ok(str(EXAMPLE), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
-    committed = ROOT / "docs" / "img" / "inspect-llama-3-1-8b.png"
-    fresh = np.asarray(Image.open(out / "en" / "llama-3-1-8b.png").convert("RGB"), dtype=float)
+    folder = ROOT / "docs" / "examples" / example
+    _ok(str(folder), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
+    stem = example.replace(".", "-")
+    committed = ROOT / "docs" / "img" / f"inspect-{stem}.png"
+    fresh = np.asarray(Image.open(out / "en" / f"{stem}.png").convert("RGB"), dtype=float)
     old = np.asarray(Image.open(committed).convert("RGB"), dtype=float)
-    assert fresh.shape == old.shape, (
-        "docs/img/inspect-llama-3-1-8b.png is stale: run 'make example'"
-    )
+    assert fresh.shape == old.shape, f"{committed.name} is stale: run 'make example'"
     rms = calculate_rms(fresh, old)
-    assert rms < RMS_TOLERANCE, (
-        f"docs/img/inspect-llama-3-1-8b.png differs (RMS {rms:.2f}): run 'make example'"
-    )
+    assert rms < RMS_TOLERANCE, f"{committed.name} differs (RMS {rms:.2f}): run 'make example'"
     # the tolerance is far below what a one-word change of the card costs
     shifted = fresh.copy()
     shifted[40:80, 60:400] = 255 - shifted[40:80, 60:400]  # a title's worth of changed pixels

@@ -150,7 +150,9 @@ def family_configs(draw: Any) -> dict[str, Any]:
         text["sliding_window_pattern"] = draw(st.integers(1, 5))
     if "sliding_window" in fam.defaults and draw(st.booleans()):
         # null only where the class's field type allows it (Gemma 4's is a plain int)
-        field = {f.name: f for f in dataclasses.fields(CONFIG_MAPPING[model_type])}["sliding_window"]
+        field = {f.name: f for f in dataclasses.fields(CONFIG_MAPPING[model_type])}[
+            "sliding_window"
+        ]
         nullable = "None" in str(field.type)
         text["sliding_window"] = draw(st.sampled_from([None, 64, 1024] if nullable else [64, 1024]))
     if "use_sliding_window" in fam.defaults and draw(st.booleans()):

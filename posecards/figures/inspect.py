@@ -464,7 +464,14 @@ def draw_spectrum(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
 
     kinds = list(data["kinds"])
     mrope = any(sp["axes"] is not None for sp in kinds)
-    notes = [t("note_llama3_step", at=n["at"], f=n["factor"]) for n in data["notes"]]
+    notes = [
+        t(
+            "note_llama3_step_whole" if float(n["factor"]).is_integer() else "note_llama3_step",
+            at=n["at"],
+            f=n["factor"],
+        )
+        for n in data["notes"]
+    ]
     n_lines = len(kinds) + (1 if mrope else 0) + 2 * len(notes)
     leg_ax, ax = fig.subplots(2, 1, height_ratios=[0.16 * n_lines + 0.05, 1.0])
     leg_ax.axis("off")
@@ -660,13 +667,22 @@ def draw_scales(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         lines.append(t("factor_box", a=float(a), name=t(f"short_{key}")))
     for note in data["notes"]:
         lines.append(t("note_tuning", v=note["value"]))
-    kind = str(data["temperature"])
-    n_entries = 3 if kind == "llama4" else 2
-    n_lines = sum(line.count("\n") + 1 for line in lines) + n_entries
-    box, ax = fig.subplots(2, 1, height_ratios=[0.2 * n_lines + 0.05, 1.0])
+    n_lines = sum(line.count("\n") + 1 for line in lines)
+    box, ax = fig.subplots(2, 1, height_ratios=[0.19 * n_lines + 0.05, 1.0])
     box.axis("off")
+    box.text(
+        0.0,
+        1.0,
+        "\n".join(lines),
+        transform=box.transAxes,
+        ha="left",
+        va="top",
+        fontsize=roles.fontsize("annotation"),
+        color=theme.text,
+    )
     p = np.asarray(data["position"], dtype=np.float64)
     tau = np.asarray(data["tau"], dtype=np.float64)
+    kind = str(data["temperature"])
     if kind != "none":
         ax.step(p, tau, where="post", color=theme.warn, linewidth=2.2, label=t(f"tau_{kind}"))
         if kind == "llama4":  # the RoPE layers keep tau = 1
@@ -675,35 +691,18 @@ def draw_scales(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             )
     else:
         ax.plot(p, tau, color=theme.accent, linewidth=2.2, label=t("tau_none"))
-    ax.axvline(
-        float(data["context"]),
-        color=theme.muted,
-        linewidth=1.2,
-        linestyle=(0, (4, 3)),
-        label=t("context_line"),
-    )
+    # max_position_embeddings (named in the caption)
+    ax.axvline(float(data["context"]), color=theme.muted, linewidth=1.2, linestyle=(0, (4, 3)))
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     lo, hi = 1.0, float(tau.max())
     span = max(hi - lo, 0.5)
-    ax.set_ylim(lo - 0.1 * span, hi + 0.2 * span)
+    ax.set_ylim(lo - 0.1 * span, hi + 1.1 * span)
     ax.set_xlim(1.0, float(p[-1]))
     ax.set_xlabel(t("position"))
     ax.set_ylabel(t("temperature"))
-    # the legend sits in the strip above, under the numbers: no curve there
-    handles, names = ax.get_legend_handles_labels()
-    box.legend(  # the numbers as its title, then what each line is
-        handles,
-        names,
-        title="\n".join(lines),
-        title_fontsize=roles.fontsize("annotation"),
-        alignment="left",
-        loc="upper left",
-        frameon=False,
-        borderaxespad=0.0,
-        handlelength=1.6,
-        fontsize=roles.fontsize("legend"),
-    )
+    # upper left: the temperature only rises at the right, past floor_len positions
+    ax.legend(loc="upper left", frameon=False, handlelength=1.6, fontsize=roles.fontsize("legend"))
 
 
 DRAW: dict[str, DrawFn] = {

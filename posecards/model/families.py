@@ -55,7 +55,9 @@ class Family:
     layer_types: str = "none"
     window: str = "layer"
     window_gate: bool = False  # sliding_window counts only with use_sliding_window (Qwen2, Qwen3)
-    head_dim_none: bool = False  # the class leaves head_dim None (Mixtral): yarn/dynamic/longrope fail
+    head_dim_none: bool = (
+        False  # the class leaves head_dim None (Mixtral): yarn/dynamic/longrope fail
+    )
     layout: str = "half"
     rope_layers: str = "every"
     rotary: str = "one"
