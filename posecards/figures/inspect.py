@@ -375,6 +375,25 @@ def _kind_name(t: Labels, key: str, theta: float, rope_type: str = "default", f:
     return name
 
 
+def _legend_above(ax: Axes, handles: list[Any], notes: list[str] | None = None) -> None:
+    """Two columns of square keys just above the axes (constrained layout makes room), with
+    ``notes`` as the legend's title."""
+    ax.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.02),
+        ncols=2,
+        frameon=False,
+        borderaxespad=0.0,
+        columnspacing=1.0,
+        handlelength=1.2,
+        title="\n".join(notes) if notes else None,
+        title_fontsize=roles.fontsize("legend"),
+        alignment="left",
+        fontsize=roles.fontsize("legend"),
+    )
+
+
 def _kind_colours(theme: Theme, n: int) -> list[str]:
     return [theme.accent, theme.warn, theme.ok, *theme.categorical][:n]
 
@@ -441,17 +460,7 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
                 facecolor=theme.background, edgecolor=theme.neutral, hatch="///", label=t("no_rope")
             )
         )
-    ax.legend(
-        handles=handles,
-        loc="lower left",
-        bbox_to_anchor=(0.0, 1.02),
-        ncols=2,
-        frameon=False,
-        borderaxespad=0.0,
-        columnspacing=1.0,
-        handlelength=1.2,
-        fontsize=roles.fontsize("legend"),
-    )
+    _legend_above(ax, handles)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 
@@ -569,6 +578,7 @@ def draw_head_slots(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     labels = []
     for r, h in enumerate(kinds):
         code = np.asarray(h["code"], dtype=np.float64)  # pair index / axis, -1 still, -2 zero
+        cmap: Any
         if h["mrope"]:
             shown = np.where(code >= 0, code, np.nan)
             cmap = ListedColormap(axis_colours)
@@ -617,44 +627,18 @@ def draw_head_slots(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
         seq = visible_cmap(theme, "sequential")
         handles.append(Patch(facecolor=seq(0.0), label=t("slot_fast")))
         handles.append(Patch(facecolor=seq(1.0), label=t("slot_slow")))
-    if any(np.any(np.asarray(h["code"]) == -1) for h in kinds):
-        handles.append(
-            Patch(
-                facecolor=theme.background,
-                edgecolor=theme.neutral,
-                hatch="///",
-                label=t("not_rotated"),
-            )
-        )
-    if any(np.any(np.asarray(h["code"]) == -2) for h in kinds):
-        handles.append(
-            Patch(
-                facecolor=theme.background,
-                edgecolor=theme.neutral,
-                hatch="...",
-                label=t("zero_frequency"),
-            )
-        )
+    for value, hatch, key in ((-1, "///", "not_rotated"), (-2, "...", "zero_frequency")):
+        if any(np.any(np.asarray(h["code"]) == value) for h in kinds):
+            hatched = Patch(facecolor=theme.background, edgecolor=theme.neutral, hatch=hatch)
+            hatched.set_label(t(key))
+            handles.append(hatched)
     notes = [t("note_mrope_unread", layout=t(f"mrope_{n['layout']}")) for n in data["notes"]]
     ax.set_xlim(-0.5, width - 0.5)
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_yticks(list(range(rows)), labels)
     ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
     ax.set_xlabel(t("slot"))
-    ax.legend(
-        handles=handles,
-        loc="lower left",
-        bbox_to_anchor=(0.0, 1.02),
-        ncols=2,
-        frameon=False,
-        borderaxespad=0.0,
-        columnspacing=1.0,
-        handlelength=1.2,
-        title="\n".join(notes) if notes else None,  # mrope_interleaved is not read
-        title_fontsize=roles.fontsize("legend"),
-        alignment="left",
-        fontsize=roles.fontsize("legend"),
-    )
+    _legend_above(ax, handles, notes)  # notes: mrope_interleaved is not read
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
 

@@ -877,7 +877,7 @@ def _softmax(
 
 
 def _temperature(
-    t: _Text, fam: Family, layers: Sequence[Layer], rp: Mapping[str, Any], notes: list[str]
+    t: _Text, fam: Family, layers: Sequence[Layer], rp: Mapping[str, Any], notes: list[Note]
 ) -> QueryTemperature | None:
     if fam.temperature == "llama4":
         tuning = t.get("attn_temperature_tuning")
