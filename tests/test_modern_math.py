@@ -502,3 +502,45 @@ def test_text_image_text_ids_and_angles() -> None:
     np.testing.assert_array_equal(ang[9], [4.0, 2.0, 0.25 * 5, 0.125 * 6])
     # text tokens: every axis equal, so MRoPE is plain RoPE there
     np.testing.assert_array_equal(ang[:4], np.outer(np.arange(4), inv))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 64).map(lambda h: 2 * h),
+    st.integers(1, 32).map(lambda r: 2 * r),
+    st.integers(0, 40),
+    st.sampled_from(["half", "interleaved"]),
+)
+def test_pair_slots_properties(head_dim: int, rotated: int, first: int, layout: str) -> None:
+    """Every pair owns exactly two slots of the rotated block, nothing outside it rotates, and
+    the two layouts differ by rope_layout_permutation."""
+    assume(first + rotated <= head_dim)
+    slots = rope_pair_slots(head_dim, rotated, layout, first)
+    block = slots[first : first + rotated]
+    assert (np.delete(slots, np.arange(first, first + rotated)) == -1).all()
+    assert np.bincount(block, minlength=rotated // 2).tolist() == [2] * (rotated // 2)
+    a, b = (np.flatnonzero(block == 0)[:2]).tolist()
+    assert b - a == (rotated // 2 if layout == "half" else 1)
+    from posecards.encodings.rope import rope_layout_permutation
+
+    half = rope_pair_slots(rotated, rotated, "half")
+    inter = rope_pair_slots(rotated, rotated, "interleaved")
+    np.testing.assert_array_equal(half, inter[rope_layout_permutation(rotated)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 24), min_size=3, max_size=3),
+    st.sampled_from(["chunked", "interleaved"]),
+)
+def test_mrope_axes_properties(section: list[int], layout: str) -> None:
+    n = sum(section)
+    assume(n > 0)
+    axes = mrope_axes(section, n, layout)
+    assert set(axes.tolist()) <= {0, 1, 2} and axes.size == n
+    if layout == "chunked":  # contiguous bands t, then h, then w
+        assert axes.tolist() == [0] * section[0] + [1] * section[1] + [2] * section[2]
+    else:  # h and w only on their residues mod 3, and below 3 * section
+        j = np.arange(n)
+        assert ((axes == 1) <= ((j % 3 == 1) & (j < 3 * section[1]))).all()
+        assert ((axes == 2) <= ((j % 3 == 2) & (j < 3 * section[2]))).all()
