@@ -88,7 +88,9 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
     curve = spread_positions(n, CURVE_MOST).astype(np.int64)  # (c,) shown points of the curves
     zero_rows = int(np.count_nonzero(norms == 0))
     if zero_rows == n:
-        raise ValueError(f"every row of {found.tensor!r} is zero: it holds no position information")
+        raise CheckpointError(
+            f"every row of {found.tensor!r} is zero: it holds no position information"
+        )
     k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
     far = slice(n // 2, n)
     figures: dict[str, dict[str, Any]] = {
