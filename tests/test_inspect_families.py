@@ -435,3 +435,54 @@ def test_a_lone_config_json_is_read(tmp_path: Path) -> None:
     assert isinstance(find_positions(ckpt), LayeredPositions)
     folder = ROOT / "docs" / "examples" / "gemma-3-27b-it" / "config.json"
     assert open_checkpoint(folder).name == "gemma-3-27b-it"
+
+
+# what the layers card says of each example (its content's choice of phrasing, per field)
+LAYERS_CARD_CHOICES = {
+    "gemma-3-27b-it": {
+        "thesis": "all-several",
+        "takeaways.layers": "all-two-reaches",
+        "takeaways.spectrum": "all-turn",
+        "panels.i-scales.caption": "one-factor",
+    },
+    "gemma-4-26b-a4b-it": {"thesis": "all-several", "takeaways.spectrum": "some-still"},
+    "llama-4-scout-17b-16e-instruct": {
+        "thesis": "some-none",
+        "takeaways.layers": "some-none",
+        "panels.i-scales.alt": "temperature",
+        "panels.i-scales.caption": "one-factor-tau",
+    },
+    "qwen3-next-80b-a3b-instruct": {"takeaways.layers": "some-linear"},
+    "deepseek-v3": {
+        "thesis": "all-one",
+        "takeaways.layers": "all-one-reach",
+        "panels.i-head-slots.caption": "some-still",
+        "pitfalls.defaults": "some",
+    },
+    "qwen2.5-vl-7b-instruct": {"pitfalls.keys": "none", "pitfalls.defaults": "none"},
+    "ministral-3-8b-instruct-2512": {"panels.i-scales.caption": "one-factor-tau"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS_CARD_CHOICES), ids=lambda n: n)
+def test_every_variant_of_the_layers_card_fills(name: str) -> None:
+    """Each phrasing of cards/inspect-layers.toml, chosen in turn, fills in both languages; the
+    content's choices name offered variants and are the ones that describe the model (layers
+    without RoPE or not, linear layers, pairs that never turn, a query temperature)."""
+    from posecards.content import VARIANTS
+    from posecards.content.inspect import compute_inspection
+    from posecards.render.text import Variants, fill_card, load_card_text
+
+    ckpt = open_checkpoint(ROOT / "docs" / "examples" / name / "config.json")
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    text = load_card_text("inspect-layers")
+    choices = dict(content.numbers[VARIANTS])
+    assert LAYERS_CARD_CHOICES[name].items() <= choices.items()
+    fields = [(k, t) for k, t in text.fields() if isinstance(t, Variants)]
+    assert {k for k, _ in fields} == set(choices)
+    for key, t in fields:
+        assert choices[key] in t.names
+        for variant in t.names:
+            values = {**content.numbers, VARIANTS: {**choices, key: variant}}
+            for lang in ("en", "zh"):
+                assert "{{" not in repr(fill_card(text, lang, values))

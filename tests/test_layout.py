@@ -150,7 +150,7 @@ def example_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
     from posecards.render.inspect import inspect_footer
 
     out: dict[str, tuple[CardContent, Any, str | None]] = {}
-    for folder in sorted(EXAMPLES.iterdir()):
+    for folder in sorted(p.parent for p in EXAMPLES.glob("*/config.json")):
         ckpt = open_checkpoint(folder / "config.json")
         found = find_positions(ckpt)
         content = compute_inspection(ckpt, found)

@@ -429,7 +429,44 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         "ignored": ", ".join(r.ignored_keys) if r.ignored_keys else "—",
         "defaults": ", ".join(found.defaults) if found.defaults else "—",
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    # the attention kinds of the layers (in ATTENTION_KINDS order): the first two, named by the
+    # takeaway when every layer rotates (a second kind of count 0 when there is only one)
+    reach = [k for k in ATTENTION_KINDS if counts[k]]
+    a, b = reach[0], reach[1] if len(reach) > 1 else reach[0]
+    numbers.update(
+        attention_a=a,
+        n_attention_a=counts[a],
+        attention_b=b,
+        n_attention_b=counts[b] if b != a else 0,
+        n_nope=numbers["n_none"] - counts["linear"],  # attention layers without RoPE (NoPE)
+    )
+    some_none = numbers["n_none"] > 0
+    all_turn = still_pairs == 0
+    one_factor = numbers["a_min"] == numbers["a_max"]
+    tau = "-tau" if t is not None else ""
+    if some_none and counts["linear"] == 0:
+        layers = "some-none"  # attention layers without RoPE (NoPE)
+    elif some_none:
+        layers = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"
+    else:
+        layers = ("all-one-reach", "all-two-reaches", "all-three-reaches")[len(reach) - 1]
+    variants = {
+        "thesis": "some-none" if some_none else ("all-one" if len(keys) == 1 else "all-several"),
+        "formula.note": "one-factor" if one_factor else "factor-range",
+        "panels.i-layer-strip.caption": "some-none" if some_none else "all-rope",
+        "panels.i-spectrum.alt": "all-turn" if all_turn else "some-still",
+        "panels.i-spectrum.caption": "all-turn" if all_turn else "some-still",
+        "panels.i-head-slots.alt": "all-turn" if still_slots == 0 else "some-still",
+        "panels.i-head-slots.caption": "all-turn" if still_slots == 0 else "some-still",
+        "panels.i-scales.alt": "temperature" if t is not None else "no-temperature",
+        "panels.i-scales.caption": ("one-factor" if one_factor else "factor-range") + tau,
+        "takeaways.layers": layers,
+        "takeaways.spectrum": "all-turn" if all_turn else "some-still",
+        "takeaways.scales": "one-factor" if one_factor else "factor-range",
+        "pitfalls.keys": "some" if r.ignored_keys else "none",
+        "pitfalls.defaults": "some" if found.defaults else "none",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
