@@ -623,6 +623,76 @@
   }
 
   // ---------------------------------------------------------------------------------------
+  // rope_partial.py: partial rotary and Gemma 4's proportional RoPE
+  // ---------------------------------------------------------------------------------------
+  const HEAD_ROPE_TYPES = [...ROPE_TYPES, "proportional"];
+  const trimZeros = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
+  /** Python's format(x, "g"). */
+  function fmtG(x) {
+    if (!Number.isFinite(x)) return floatRepr(x);
+    const [m, e] = x.toExponential(5).split("e");
+    const ex = parseInt(e, 10);
+    if (ex < -4 || ex >= 6) return trimZeros(m) + "e" + (ex < 0 ? "-" : "+") + String(Math.abs(ex)).padStart(2, "0");
+    return trimZeros(x.toFixed(Math.max(0, 5 - ex)));
+  }
+  function fraction(name, value) {
+    let v = NaN;
+    try { v = toFloat(value); } catch (e) { /* same message below */ }
+    if (!(v > 0 && v <= 1)) throw valueError(`${name} must be a number in (0, 1], got ${repr(value, "float")}`);
+    return v;
+  }
+  /** Rotated slots d = int(head_dim * p), even and >= 2. */
+  function rotaryDim(headDim, partialRotaryFactor = 1.0) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const p = fraction("partial_rotary_factor", partialRotaryFactor);
+    const d = Math.trunc(headDim * p);
+    if (d < 2 || d % 2) {
+      throw valueError(`rotary dim int(head_dim * partial_rotary_factor) = int(${headDim} * ${fmtG(p)}) = ${d}; it must be an even number >= 2`);
+    }
+    return d;
+  }
+  /** Turning pairs of proportional RoPE: r = int(p * head_dim // 2). */
+  function proportionalPairs(headDim, partialRotaryFactor) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const p = fraction("partial_rotary_factor", partialRotaryFactor);
+    const r = Math.floor((p * headDim) / 2);
+    if (r < 1) throw valueError(`proportional RoPE with head_dim ${headDim} and partial_rotary_factor ${fmtG(p)} turns no pair`);
+    return r;
+  }
+  /** theta_k = base^(-2k/head_dim) / factor for k < r, 0 beyond; (head_dim/2,). */
+  function proportionalInvFreq(headDim, base, partialRotaryFactor = 1.0, factor = 1.0) {
+    const r = proportionalPairs(headDim, partialRotaryFactor);
+    if (headDim % 2) throw valueError(`head_dim must be even for proportional RoPE, got ${headDim}`);
+    const out = new Float64Array(headDim / 2);
+    out.set(ropeInvFreqArrays(headDim, base, { rope_type: "linear", factor })[0].subarray(0, r));
+    return out;
+  }
+  /** What a transformers rotary module holds for one head: [inv_freq, attention factor]. */
+  function headInvFreqArrays(headDim, parameters, maxPositionEmbeddings = null, seqLen = null, partialInDefault = true) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const params = { ...parameters };
+    const ropeType = truthy(params.rope_type) ? params.rope_type : truthy(params.type) ? params.type : "default";
+    if (!(typeof ropeType === "string" && HEAD_ROPE_TYPES.includes(ropeType))) {
+      throw valueError(`unknown rope_type ${repr(ropeType)}; choose one of: ${HEAD_ROPE_TYPES.join(", ")}`);
+    }
+    let partial = params.partial_rotary_factor;
+    delete params.partial_rotary_factor;
+    partial = isNone(partial) ? 1.0 : fraction("partial_rotary_factor", partial);
+    if (isNone(params.rope_theta)) throw valueError("parameters['rope_theta'] is required");
+    if (ropeType === "proportional") {
+      const unknown = Object.keys(params).filter((k) => !["rope_type", "type", "rope_theta", "factor"].includes(k)).sort();
+      if (unknown.length) throw valueError(`unknown key(s) ${unknown.map(strRepr).join(", ")} for rope_type 'proportional'`);
+      return [proportionalInvFreq(headDim, toFloat(params.rope_theta), partial, isNone(params.factor) ? 1.0 : params.factor), 1.0];
+    }
+    if (ropeType === "default" && !partialInDefault) partial = 1.0;
+    return ropeInvFreqArrays(rotaryDim(headDim, partial), 10000.0, params, seqLen, maxPositionEmbeddings);
+  }
+  function headInvFreq(...args) {
+    const [invFreq, attentionFactor] = headInvFreqArrays(...args);
+    return { invFreq: Array.from(invFreq), attentionFactor };
+  }
+
+  // ---------------------------------------------------------------------------------------
   // alibi.py
   // ---------------------------------------------------------------------------------------
   /** m_h = 2^(-B·h/n) for n a power of two; otherwise MPT's / BLOOM's interleaving rule. */
@@ -804,11 +874,16 @@
     offsetProfile,
     wavelengths,
     ropeInvFreq,
+    headInvFreq,
+    rotaryDim,
+    proportionalPairs,
+    proportionalInvFreq: (...a) => Array.from(proportionalInvFreq(...a)),
     alibiSlopes,
     t5RelativeBucket,
     debertaLogBucket,
     ROPE_TYPES: Object.freeze(ROPE_TYPES.slice()),
     SCALING_KEYS: Object.freeze(SCALING_KEYS.slice()),
+    HEAD_ROPE_TYPES: Object.freeze(HEAD_ROPE_TYPES.slice()),
     // internals the page and the tests use
     _internal: Object.freeze({
       pairFrequencies, ropeInvFreqArrays, logf32, logf32Exact, floatRepr, repr, FLOAT_KEYS,

@@ -362,19 +362,37 @@ def rope_inv_freq(
     if rope_type == "dynamic":
         factor = _factor(scaling, rope_type)
         if seq_len is None:  # HF: seq_len defaults to max_position_embeddings, alpha = 1
-            alpha = 1.0
-        elif max_position_embeddings is None:
+            return _default_inv_freq(dim, _ntk_base(dim, base, 1.0, rope_type)), 1.0
+        if max_position_embeddings is None:
             raise ValueError(
                 "max_position_embeddings is required for rope_type 'dynamic' with seq_len"
             )
-        else:
-            # alpha = s * max(seq_len, M) / M - (s - 1), M = max_position_embeddings
-            length = max(seq_len, max_position_embeddings)
-            alpha = factor * length / max_position_embeddings - (factor - 1)
-        # base' = base * alpha^(d/(d-2))
-        return _default_inv_freq(dim, _ntk_base(dim, base, alpha, rope_type)), 1.0
+        dyn_base = dynamic_ntk_base(dim, base, factor, seq_len, max_position_embeddings)
+        return _default_inv_freq(dim, dyn_base), 1.0
     if rope_type == "yarn":
         return _yarn(dim, base, scaling, max_position_embeddings)
     if rope_type == "longrope":
         return _longrope(dim, base, scaling, seq_len, max_position_embeddings)
     return _llama3(dim, base, scaling, max_position_embeddings)
+
+
+def dynamic_ntk_base(
+    dim: int, base: float, factor: float, seq_len: int, max_position_embeddings: int
+) -> float:
+    """The base dynamic NTK scaling rotates a sequence of ``seq_len`` tokens with (HF 5.23.0
+    ``_compute_dynamic_ntk_parameters``)::
+
+        alpha = s * max(seq_len, M) / M - (s - 1),   M = max_position_embeddings, s = factor
+        base' = base * alpha^(d/(d-2))
+
+    ``seq_len <= M`` gives alpha = 1, the base itself. The base belongs to the sequence being
+    rotated: a cache that keeps the base of an earlier, longer call (the pitfall of card 7) rotates
+    a short prompt as if it were that long.
+    """
+    dim = check_even_dim("dim", dim)
+    base = check_base(base)
+    s = _positive("factor", factor)
+    n = check_positive_int("seq_len", seq_len)
+    m = check_positive_int("max_position_embeddings", max_position_embeddings)
+    alpha = s * max(n, m) / m - (s - 1)  # 1 when seq_len <= M
+    return _ntk_base(dim, base, alpha, "dynamic")  # base * alpha^(d/(d-2))
