@@ -132,8 +132,29 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "norm_max": float(norms.max()),
         "norm_mean": float(norms.mean()),
         "zero_rows": zero_rows,
+        "last": n - 1,  # the last position shown
+        "last_row": found.offset + n - 1,  # the tensor's row of the last position
+        "far_from": n // 2,  # offsets averaged as "far apart" (the slice ``far``)
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    falls = {
+        (True, True): "both-fall",
+        (True, False): "model-falls",
+        (False, True): "sinusoid-falls",
+        (False, False): "neither-falls",
+    }[(k_half >= 0, sin_k_half >= 0)]
+    zeros = "zero-rows" if zero_rows else "no-zero-rows"
+    sampled = "sampled" if numbers["step"] > 1 else "all"
+    variants = {
+        "thesis": "from-row" if found.offset else "from-zero",
+        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
+        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
+        "panels.i-norms.alt": zeros,
+        "panels.i-norms.caption": zeros,
+        "panels.i-offset.alt": falls,
+        "takeaways.falloff": falls,
+        "takeaways.rows": found.offset_rule,
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
@@ -221,7 +242,27 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         "layout": found.layout,
         "ignored": ", ".join(found.ignored_keys) if found.ignored_keys else "none",
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    numbers["never_turn"] = pairs - numbers["turn_orig"]  # pairs that never wrap in orig_ctx
+    numbers["divided_by"] = 1.0 / numbers["ratio_min"]  # the largest division of a frequency
+    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
+    curves = "longrope" if numbers["longrope"] else scaled_by
+    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
+    partial = "-partial" if numbers["partial"] else ""
+    # which sentence names where the two contexts come from ([names.context_note])
+    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
+    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
+    variants = {
+        "thesis": scaled_by + partial,
+        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
+        "panels.i-wavelengths.caption": scaled_by,
+        "panels.i-ratios.caption": scaled_by,
+        "panels.i-turns.alt": scaled_by,
+        "panels.i-layout.alt": found.layout + partial,
+        "panels.i-layout.caption": found.layout,
+        "takeaways.scaling": scaled_by,
+        "takeaways.config": "defaults" if found.defaults else "read",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
@@ -277,8 +318,26 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
         "w_steep_far": float(weights[0, -1]),
         "w_gentle_far": float(weights[-1, -1]),
         "w_steep_self": float(weights[0, 0]),
+        # where B comes from: BLOOM fixes 8; MPT reads alibi_bias_max, which transformers'
+        # port ignores (it always builds its slopes with 8)
+        "bias_source": (
+            "bloom" if found.family == "bloom" else ("mpt" if found.max_bias == 8 else "mpt-ported")
+        ),
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    one = "one" if len(shown) == 1 else "several"
+    order = "sorted" if numbers["sorted"] else "unsorted"
+    variants = {
+        "formula.note": "pow2" if numbers["pow2"] else "not-pow2",
+        "panels.i-slopes.alt": order,
+        "panels.i-slopes.caption": order,
+        "panels.i-bias.alt": ("one", "two", "three")[len(shown) - 1],
+        "panels.i-bias.caption": one,
+        "panels.i-weights.alt": one,
+        "panels.i-weights.caption": one,
+        "panels.i-reach.alt": "context" if found.context else "no-context",
+        "takeaways.config": "mpt" if found.family == "mpt" else "bloom",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 TEMPERATURE_POINTS = 1200  # positions at which the query temperature is drawn (log spaced)
