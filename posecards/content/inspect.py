@@ -502,13 +502,13 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
     some_none = numbers["n_none"] > 0
     all_turn = still_pairs == 0
     one_factor = numbers["a_min"] == numbers["a_max"]
-    tau = "-tau" if t is not None else ""
+    with_tau = "-tau" if t is not None else ""
     if some_none and counts["linear"] == 0:
-        layers = "some-none"  # attention layers without RoPE (NoPE)
+        strip = "some-none"  # attention layers without RoPE (NoPE)
     elif some_none:
-        layers = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"
+        strip = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"
     else:
-        layers = ("all-one-reach", "all-two-reaches", "all-three-reaches")[len(reach) - 1]
+        strip = ("all-one-reach", "all-two-reaches", "all-three-reaches")[len(reach) - 1]
     variants = {
         "thesis": "some-none" if some_none else ("all-one" if len(keys) == 1 else "all-several"),
         "formula.note": "one-factor" if one_factor else "factor-range",
@@ -518,8 +518,8 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         "panels.i-head-slots.alt": "all-turn" if still_slots == 0 else "some-still",
         "panels.i-head-slots.caption": "all-turn" if still_slots == 0 else "some-still",
         "panels.i-scales.alt": "temperature" if t is not None else "no-temperature",
-        "panels.i-scales.caption": ("one-factor" if one_factor else "factor-range") + tau,
-        "takeaways.layers": layers,
+        "panels.i-scales.caption": ("one-factor" if one_factor else "factor-range") + with_tau,
+        "takeaways.layers": strip,
         "takeaways.spectrum": "all-turn" if all_turn else "some-still",
         "takeaways.scales": "one-factor" if one_factor else "factor-range",
         "pitfalls.keys": "some" if r.ignored_keys else "none",
