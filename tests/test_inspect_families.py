@@ -45,6 +45,11 @@ EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*/config.json"))
 # their sin/cos table inside the attention): read by posecards, not compared here
 NO_ROTARY_MODULE = {"gptj", "codegen"}
 OUTER = {inner: outer for outer, inner in COMPOSITE.items() if outer != "mistral3"}
+# transformers' float32 inv_freq against posecards' float64: (ln b + 8) u (u = 2^-24) bounds
+# the default, linear and yarn paths (derived in test_modern_math.hf_inv_freq_rtol),
+# 1.5e-6 for base 1e7; llama3's medium band can reach kappa = 1 + (f-1) l / (h-l) times
+# inv_freq's own error (4.3e-6 at worst for base 5e5), but these inputs are fixed: the largest gap
+# measured over docs/examples is 3.2e-7 (Llama 3.1's llama3 band).
 INV_FREQ_RTOL = 2e-6
 
 
