@@ -884,9 +884,10 @@ def test_rope_card_variants_partial_interleaved_longrope(tmp_path: Path) -> None
 def test_rope_card_names_every_rope_type_and_context_rule() -> None:
     """The [names] the title and the wavelength caption use cover every value the content can
     give them: each rope_type transformers knows, each context rule of model/positions.py."""
-    from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
+    from posecards.model.layers import CONFIG_ROPE_TYPES
     from posecards.render.text import load_card_text
 
+    assert set(CONFIG_ROPE_TYPES) == {"default", *ROPE_INIT_FUNCTIONS}  # what transformers reads
     names = load_card_text("inspect-rope").source.names_in("en")
-    assert set(names["rope_title"]) == set(HEAD_ROPE_TYPES)
+    assert set(names["rope_title"]) == set(CONFIG_ROPE_TYPES)
     assert set(names["context_note"]) == {"original", "linear", "extend", "extend-dynamic", "none"}

@@ -336,6 +336,11 @@ def test_query_temperatures_read_as_transformers_reads_them() -> None:
             True,  # ROPE_INIT_FUNCTIONS has no 'ntk2'
         ),
         (
+            {"model_type": "llama", "rope_scaling": {"rope_type": "ntk", "factor": 2}},
+            "unknown rope_type 'ntk'",  # posecards' own scaling (card 4), not transformers'
+            True,
+        ),
+        (
             {
                 "model_type": "qwen2_vl",
                 "rope_scaling": {"type": "mrope", "mrope_section": [16, 16, 16]},

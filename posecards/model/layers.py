@@ -558,12 +558,17 @@ def _split_params(
     return freq, ignored
 
 
+# the rope_type values transformers 5.23.0 reads: 'default' and ROPE_INIT_FUNCTIONS' keys
+# (posecards' own 'ntk', card 4's fixed NTK-aware base, is not one: a config naming it fails there)
+CONFIG_ROPE_TYPES: tuple[str, ...] = tuple(t for t in HEAD_ROPE_TYPES if t != "ntk")
+
+
 def _rope_type(params: Mapping[str, Any], where: str) -> str:
     rope_type = params.get("rope_type")
-    if not isinstance(rope_type, str) or rope_type not in HEAD_ROPE_TYPES:
+    if not isinstance(rope_type, str) or rope_type not in CONFIG_ROPE_TYPES:
         raise CheckpointError(
             f"config.json: {where}: unknown rope_type {rope_type!r}; transformers 5.23.0 knows "
-            f"{', '.join(HEAD_ROPE_TYPES)}"
+            f"{', '.join(CONFIG_ROPE_TYPES)}"
         )
     return rope_type
 
