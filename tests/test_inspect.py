@@ -305,18 +305,21 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
     assert content.numbers["orig_ctx"] == found.trained_context
 
 
+NEOX_PARTIAL = dict(  # GPT-NeoX rotating a quarter of each 32-slot head
+    vocab_size=16,
+    hidden_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=8,
+    rotary_pct=0.25,
+    max_position_embeddings=2048,
+)
+
+
 def test_partial_rotary_and_interleaved_layout(tmp_path: Path) -> None:
     from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
 
-    neox = T.GPTNeoXConfig(
-        vocab_size=16,
-        hidden_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=8,
-        rotary_pct=0.25,
-        max_position_embeddings=2048,
-    )
+    neox = T.GPTNeoXConfig(**NEOX_PARTIAL)
     folder = _config_only(tmp_path, "neox", neox)
     found = find_positions(open_checkpoint(folder))
     assert isinstance(found, RopePositions)
@@ -859,15 +862,7 @@ def test_rope_card_variants(tmp_path: Path, case: str) -> None:
 
 
 def test_rope_card_variants_partial_interleaved_longrope(tmp_path: Path) -> None:
-    neox = T.GPTNeoXConfig(
-        vocab_size=16,
-        hidden_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=8,
-        rotary_pct=0.25,
-        max_position_embeddings=2048,
-    )
+    neox = T.GPTNeoXConfig(**NEOX_PARTIAL)
     ckpt = open_checkpoint(_config_only(tmp_path, "neox", neox))
     choices = _fills_every_variant(compute_inspection(ckpt, find_positions(ckpt)))
     assert (choices["thesis"], choices["panels.i-layout.alt"]) == (
