@@ -46,9 +46,11 @@ lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contrac
 	$(BIN)/mypy posecards
 	$(BIN)/lint-imports
 
-example: $(VENV)/.runtime ## re-render the README's example inspection card (docs/img/)
+example: $(VENV)/.runtime ## re-render the README's example inspection cards (docs/img/)
 	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet
 	cp build/example/en/llama-3-1-8b.png docs/img/inspect-llama-3-1-8b.png
+	$(BIN)/posecards inspect docs/examples/llama-4-scout-17b-16e-instruct --out build/example4 --format png --lang en --quiet
+	cp build/example4/en/llama-4-scout-17b-16e-instruct.png docs/img/inspect-llama-4-scout-17b-16e-instruct.png
 
 bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test)
 	$(BIN)/python benchmarks/run.py

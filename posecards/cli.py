@@ -27,6 +27,7 @@ from posecards.config import (
     DECK_CARD_IDS,
     DECK_FORMATS,
     FORMATS,
+    INSPECT_FORMATS,
     LANGS,
     MAX_BASE,
     MAX_D_MODEL,
@@ -419,14 +420,23 @@ def deck(
 @_command("inspect")
 def inspect_model(
     path: Annotated[
-        str, typer.Argument(help="Local model folder (config.json + weights) or .safetensors file.")
+        str,
+        typer.Argument(
+            help="Local model folder (config.json + weights), .safetensors file or config.json."
+        ),
     ],
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Output folder (default: out/inspect/<model name>)."),
     ] = None,
     lang: OptLang = _LANGS,
-    format: OptFormat = _FORMATS,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help=f"Comma list of: {','.join(INSPECT_FORMATS)} (json: the layer-by-layer reading).",
+        ),
+    ] = _FORMATS,
     theme: OptTheme = _DEFAULT.look.theme,
     size: OptSize = _DEFAULT.look.size,
     tensor: Annotated[
@@ -448,7 +458,7 @@ def inspect_model(
     cfg = InspectConfig(
         out=out,
         langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, FORMATS),
+        formats=_choices("--format", format, INSPECT_FORMATS),
         look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,

@@ -8,6 +8,8 @@ from pathlib import Path
 CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
+# posecards inspect also writes its reading as DIR/<name>.json (docs/inspect-json.md)
+INSPECT_FORMATS: tuple[str, ...] = (*FORMATS, "json")
 THEMES: tuple[str, ...] = ("light", "dark")
 SVG_TEXTS: tuple[str, ...] = ("outline", "live")  # --svg-text
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")

@@ -18,11 +18,13 @@ from tiny_models import LLAMA3_ROPE, gpt2_model, save_bin
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from posecards.content.inspect import compute_inspection
+from posecards.content.reading import kind_frequencies
 from posecards.encodings.cosine import cosine_similarity
 from posecards.model.checkpoint import CheckpointError, open_checkpoint, read_tensor
 from posecards.model.positions import (
     AlibiPositions,
     InspectOptions,
+    LayeredPositions,
     LearnedPositions,
     RopePositions,
     find_positions,
@@ -303,18 +305,21 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
     assert content.numbers["orig_ctx"] == found.trained_context
 
 
+NEOX_PARTIAL = dict(  # GPT-NeoX rotating a quarter of each 32-slot head
+    vocab_size=16,
+    hidden_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=8,
+    rotary_pct=0.25,
+    max_position_embeddings=2048,
+)
+
+
 def test_partial_rotary_and_interleaved_layout(tmp_path: Path) -> None:
     from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
 
-    neox = T.GPTNeoXConfig(
-        vocab_size=16,
-        hidden_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=8,
-        rotary_pct=0.25,
-        max_position_embeddings=2048,
-    )
+    neox = T.GPTNeoXConfig(**NEOX_PARTIAL)
     folder = _config_only(tmp_path, "neox", neox)
     found = find_positions(open_checkpoint(folder))
     assert isinstance(found, RopePositions)
@@ -510,7 +515,9 @@ LLAMA2 = {
 
 def test_configs_without_rope_keys_use_hf_defaults(tmp_path: Path) -> None:
     found, content = _theta(_write_config(tmp_path / "llama2", LLAMA2))
-    assert found.defaults == ("rope_theta = 10000",) and found.rope_type == "default"
+    # LlamaConfig's defaults for what the file leaves out (the layer count is read too now)
+    assert found.defaults == ("num_hidden_layers = 32", "rope_theta = 10000")
+    assert found.rope_type == "default"
     np.testing.assert_allclose(
         content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "llama2"), rtol=1e-6
     )
@@ -564,6 +571,7 @@ def test_extended_context_rules(tmp_path: Path) -> None:
 
 
 def test_gemma3_per_layer_type_parameters(tmp_path: Path) -> None:
+    """Two RoPEs in one model: the layer-by-layer card, each kind as transformers holds it."""
     gemma = {
         "model_type": "gemma3_text",
         "head_dim": 256,
@@ -575,15 +583,28 @@ def test_gemma3_per_layer_type_parameters(tmp_path: Path) -> None:
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
         },
     }
-    found, content = _theta(_write_config(tmp_path / "gemma3", gemma))
-    assert (found.rope_type, found.base, found.ignored_keys) == ("linear", 1e6, ())
-    assert "rope_parameters.full_attention.factor" in found.config_keys
-    np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "gemma3"), rtol=1e-6
+    found = find_positions(open_checkpoint(_write_config(tmp_path / "gemma3", gemma)))
+    assert isinstance(found, LayeredPositions)
+    kinds = found.reading.rope
+    assert (kinds["full_attention"].rope_type, kinds["full_attention"].theta) == ("linear", 1e6)
+    assert (kinds["sliding_attention"].rope_type, kinds["sliding_attention"].theta) == (
+        "default",
+        1e4,
     )
+    assert "rope_parameters.full_attention.factor" in found.config_keys
+    config = T.AutoConfig.from_pretrained(tmp_path / "gemma3")
+    for lt, kind in kinds.items():
+        fn = ROPE_INIT_FUNCTIONS.get(kind.rope_type)
+        if fn is None:
+            from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+            fn = Gemma3RotaryEmbedding.compute_default_rope_parameters
+        ref, _ = fn(config, layer_type=lt)
+        np.testing.assert_allclose(kind_frequencies(kind).inv_freq, ref.double(), rtol=2e-6)
 
 
 def test_deepseek_rope_head_and_interleaved_layout(tmp_path: Path) -> None:
+    """MLA: 64 of 192 slots rotate, interleaved; the layer-by-layer card."""
     ds = {
         "model_type": "deepseek_v3",
         "hidden_size": 7168,
@@ -602,10 +623,17 @@ def test_deepseek_rope_head_and_interleaved_layout(tmp_path: Path) -> None:
             "original_max_position_embeddings": 4096,
         },
     }
-    found, content = _theta(_write_config(tmp_path / "ds", ds))
-    assert (found.rotary_dim, found.layout, found.trained_context) == (64, "interleaved", 4096)
+    found = find_positions(open_checkpoint(_write_config(tmp_path / "ds", ds)))
+    assert isinstance(found, LayeredPositions)
+    kind = found.reading.rope["rope"]
+    assert (kind.head_dim, kind.head_slots, kind.first_slot, kind.layout) == (
+        64,
+        192,
+        128,
+        "interleaved",
+    )
     np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "ds"), rtol=1e-6
+        kind_frequencies(kind).inv_freq, _hf_theta(tmp_path / "ds"), rtol=1e-6
     )
 
 
@@ -735,3 +763,126 @@ def test_llama31_card_says_original_context_and_counts_turns_over_n_minus_1() ->
             + [v for _, v in filled.takeaways + filled.pitfalls]
         )
         assert wanted in blob and banned not in blob, lang
+
+
+# ---------------------------------------------------------------- card text: variants
+
+
+def _fills_every_variant(content: Any) -> dict[str, str]:
+    """Every field of the card's file with variants has a choice among the offered ones, and
+    every variant of every field fills in both languages (the other choices held); returns the
+    choices."""
+    from posecards.content import VARIANTS
+    from posecards.render.text import Variants, fill_card, load_card_text
+
+    text = load_card_text(content.card)
+    choices = dict(content.numbers[VARIANTS])
+    fields = [(k, t) for k, t in text.fields() if isinstance(t, Variants)]
+    assert {k for k, _ in fields} == set(choices)
+    for lang in ("en", "zh"):
+        assert "{{" not in repr(fill_card(text, lang, content.numbers))
+    for key, t in fields:
+        assert choices[key] in t.names, key
+        for variant in t.names:
+            values = {**content.numbers, VARIANTS: {**choices, key: variant}}
+            for lang in ("en", "zh"):
+                assert "{{" not in repr(fill_card(text, lang, values))
+    return choices
+
+
+LEARNED_CHOICES = {  # model -> (thesis, takeaways.rows)
+    "gpt2": ("from-zero", "none"),
+    "opt": ("from-row", "fixed"),  # OPT adds 2 to every position id
+    "roberta": ("from-row", "padding"),  # positions from pad_token_id + 1
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEARNED_CHOICES))
+def test_learned_card_variants(models: dict[str, tuple[Path, Any]], name: str) -> None:
+    ckpt = open_checkpoint(models[name][0])
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    choices = _fills_every_variant(content)
+    assert (choices["thesis"], choices["takeaways.rows"]) == LEARNED_CHOICES[name]
+    n = content.numbers
+    assert (n["last"], n["last_row"]) == (n["positions"] - 1, n["offset"] + n["positions"] - 1)
+    zeros = "zero-rows" if n["zero_rows"] else "no-zero-rows"
+    assert choices["panels.i-norms.caption"] == zeros
+    falls = "falls" if n["k_half"] >= 0 else "stays"
+    assert choices["panels.i-similarity.caption"] == falls
+
+
+@pytest.mark.parametrize(
+    ("family", "heads", "max_bias", "note", "order", "source"),
+    [
+        ("bloom", 4, 8, "pow2", "sorted", "bloom"),
+        ("bloom", 6, 8, "not-pow2", "unsorted", "bloom"),
+        ("mpt", 8, 8, "pow2", "sorted", "mpt"),
+        ("mpt", 12, 16, "not-pow2", "unsorted", "mpt-ported"),
+    ],
+)
+def test_alibi_card_variants(
+    tmp_path: Path, family: str, heads: int, max_bias: int, note: str, order: str, source: str
+) -> None:
+    if family == "bloom":
+        cfg: Any = T.BloomConfig(hidden_size=heads * 4, n_head=heads)
+    else:
+        attn = {"alibi": True, "alibi_bias_max": max_bias}
+        cfg = T.MptConfig(d_model=heads * 4, n_heads=heads, max_seq_len=128, attn_config=attn)
+    ckpt = open_checkpoint(_config_only(tmp_path, family, cfg))
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    choices = _fills_every_variant(content)
+    assert choices["formula.note"] == note
+    assert choices["panels.i-slopes.caption"] == order
+    assert content.numbers["bias_source"] == source
+    assert choices["takeaways.config"] == family
+    assert choices["panels.i-bias.alt"] == "three"  # steepest, a middle and the gentlest
+    assert choices["panels.i-reach.alt"] == ("context" if family == "mpt" else "no-context")
+
+
+ROPE_CHOICES = {  # case -> (thesis, wavelengths alt, context note)
+    "default": ("unscaled", "unscaled-one-context", "none"),
+    "linear": ("scaled", "scaled-two-contexts", "linear"),
+    "dynamic": ("scaled", "scaled-two-contexts", "extend-dynamic"),
+    "yarn": ("scaled", "scaled-two-contexts", "original"),
+    "llama3": ("scaled", "scaled-two-contexts", "original"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROPE_CHOICES))
+def test_rope_card_variants(tmp_path: Path, case: str) -> None:
+    ckpt = open_checkpoint(_config_only(tmp_path, case, T.LlamaConfig(**LLAMA, **ROPE_CASES[case])))
+    content = compute_inspection(ckpt, find_positions(ckpt))
+    choices = _fills_every_variant(content)
+    got = (choices["thesis"], choices["panels.i-wavelengths.alt"], content.numbers["context_note"])
+    assert got == ROPE_CHOICES[case]
+    assert choices["panels.i-layout.alt"] == "half"
+    n = content.numbers
+    assert n["never_turn"] == n["pairs"] - n["turn_orig"]
+    assert n["divided_by"] == pytest.approx(1 / n["ratio_min"], rel=1e-15)
+
+
+def test_rope_card_variants_partial_interleaved_longrope(tmp_path: Path) -> None:
+    neox = T.GPTNeoXConfig(**NEOX_PARTIAL)
+    ckpt = open_checkpoint(_config_only(tmp_path, "neox", neox))
+    choices = _fills_every_variant(compute_inspection(ckpt, find_positions(ckpt)))
+    assert (choices["thesis"], choices["panels.i-layout.alt"]) == (
+        "unscaled-partial",
+        "half-partial",
+    )
+    gptj = T.GPTJConfig(vocab_size=16, n_embd=64, n_layer=1, n_head=2, rotary_dim=16)
+    ckpt = open_checkpoint(_config_only(tmp_path, "gptj", gptj))
+    choices = _fills_every_variant(compute_inspection(ckpt, find_positions(ckpt)))
+    assert choices["panels.i-layout.alt"] == "interleaved-partial"
+    assert choices["panels.i-layout.caption"] == "interleaved"
+
+
+def test_rope_card_names_every_rope_type_and_context_rule() -> None:
+    """The [names] the title and the wavelength caption use cover every value the content can
+    give them: each rope_type transformers knows, each context rule of model/positions.py."""
+    from posecards.model.layers import CONFIG_ROPE_TYPES
+    from posecards.render.text import load_card_text
+
+    assert set(CONFIG_ROPE_TYPES) == {"default", *ROPE_INIT_FUNCTIONS}  # what transformers reads
+    names = load_card_text("inspect-rope").source.names_in("en")
+    assert set(names["rope_title"]) == set(CONFIG_ROPE_TYPES)
+    assert set(names["context_note"]) == {"original", "linear", "extend", "extend-dynamic", "none"}

@@ -106,6 +106,39 @@ def test_every_kind_builds_a_card(
     }
 
 
+LAYERED = ROOT / "docs" / "examples" / "gemma-3-27b-it"
+
+
+def test_a_layered_model_builds_its_card_and_json(tmp_path: Path) -> None:
+    """A lone config.json of a model whose layers differ: the layer-by-layer card in both
+    languages, and --format json beside it (listed in the manifest)."""
+    out = tmp_path / "out"
+    _ok(str(LAYERED / "config.json"), "--out", str(out), "--format", "png,json", "--quiet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["model"]["found"]["kind"] == "layers"
+    for lang in ("en", "zh"):
+        assert (out / lang / "gemma-3-27b-it.png").stat().st_size > 50_000
+    doc = json.loads((out / "gemma-3-27b-it.json").read_text())
+    assert doc["model_type"] == "gemma3_text" and doc["num_layers"] == 62
+    assert "gemma-3-27b-it.json" in manifest["files"]
+    assert manifest["units"]["reading"]["files"] == ["gemma-3-27b-it.json"]
+    # json alone: nothing drawn, the same document
+    only = tmp_path / "only"
+    _ok(str(LAYERED), "--out", str(only), "--format", "json", "--quiet")
+    assert sorted(p.name for p in only.iterdir()) == ["gemma-3-27b-it.json", "manifest.json"]
+    assert (only / "gemma-3-27b-it.json").read_bytes() == (out / "gemma-3-27b-it.json").read_bytes()
+
+
+def test_json_for_learned_and_alibi_models(zoo: dict[str, Path], tmp_path: Path) -> None:
+    for name, position in (("gpt2", "learned"), ("bloom", "alibi")):
+        out = tmp_path / name
+        _ok(str(zoo[name]), "--out", str(out), "--format", "json", "--quiet")
+        doc = json.loads((out / f"{name}.json").read_text())
+        assert doc["rope"] == {} and doc["query_scale"] is None
+        assert {la["position"] for la in doc["layers"]} == {position}
+        assert doc["num_layers"] == len(doc["layers"]) >= 1
+
+
 def test_all_formats_deterministic_and_default_out(zoo: dict[str, Path], tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     _ok(str(zoo["gpt2"]), "--out", str(a), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
@@ -147,6 +180,8 @@ def previous(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
         (["{gpt2}", "--theme", "blue"], "--theme: unknown value 'blue'"),
         (["{gpt2}", "--jobs", "0"], "--jobs must be from 1 to 64, got 0"),
         (["{empty}"], "no position encoding found"),
+        (["{bad_rope}"], "unknown rope_type 'ntk2'"),
+        (["{bad_mrope}"], "mrope_section [16, 16, 16] sums to 48, not head_dim/2 = 64"),
     ],
 )
 def test_bad_input_is_one_line_and_leaves_dir_alone(
@@ -158,7 +193,23 @@ def test_bad_input_is_one_line_and_leaves_dir_alone(
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.json").write_text('{"model_type": "mystery"}')
-    paths = {"{gpt2}": str(zoo["gpt2"]), "{bloom}": str(zoo["bloom"]), "{empty}": str(empty)}
+    bad_rope = tmp_path / "bad_rope.json"
+    bad_rope.write_text(
+        '{"model_type": "llama", "rope_scaling": {"rope_type": "ntk2", "factor": 2}}'
+    )
+    bad_mrope = tmp_path / "bad_mrope.json"
+    bad_mrope.write_text(
+        json.dumps(
+            {"model_type": "qwen2_vl", "rope_scaling": {"type": "mrope", "mrope_section": [16] * 3}}
+        )
+    )
+    paths = {
+        "{gpt2}": str(zoo["gpt2"]),
+        "{bloom}": str(zoo["bloom"]),
+        "{empty}": str(empty),
+        "{bad_rope}": str(bad_rope),
+        "{bad_mrope}": str(bad_mrope),
+    }
     r = run("inspect", *[paths.get(a, a) for a in args], "--out", str(out), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
@@ -218,8 +269,11 @@ def test_a_4_gib_checkpoint_is_not_loaded(tmp_path: Path) -> None:
     assert manifest["model"]["found"]["tensor"] == "wpe.weight"
 
 
-def test_readme_example_card_is_a_fresh_render(tmp_path: Path) -> None:
-    """The example card in the README shows what this build draws: same size, and pixels within
+@pytest.mark.parametrize(
+    "example", ["llama-3.1-8b", "llama-4-scout-17b-16e-instruct"], ids=lambda e: e
+)
+def test_readme_example_card_is_a_fresh_render(tmp_path: Path, example: str) -> None:
+    """The example cards in the README show what this build draws: same size, and pixels within
     a small tolerance (as matplotlib's own image tests compare), not bit for bit: the last bits
     of a rendering vary between CPUs (an anti-aliased edge moves by 1/255), the picture does not.
     A changed number, word or curve moves far more than the tolerance (see the second half)."""
@@ -227,17 +281,15 @@ def test_readme_example_card_is_a_fresh_render(tmp_path: Path) -> None:
     from PIL import Image
 
     out = tmp_path / "out"
-    _ok(str(EXAMPLE), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
-    committed = ROOT / "docs" / "img" / "inspect-llama-3-1-8b.png"
-    fresh = np.asarray(Image.open(out / "en" / "llama-3-1-8b.png").convert("RGB"), dtype=float)
+    folder = ROOT / "docs" / "examples" / example
+    _ok(str(folder), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
+    stem = example.replace(".", "-")
+    committed = ROOT / "docs" / "img" / f"inspect-{stem}.png"
+    fresh = np.asarray(Image.open(out / "en" / f"{stem}.png").convert("RGB"), dtype=float)
     old = np.asarray(Image.open(committed).convert("RGB"), dtype=float)
-    assert fresh.shape == old.shape, (
-        "docs/img/inspect-llama-3-1-8b.png is stale: run 'make example'"
-    )
+    assert fresh.shape == old.shape, f"{committed.name} is stale: run 'make example'"
     rms = calculate_rms(fresh, old)
-    assert rms < RMS_TOLERANCE, (
-        f"docs/img/inspect-llama-3-1-8b.png differs (RMS {rms:.2f}): run 'make example'"
-    )
+    assert rms < RMS_TOLERANCE, f"{committed.name} differs (RMS {rms:.2f}): run 'make example'"
     # the tolerance is far below what a one-word change of the card costs
     shifted = fresh.copy()
     shifted[40:80, 60:400] = 255 - shifted[40:80, 60:400]  # a title's worth of changed pixels

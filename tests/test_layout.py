@@ -128,6 +128,52 @@ def test_inspection_card_layout(card: str, lang: str, size: str, inspect_content
     _check(card, report)
 
 
+EXAMPLES = REPO / "docs" / "examples"
+# every published example config's card: at every size the ones with the most on them, the
+# others on the slide page (each measure is one full Agg draw, about a second)
+ALL_SIZES = (
+    "llama-4-scout-17b-16e-instruct",  # NoPE layers, chunked attention, temperature, two notes
+    "gemma-4-26b-a4b-it",  # two RoPEs, two head sizes, frequency-0 pairs
+    "qwen3-vl-8b-instruct",  # MRoPE axes and a note
+    "glm-4-9b-chat-hf",  # today's RoPE card with partial, interleaved rotation
+)
+EXAMPLE_CASES = [
+    (name, lang, size)
+    for name in sorted(p.name for p in EXAMPLES.iterdir() if (p / "config.json").is_file())
+    for lang in LANGS
+    for size in (SIZES if name in ALL_SIZES else ("slide",))
+]
+
+
+@pytest.fixture(scope="session")
+def example_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
+    from posecards.config import Look
+    from posecards.content.inspect import compute_inspection
+    from posecards.model.checkpoint import open_checkpoint
+    from posecards.model.positions import find_positions
+    from posecards.render.inspect import inspect_footer
+
+    out: dict[str, tuple[CardContent, Any, str | None]] = {}
+    for folder in sorted(p.parent for p in EXAMPLES.glob("*/config.json")):
+        ckpt = open_checkpoint(folder / "config.json")
+        found = find_positions(ckpt)
+        content = compute_inspection(ckpt, found)
+        for lang in LANGS:
+            footer = inspect_footer(ckpt, found, Look(), lang)
+            out[f"{folder.name}/{lang}"] = (content, load_card_text(str(content.card)), footer)
+    return out
+
+
+@pytest.mark.parametrize(("name", "lang", "size"), EXAMPLE_CASES)
+def test_example_inspection_cards_layout(
+    name: str, lang: str, size: str, example_contents: dict
+) -> None:
+    content, text, footer = example_contents[f"{name}/{lang}"]
+    report = measure_card(str(content.card), content, lang, size, "light", footer=footer, text=text)
+    assert report.texts
+    _check(str(content.card), report)
+
+
 def _standalone(card: str, fid: str, lang: str, theme_name: str, contents: dict) -> LayoutReport:
     """A figure on its own canvas (``posecards figure``, the figure files and pages)."""
     from posecards.figures.roles import page_scale

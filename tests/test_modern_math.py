@@ -3,7 +3,8 @@ Llama 3 scaling with equal factors, pair slots, MLA's softmax scale, the query t
 Llama 4 and Ministral 3, MRoPE axes and get_rope_index position ids.
 
 Tolerances: transformers builds inv_freq in float32 (``f32_rtol`` in test_rope_scaling: about
-1e-6 for base 1e6); python floats in transformers (softmax scales) are compared to 1e-12.
+1e-6 for base 1e6; ``hf_inv_freq_rtol`` derives the bound per rope_type from transformers'
+float32 operations); python floats in transformers (softmax scales) are compared to 1e-12.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
@@ -46,6 +47,41 @@ def f32_rtol(base: float) -> float:
     return (math.log(base) + 8.0) * 2.0**-24
 
 
+U32 = 2.0**-24  # unit roundoff of float32: one rounding changes a value by at most this, relatively
+
+
+def hf_inv_freq_rtol(base: float, rope_type: str, params: dict[str, Any]) -> float:
+    """The largest relative gap between transformers' float32 inv_freq and the exact (float64)
+    one, derived from the float32 operations transformers 5.23.0 performs (each rounding
+    contributes at most u = 2^-24; torch's float32 pow is within 1 ulp, i.e. 2u relative):
+
+    default (GPT-NeoX), linear: ``1.0 / (base ** (arange(0, d, 2).float() / d))``. The exponent
+    e = 2i/d is rounded once (|de| <= u e), which moves base**e by ln(base) e u <= ln(base) u;
+    pow adds 2u, the reciprocal u; linear's ``/ factor`` one more u:  (ln b + 4) u.
+    yarn: ``pos = base ** e`` (ln b + 2) u; ``1 / pos`` and ``1 / (factor * pos)`` up to 2u more;
+    the blend ``interp * (1 - m) + extrap * m`` with the float32 ramp m (one division, one
+    subtraction: each moves the sum by at most u relative, since both terms are positive) and
+    two products and a sum (2u):  (ln b + 8) u.
+    llama3, medium band: ``s = (c / w - l) / (h - l)`` with ``w = 2 pi / inv``, then
+    ``R = (1 - s) inv / f + s inv = inv (1/f + (1 - 1/f) s)``. An error in inv moves s too: R's
+    condition number in inv is 1 + (1 - 1/f)(c/w) / ((h - l)(1/f + (1 - 1/f) s)), largest at
+    s = 0 (c/w = l): kappa = 1 + (f - 1) l / (h - l) (10/3 for Llama 3's f = 8, l = 1, h = 4).
+    With e_inv = (ln b + 3) u, c/w carries e_inv + 5u (2 pi and c rounded to float32, two
+    reciprocals, two products: torch computes ``x / t`` as ``reciprocal(t) * x``), s's own
+    subtraction and division add at most 2u to R, the final expression 4u:
+    kappa e_inv + (kappa - 1) 5u + 6u  (71 u = 4.3e-6 for base 5e5).
+    The float64 side errs by ~1e-16: negligible.
+    """
+    ln_b = math.log(base)
+    if rope_type == "llama3":
+        f, lo, hi = (float(params[k]) for k in ("factor", "low_freq_factor", "high_freq_factor"))
+        kappa = 1.0 + (f - 1.0) * lo / (hi - lo)
+        return (kappa * (ln_b + 3.0) + (kappa - 1.0) * 5.0 + 6.0) * U32
+    if rope_type == "yarn":
+        return (ln_b + 8.0) * U32
+    return (ln_b + 4.0) * U32
+
+
 def _llama_config(head_dim: int, rope_parameters: dict[str, Any], **kw: Any) -> Any:
     return T.LlamaConfig(
         vocab_size=16,
@@ -69,6 +105,7 @@ thetas = st.sampled_from([10000.0, 500000.0, 1e6, 1e7])
 
 @settings(max_examples=40, deadline=None)
 @given(head_dims, partials, thetas, st.sampled_from(["default", "linear", "yarn", "llama3"]))
+@example(256, 0.4, 500000.0, "llama3")  # the largest gap measured: 22 u (1.3e-6) in the band
 def test_partial_rotary_equals_transformers(
     head_dim: int, partial: float, theta: float, rope_type: str
 ) -> None:
@@ -98,7 +135,8 @@ def test_partial_rotary_equals_transformers(
         ref, ref_att = ROPE_INIT_FUNCTIONS[rope_type](config)
     got, att = head_inv_freq(head_dim, params, max_position_embeddings=131072)
     assert got.shape == (rotary_dim(head_dim, partial) // 2,) == tuple(ref.shape)
-    np.testing.assert_allclose(got, ref.double().numpy(), rtol=f32_rtol(theta), atol=0)
+    rtol = hf_inv_freq_rtol(theta, rope_type, params)
+    np.testing.assert_allclose(got, ref.double().numpy(), rtol=rtol, atol=0)
     assert att == pytest.approx(float(ref_att), rel=1e-12)
 
 
@@ -502,3 +540,45 @@ def test_text_image_text_ids_and_angles() -> None:
     np.testing.assert_array_equal(ang[9], [4.0, 2.0, 0.25 * 5, 0.125 * 6])
     # text tokens: every axis equal, so MRoPE is plain RoPE there
     np.testing.assert_array_equal(ang[:4], np.outer(np.arange(4), inv))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 64).map(lambda h: 2 * h),
+    st.integers(1, 32).map(lambda r: 2 * r),
+    st.integers(0, 40),
+    st.sampled_from(["half", "interleaved"]),
+)
+def test_pair_slots_properties(head_dim: int, rotated: int, first: int, layout: str) -> None:
+    """Every pair owns exactly two slots of the rotated block, nothing outside it rotates, and
+    the two layouts differ by rope_layout_permutation."""
+    assume(first + rotated <= head_dim)
+    slots = rope_pair_slots(head_dim, rotated, layout, first)
+    block = slots[first : first + rotated]
+    assert (np.delete(slots, np.arange(first, first + rotated)) == -1).all()
+    assert np.bincount(block, minlength=rotated // 2).tolist() == [2] * (rotated // 2)
+    a, b = (np.flatnonzero(block == 0)[:2]).tolist()
+    assert b - a == (rotated // 2 if layout == "half" else 1)
+    from posecards.encodings.rope import rope_layout_permutation
+
+    half = rope_pair_slots(rotated, rotated, "half")
+    inter = rope_pair_slots(rotated, rotated, "interleaved")
+    np.testing.assert_array_equal(half, inter[rope_layout_permutation(rotated)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 24), min_size=3, max_size=3),
+    st.sampled_from(["chunked", "interleaved"]),
+)
+def test_mrope_axes_properties(section: list[int], layout: str) -> None:
+    n = sum(section)
+    assume(n > 0)
+    axes = mrope_axes(section, n, layout)
+    assert set(axes.tolist()) <= {0, 1, 2} and axes.size == n
+    if layout == "chunked":  # contiguous bands t, then h, then w
+        assert axes.tolist() == [0] * section[0] + [1] * section[1] + [2] * section[2]
+    else:  # h and w only on their residues mod 3, and below 3 * section
+        j = np.arange(n)
+        assert ((axes == 1) <= ((j % 3 == 1) & (j < 3 * section[1]))).all()
+        assert ((axes == 2) <= ((j % 3 == 2) & (j < 3 * section[2]))).all()

@@ -155,15 +155,11 @@ CARDS_DIR = Path(__file__).resolve().parent.parent / "cards"
 @pytest.mark.parametrize("path", sorted(CARDS_DIR.glob("*.toml")), ids=lambda p: p.name)
 def test_card_text_holds_no_template_logic(path: Path) -> None:
     """No {% %} (or {# #}) anywhere in card text, and every placeholder is a name with filters:
-    the choice between phrasings is made by the content (variants), not in the file. Only the
-    inspection cards wait for their conversion (posecards.render.text.LEGACY_LOGIC)."""
+    the choice between phrasings is made by the content (variants), not in the file."""
     import re
 
-    from posecards.render.text import _EXPR, _FILTER, _PLACEHOLDER, FILTERS, LEGACY_LOGIC
+    from posecards.render.text import _EXPR, _FILTER, _PLACEHOLDER, FILTERS
 
-    assert LEGACY_LOGIC <= {p.name for p in CARDS_DIR.glob("inspect-*.toml")}
-    if path.name in LEGACY_LOGIC:
-        return
     text = path.read_text(encoding="utf-8")
     assert not re.search(r"\{%|\{#", text), path.name
     for m in _PLACEHOLDER.finditer(text):

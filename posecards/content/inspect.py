@@ -8,7 +8,11 @@ returns a CardContent for the card text ``cards/inspect-<kind>.toml``:
 - rope: per-pair wavelengths before and after the checkpoint's scaling, the frequency ratios,
   full turns inside the original (pre-scaling) and the scaled context, and the pair layout;
 - alibi: the head slopes, bias matrices of three heads, and the distance at which each head
-  halves the weight of a key.
+  halves the weight of a key;
+- layers (a RoPE model whose layers differ, or with MRoPE, proportional pairs, MLA or a query
+  temperature): every layer's attention kind and RoPE, the wavelength of every pair per RoPE
+  (pairs that never turn included), which slots of a head rotate (and on which MRoPE axis), and
+  the softmax scale, the factor on cos/sin and the query temperature as separate numbers.
 """
 
 from __future__ import annotations
@@ -19,20 +23,29 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
+from posecards.content.reading import kind_frequencies, softmax_scale
 from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.position_table import (
     row_norms,
     table_offset_profile,
     table_similarity,
 )
-from posecards.encodings.rope import rope_layout_permutation
+from posecards.encodings.query_temperature import query_temperature
+from posecards.encodings.rope import rope_pair_slots
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sampling import even_positions, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
 from posecards.encodings.softmax import softmax
 from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
+from posecards.model.layers import ATTENTION_KINDS
 from posecards.model.names import display_name
-from posecards.model.positions import AlibiPositions, Found, LearnedPositions, RopePositions
+from posecards.model.positions import (
+    AlibiPositions,
+    Found,
+    LayeredPositions,
+    LearnedPositions,
+    RopePositions,
+)
 
 HEATMAP_MOST = 512  # rows of a similarity heatmap shown at most (a regular subsample)
 CURVE_MOST = 2048  # points of a line plot at most
@@ -119,8 +132,29 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "norm_max": float(norms.max()),
         "norm_mean": float(norms.mean()),
         "zero_rows": zero_rows,
+        "last": n - 1,  # the last position shown
+        "last_row": found.offset + n - 1,  # the tensor's row of the last position
+        "far_from": n // 2,  # offsets averaged as "far apart" (the slice ``far``)
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    falls = {
+        (True, True): "both-fall",
+        (True, False): "model-falls",
+        (False, True): "sinusoid-falls",
+        (False, False): "neither-falls",
+    }[(k_half >= 0, sin_k_half >= 0)]
+    zeros = "zero-rows" if zero_rows else "no-zero-rows"
+    sampled = "sampled" if numbers["step"] > 1 else "all"
+    variants = {
+        "thesis": "from-row" if found.offset else "from-zero",
+        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
+        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
+        "panels.i-norms.alt": zeros,
+        "panels.i-norms.caption": zeros,
+        "panels.i-offset.alt": falls,
+        "takeaways.falloff": falls,
+        "takeaways.rows": found.offset_rule,
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
@@ -153,14 +187,9 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     turns_scaled = (found.scaled_context - 1) / wl_scaled  # (pairs,) within the scaled context
     k = np.arange(pairs, dtype=np.float64)  # (pairs,)
     # pair index of each of the head_dim slots; -1: not rotated (partial rotary)
-    this = np.full(found.head_dim, -1.0)  # (head_dim,)
-    other = np.full(found.head_dim, -1.0)  # (head_dim,)
-    half_slots = np.concatenate([k, k])  # (dim,): slot s of "half" holds pair s mod dim/2
-    inter_slots = np.repeat(k, 2)  # (dim,): slots 2k, 2k+1 hold pair k
-    assert np.array_equal(half_slots, inter_slots[rope_layout_permutation(dim)])
-    this[:dim], other[:dim] = (
-        (half_slots, inter_slots) if found.layout == "half" else (inter_slots, half_slots)
-    )
+    other_layout = "interleaved" if found.layout == "half" else "half"
+    this = rope_pair_slots(found.head_dim, dim, found.layout).astype(np.float64)  # (head_dim,)
+    other = rope_pair_slots(found.head_dim, dim, other_layout).astype(np.float64)  # (head_dim,)
     unchanged = np.isclose(ratio, 1.0, rtol=1e-12, atol=0.0)
     factor = found.scaling.get("factor")
     figures: dict[str, dict[str, Any]] = {
@@ -213,7 +242,27 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         "layout": found.layout,
         "ignored": ", ".join(found.ignored_keys) if found.ignored_keys else "none",
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    numbers["never_turn"] = pairs - numbers["turn_orig"]  # pairs that never wrap in orig_ctx
+    numbers["divided_by"] = 1.0 / numbers["ratio_min"]  # the largest division of a frequency
+    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
+    curves = "longrope" if numbers["longrope"] else scaled_by
+    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
+    partial = "-partial" if numbers["partial"] else ""
+    # which sentence names where the two contexts come from ([names.context_note])
+    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
+    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
+    variants = {
+        "thesis": scaled_by + partial,
+        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
+        "panels.i-wavelengths.caption": scaled_by,
+        "panels.i-ratios.caption": scaled_by,
+        "panels.i-turns.alt": scaled_by,
+        "panels.i-layout.alt": found.layout + partial,
+        "panels.i-layout.caption": found.layout,
+        "takeaways.scaling": scaled_by,
+        "takeaways.config": "defaults" if found.defaults else "read",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
@@ -269,8 +318,214 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
         "w_steep_far": float(weights[0, -1]),
         "w_gentle_far": float(weights[-1, -1]),
         "w_steep_self": float(weights[0, 0]),
+        # where B comes from: BLOOM fixes 8; MPT reads alibi_bias_max, which transformers'
+        # port ignores (it always builds its slopes with 8)
+        "bias_source": (
+            "bloom" if found.family == "bloom" else ("mpt" if found.max_bias == 8 else "mpt-ported")
+        ),
     }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers)
+    one = "one" if len(shown) == 1 else "several"
+    order = "sorted" if numbers["sorted"] else "unsorted"
+    variants = {
+        "formula.note": "pow2" if numbers["pow2"] else "not-pow2",
+        "panels.i-slopes.alt": order,
+        "panels.i-slopes.caption": order,
+        "panels.i-bias.alt": ("one", "two", "three")[len(shown) - 1],
+        "panels.i-bias.caption": one,
+        "panels.i-weights.alt": one,
+        "panels.i-weights.caption": one,
+        "panels.i-reach.alt": "context" if found.context else "no-context",
+        "takeaways.config": "mpt" if found.family == "mpt" else "bloom",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
+
+
+TEMPERATURE_POINTS = 1200  # positions at which the query temperature is drawn (log spaced)
+NOT_ROTATED = -1  # slot code: the slot never rotates (partial rotary, MLA's content part)
+ZERO_FREQUENCY = -2  # slot code: the slot rotates with frequency 0 (proportional RoPE)
+
+
+def _notes(r: Any, key: str) -> list[dict[str, Any]]:
+    """The reading's notes of one kind, as label key + values for the figure that shows them."""
+    return [{"key": n.key, **n.values} for n in r.notes if n.key == key]
+
+
+def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
+    r = found.reading
+    keys = list(r.rope)  # the RoPE kinds, in the reading's order
+    if not keys:
+        raise CheckpointError(
+            f"{ckpt.name}: no layer of this {r.model_type} config applies RoPE or any other "
+            "position encoding posecards reads; there is no position to draw"
+        )
+    nums = {key: kind_frequencies(r.rope[key]) for key in keys}
+    kind_index = {key: i for i, key in enumerate(keys)}
+    n = r.num_layers
+    attention = np.array([ATTENTION_KINDS.index(la.attention) for la in r.layers], dtype=np.float64)
+    rope_code = np.array(
+        [kind_index[la.rope] if la.rope is not None else -1 for la in r.layers], dtype=np.float64
+    )  # (n,) kind index, -1: no RoPE
+    windows = {la.attention: la.window for la in r.layers if la.window is not None}
+
+    spectra: list[dict[str, Any]] = []
+    heads: list[dict[str, Any]] = []
+    for key in keys:
+        kind, kn = r.rope[key], nums[key]
+        inv = kn.inv_freq  # (n_freq,)
+        turning = inv > 0  # (n_freq,)
+        n_pairs = kind.head_slots // 2  # pairs of a whole q/k head
+        j = np.flatnonzero(turning).astype(np.float64)  # (t,) frequency index of turning pairs
+        axes = (
+            np.array(["thw".index(a) for a in kn.axes], dtype=np.float64)[turning]
+            if kn.axes is not None
+            else None
+        )
+        factor = kind.parameters.get("factor")
+        spectra.append(
+            {
+                "key": key,
+                "theta": kind.theta,
+                "rope_type": kind.rope_type,
+                "factor": float(factor) if factor is not None else 1.0,
+                "head_slots": float(kind.head_slots),
+                "pair": j,
+                "wavelength": 2 * math.pi / inv[turning],  # (t,) positions per turn
+                "still_from": float(int(np.count_nonzero(turning))),  # first pair that never turns
+                "pairs": float(n_pairs),
+                "zero": kind.rope_type == "proportional",  # still pairs: frequency 0, not absent
+                "axes": axes,
+            }
+        )
+        # (head_slots,) pair index of each slot, NOT_ROTATED outside the rotated block
+        slots = rope_pair_slots(kind.head_slots, 2 * inv.size, kind.layout, first=kind.first_slot)
+        pair = np.maximum(slots, 0)  # (head_slots,) a valid index everywhere
+        moving = (slots >= 0) & turning[pair]  # (head_slots,) slots that turn
+        code = slots.astype(np.float64)  # (head_slots,)
+        code[(slots >= 0) & ~turning[pair]] = ZERO_FREQUENCY
+        if kn.axes is not None:  # MRoPE: the axis (0 t, 1 h, 2 w) that drives the slot's pair
+            axis = np.array(["thw".index(a) for a in kn.axes], dtype=np.float64)  # (n_freq,)
+            code[moving] = axis[pair[moving]]
+        heads.append(
+            {
+                "key": key,
+                "theta": kind.theta,
+                "rope_type": kind.rope_type,
+                "factor": float(factor) if factor is not None else 1.0,
+                "code": code,
+                "layout": kind.layout,
+                "mrope": kn.axes is not None,
+                "first": float(kind.first_slot),
+            }
+        )
+
+    scale = softmax_scale(r)
+    context = float(r.max_position_embeddings or 4096)
+    t = r.temperature
+    top = max(context, 8 * t.floor_len) if t is not None else context
+    positions = np.unique(np.round(np.geomspace(1.0, top, TEMPERATURE_POINTS)))  # (m,)
+    if t is not None:
+        tau = query_temperature(positions, t.scale, t.floor_len, t.shift)  # (m,)
+    else:
+        tau = np.ones_like(positions)  # (m,) no query temperature
+    factors = [nums[key].attention_factor for key in keys]
+    first_attention = next((la.index for la in r.layers if la.attention != "linear"), 0)
+
+    figures: dict[str, dict[str, Any]] = {
+        "i-layer-strip": {
+            "attention": attention,
+            "rope": rope_code,
+            "kinds": keys,
+            "thetas": [r.rope[key].theta for key in keys],
+            "windows": {k: float(v) for k, v in windows.items()},
+        },
+        "i-spectrum": {"kinds": spectra, "context": context, "notes": _notes(r, "llama3_step")},
+        "i-head-slots": {"kinds": heads, "notes": _notes(r, "mrope_interleaved_unread")},
+        "i-scales": {
+            "position": positions,
+            "tau": tau,
+            "temperature": t.kind if t is not None else "none",
+            "layers_with": float(len(t.layers)) if t is not None else 0.0,
+            "softmax": scale,
+            "softmax_rule": r.softmax.rule,
+            "head_dim": float(r.softmax.head_dim),
+            "kinds": keys,
+            "factors": factors,
+            "context": context,
+            "notes": _notes(r, "tuning_not_bool"),
+        },
+    }
+    still_pairs = sum(int(sp["pairs"] - sp["still_from"]) for sp in spectra)
+    all_pairs = sum(int(sp["pairs"]) for sp in spectra)
+    still_slots = sum(int(np.count_nonzero(h["code"] < 0)) for h in heads)
+    wls = np.concatenate([sp["wavelength"] for sp in spectra])
+    p_far = float(positions[-1])
+    counts = {k: int(np.count_nonzero(attention == i)) for i, k in enumerate(ATTENTION_KINDS)}
+    numbers: dict[str, Any] = {
+        **_common(ckpt, found),
+        "n_layers": n,
+        "n_rope": len(r.rope_layers),
+        "n_none": n - len(r.rope_layers),
+        "n_full": counts["full"],
+        "n_sliding": counts["sliding"],
+        "n_chunked": counts["chunked"],
+        "n_linear": counts["linear"],
+        "n_kinds": len(keys),
+        "wl_fast": float(wls.min()),
+        "wl_slowest": float(wls.max()),
+        "n_still": still_pairs,
+        "n_pairs_total": all_pairs,
+        "n_still_slots": still_slots,
+        "n_slots_total": sum(int(h["code"].size) for h in heads),
+        "softmax": scale,
+        "softmax_layer": first_attention,
+        "a_min": float(min(factors)),
+        "a_max": float(max(factors)),
+        "p_far": p_far,
+        "tau_far": float(tau[-1]),
+        "n_tau_layers": len(t.layers) if t is not None else 0,
+        "context": context,
+        "read_from": r.modeling or "-",
+        "ignored": ", ".join(r.ignored_keys) if r.ignored_keys else "—",
+        "defaults": ", ".join(found.defaults) if found.defaults else "—",
+    }
+    # the attention kinds of the layers (in ATTENTION_KINDS order): the first two, named by the
+    # takeaway when every layer rotates (a second kind of count 0 when there is only one)
+    reach = [k for k in ATTENTION_KINDS if counts[k]]
+    a, b = reach[0], reach[1] if len(reach) > 1 else reach[0]
+    numbers.update(
+        attention_a=a,
+        n_attention_a=counts[a],
+        attention_b=b,
+        n_attention_b=counts[b] if b != a else 0,
+        n_nope=numbers["n_none"] - counts["linear"],  # attention layers without RoPE (NoPE)
+    )
+    some_none = numbers["n_none"] > 0
+    all_turn = still_pairs == 0
+    one_factor = numbers["a_min"] == numbers["a_max"]
+    with_tau = "-tau" if t is not None else ""
+    if some_none and counts["linear"] == 0:
+        strip = "some-none"  # attention layers without RoPE (NoPE)
+    elif some_none:
+        strip = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"
+    else:
+        strip = ("all-one-reach", "all-two-reaches", "all-three-reaches")[len(reach) - 1]
+    variants = {
+        "thesis": "some-none" if some_none else ("all-one" if len(keys) == 1 else "all-several"),
+        "formula.note": "one-factor" if one_factor else "factor-range",
+        "panels.i-layer-strip.caption": "some-none" if some_none else "all-rope",
+        "panels.i-spectrum.alt": "all-turn" if all_turn else "some-still",
+        "panels.i-spectrum.caption": "all-turn" if all_turn else "some-still",
+        "panels.i-head-slots.alt": "all-turn" if still_slots == 0 else "some-still",
+        "panels.i-head-slots.caption": "all-turn" if still_slots == 0 else "some-still",
+        "panels.i-scales.alt": "temperature" if t is not None else "no-temperature",
+        "panels.i-scales.caption": ("one-factor" if one_factor else "factor-range") + with_tau,
+        "takeaways.layers": strip,
+        "takeaways.spectrum": "all-turn" if all_turn else "some-still",
+        "takeaways.scales": "one-factor" if one_factor else "factor-range",
+        "pitfalls.keys": "some" if r.ignored_keys else "none",
+        "pitfalls.defaults": "some" if found.defaults else "none",
+    }
+    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
 def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
@@ -279,4 +534,6 @@ def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
         return _learned(ckpt, found)
     if isinstance(found, RopePositions):
         return _rope(ckpt, found)
+    if isinstance(found, LayeredPositions):
+        return _layers(ckpt, found)
     return _alibi(ckpt, found)

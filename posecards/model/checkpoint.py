@@ -7,7 +7,8 @@ A checkpoint is a folder with ``config.json`` and its weights, in one of the lay
     model.safetensors.index.json + model-0000i-of-0000n   sharded; the index maps names to files
     pytorch_model.bin (or its .index.json + shards)       torch's zip format
 
-or a single ``.safetensors`` file (with ``config.json`` beside it, if there is one).
+or a single ``.safetensors`` file (with ``config.json`` beside it, if there is one), or a lone
+``config.json`` (enough for RoPE and ALiBi).
 
 safetensors is an 8-byte little-endian header length, a JSON header
 ``{name: {dtype, shape, data_offsets: [begin, end]}}`` and the raw little-endian bytes; a tensor
@@ -237,10 +238,23 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
                 "or .safetensors files and downloads nothing (download the model first)"
             )
         raise CheckpointError(f"{raw} does not exist")
+    if p.is_file() and p.suffix == ".json":
+        # a lone config.json: RoPE and ALiBi need nothing else (a learned table does)
+        config = _read_config(p)
+        return Checkpoint(
+            root=p,
+            name=model_name(p.parent) if p.stem == "config" else p.stem,
+            config=config,
+            config_file=p,
+            weights=(),
+            format="none",
+            tensors={},
+        )
     if p.is_file():
         if p.suffix != ".safetensors":
             raise CheckpointError(
-                f"{p.name}: give a model folder (config.json + weights) or a .safetensors file"
+                f"{p.name}: give a model folder (config.json + weights), a .safetensors file or "
+                "a config.json"
             )
         config_file = p.parent / "config.json"
         config = _read_config(config_file) if config_file.is_file() else {}

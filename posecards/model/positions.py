@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from posecards.encodings.rope_scaling import SCALING_KEYS
+from posecards.encodings.rope_partial import rotary_dim
 from posecards.model.checkpoint import Checkpoint, CheckpointError
+from posecards.model.layers import ModelLayers, has_rope_keys, read_layers
 
 # Known learned position tables (name patterns): GPT-2 wpe, BERT/RoBERTa position_embeddings,
 # OPT/BART embed_positions.
@@ -94,21 +95,6 @@ ROPE_MODEL_TYPES = frozenset(
         "deepseek_v2",
         "deepseek_v3",
     }
-)
-# HF's default context where a config may omit max_position_embeddings
-DEFAULT_CONTEXT = {"falcon": 2048}
-# RoPE pairs (2k, 2k+1) in the checkpoint: GPT-J's rotate_every_two. Everything else in HF
-# format pairs (k, k + d/2) (rotate_half; HF's conversion script permutes Meta's q/k rows),
-# except models whose config sets rope_interleave (DeepSeek-V3).
-INTERLEAVED_TYPES = frozenset({"gptj", "codegen"})
-ROPE_KEYS = (
-    "rope_parameters",
-    "rope_scaling",
-    "rope_theta",
-    "rotary_emb_base",
-    "rotary_pct",
-    "rotary_dim",
-    "partial_rotary_factor",
 )
 # Largest position table read (as float64: 1 GiB). Real ones are far smaller: GPT-2 XL has
 # 1024 × 1600 values, OPT-175B 2050 × 12288.
@@ -212,7 +198,19 @@ class RopePositions:
     layout: str  # "half" or "interleaved"
     config_keys: tuple[str, ...]
     defaults: tuple[str, ...] = ()  # "rope_theta = 10000": values HF assumes when a key is absent
+    reading: ModelLayers | None = None  # the layer-by-layer reading it was made from
     kind: str = "rope"
+
+
+@dataclass(frozen=True)
+class LayeredPositions:
+    """A RoPE model whose layers differ, or that rotates in a way today's RoPE card does not
+    show (MRoPE, proportional, MLA, query temperature): the layer-by-layer card."""
+
+    reading: ModelLayers
+    config_keys: tuple[str, ...]
+    defaults: tuple[str, ...] = ()
+    kind: str = "layers"
 
 
 @dataclass(frozen=True)
@@ -226,7 +224,7 @@ class AlibiPositions:
     kind: str = "alibi"
 
 
-Found = LearnedPositions | RopePositions | AlibiPositions
+Found = LearnedPositions | RopePositions | LayeredPositions | AlibiPositions
 
 
 @dataclass(frozen=True)
@@ -299,98 +297,72 @@ def _learned(ckpt: Checkpoint, cfg: _Config, opts: InspectOptions) -> LearnedPos
     )
 
 
-def _rope_parameters(cfg: _Config) -> tuple[str, dict[str, Any]]:
-    """The rope_parameters / rope_scaling dict (HF 5 per-layer-type dicts: 'full_attention'),
-    and the dotted key it was read from."""
-    key, params = cfg.first("rope_parameters", "rope_scaling")
-    if key is None:
-        return "", {}
-    if not isinstance(params, Mapping):
-        raise CheckpointError(f"config.json: {key} must be an object, got {params!r}")
-    if params and all(isinstance(v, Mapping) for v in params.values()):
-        # transformers 5 writes one dict per attention layer type (Gemma 3: full and sliding)
-        if "full_attention" not in params:
-            raise CheckpointError(
-                f"config.json: {key} has one entry per layer type ({', '.join(map(str, params))}); "
-                "posecards reads 'full_attention'"
-            )
-        key = f"{key}.full_attention"
-        params = params[key.rsplit(".", 1)[1]]
-    if key in cfg.used:
-        cfg.used.remove(key)  # each key inside is listed instead (below)
-    return key, dict(params)
-
-
-def _rope(cfg: _Config) -> RopePositions | None:
-    model_type = cfg.text("model_type")
-    if (
-        not any(cfg.data.get(k) is not None for k in ROPE_KEYS)
-        and model_type not in ROPE_MODEL_TYPES
-    ):
-        return None
-    if model_type:
-        cfg.get("model_type")
-    defaults: list[str] = []
-    prefix, params = _rope_parameters(cfg)
-    sub = _Config(params)
-    base = sub.real("rope_theta", low=1.0)
-    if base is None:
-        base = cfg.real("rope_theta", "rotary_emb_base", low=1.0)
-        if base is None:
-            base = 10000.0
-            defaults.append("rope_theta = 10000")
-    heads = cfg.integer("num_attention_heads", "n_head", "n_heads", high=MAX_HEADS)
-    hidden = cfg.integer("hidden_size", "n_embd", "d_model", high=MAX_HEADS * MAX_HEAD_DIM)
-    head_dim = cfg.integer("qk_rope_head_dim", "head_dim", high=MAX_HEAD_DIM)
-    if head_dim is None:
-        if heads is None or hidden is None:
-            raise CheckpointError(
-                "config.json: RoPE needs head_dim or hidden_size and num_attention_heads"
-            )
-        head_dim = hidden // heads
-        if not 2 <= head_dim <= MAX_HEAD_DIM:
-            raise CheckpointError(
-                f"config.json: hidden_size / num_attention_heads = {head_dim} is not a head size"
-            )
-    partial = sub.real("partial_rotary_factor", high=1.0)
-    if partial is None:
-        partial = cfg.real("partial_rotary_factor", "rotary_pct", high=1.0)
-    rotary_dim = cfg.integer("rotary_dim", high=MAX_HEAD_DIM)
-    if rotary_dim is None:
-        rotary_dim = int(head_dim * (1.0 if partial is None else partial))
-    rotary_dim -= rotary_dim % 2
-    if rotary_dim < 2 or rotary_dim > head_dim:
-        raise CheckpointError(
-            f"config.json: rotary dimension {rotary_dim} does not fit head_dim {head_dim}"
-        )
-    rope_type = params.get("rope_type") or params.get("type") or "default"
-    if not isinstance(rope_type, str):
-        raise CheckpointError(f"config.json: rope_type must be a string, got {rope_type!r}")
-    if rope_type == "su":  # HF's old name of longrope
-        rope_type = "longrope"
-    ignored = tuple(
-        sorted(str(k) for k in params if k not in SCALING_KEYS and k != "partial_rotary_factor")
+def is_plain(reading: ModelLayers) -> bool:
+    """One RoPE on every layer, full attention everywhere, the standard softmax scale and nothing
+    else (no MRoPE, proportional pairs, MLA split or query temperature): today's RoPE card."""
+    if len(reading.rope) != 1:
+        return False  # two RoPEs, or none on any layer
+    kind = next(iter(reading.rope.values()))
+    s = reading.softmax
+    standard = s.rule == "head_dim" or (
+        s.rule == "query_pre_attn_scalar" and s.value_key == s.head_dim
     )
+    return (
+        all(la.position == "rope" and la.attention == "full" for la in reading.layers)
+        and kind.rope_type != "proportional"
+        and kind.mrope_section is None
+        and kind.first_slot == 0
+        and standard
+        and reading.temperature is None
+    )
+
+
+def _rope(config: Mapping[str, Any]) -> RopePositions | LayeredPositions | None:
+    model_type = config.get("model_type")
+    if not has_rope_keys(config) and model_type not in ROPE_MODEL_TYPES:
+        return None
+    reading = read_layers(config)
+    if not is_plain(reading):
+        return LayeredPositions(
+            reading=reading,
+            config_keys=reading.config_keys,
+            defaults=(*reading.defaults, *(f"assumed: {a}" for a in reading.assumed)),
+        )
+    kind = next(iter(reading.rope.values()))
+    params = dict(kind.parameters)
+    rope_type = kind.rope_type
+    partial = params.get("partial_rotary_factor")
+    if partial is None or (rope_type == "default" and not kind.partial_in_default):
+        partial = 1.0
+    try:
+        rotary = rotary_dim(kind.head_dim, partial)
+    except ValueError as exc:
+        raise CheckpointError(f"config.json: {exc}") from None
     scaling = {
         k: v
         for k, v in params.items()
-        if k in SCALING_KEYS
-        and k not in ("type", "rope_theta", "partial_rotary_factor")
-        and v is not None
+        if k not in ("type", "rope_theta", "partial_rotary_factor") and v is not None
     }
     scaling["rope_type"] = rope_type
-    factor = sub.real("factor", high=65536.0) if rope_type != "default" else None
-    max_pos = cfg.integer("max_position_embeddings", "n_positions", "max_seq_len")
-    if max_pos is None and model_type in DEFAULT_CONTEXT:
-        max_pos = DEFAULT_CONTEXT[model_type]
-        defaults.append(f"max_position_embeddings = {max_pos}")
-    # the original (pre-extension) length: HF prefers a top-level key (longrope, DeepSeek)
-    orig = cfg.integer("original_max_position_embeddings")
-    if orig is None:
-        orig = sub.integer("original_max_position_embeddings")
-    if orig is not None:
-        scaling["original_max_position_embeddings"] = orig
-    if orig is not None:
+    factor = params.get("factor") if rope_type != "default" else None
+    if factor is not None and (not _finite(factor) or not 0 < factor <= 65536):
+        raise CheckpointError(
+            f"config.json: rope factor must be a finite number above 0 and at most 65536, "
+            f"got {factor!r}"
+        )
+    max_pos = reading.max_position_embeddings
+    orig = params.get("original_max_position_embeddings")
+    if rope_type not in ("llama3", "yarn", "longrope"):
+        orig = reading.original_max_position_embeddings
+    if orig is not None and (not _finite(orig) or orig != int(orig) or orig < 1):
+        raise CheckpointError(
+            f"config.json: original_max_position_embeddings must be a positive integer, "
+            f"got {orig!r}"
+        )
+    if orig is not None and rope_type in ("llama3", "yarn", "longrope", "default", "dynamic"):
+        orig = int(orig)
+        if rope_type in ("llama3", "yarn", "longrope"):
+            scaling["original_max_position_embeddings"] = orig
         # e.g. Llama 3.1: trained on 8192, max_position_embeddings 131072
         trained, rule = orig, "original"
         scaled = max(max_pos or 0, round(orig * factor) if factor else 0, orig)
@@ -406,24 +378,21 @@ def _rope(cfg: _Config) -> RopePositions | None:
         trained, scaled, rule = max_pos, max_pos, "none"
     if not 1 <= trained <= MAX_CONTEXT or not 1 <= scaled <= MAX_CONTEXT:
         raise CheckpointError(f"config.json: a context of {scaled:g} tokens is out of range")
-    interleaved = model_type in INTERLEAVED_TYPES or cfg.get("rope_interleave") is True
-    # every key of the scaling dict that was used, as prefix.key
-    used_inside = [k for k in params if k not in ignored and params[k] is not None]
-    cfg.used.extend(f"{prefix}.{k}" for k in sorted(used_inside, key=str))
     return RopePositions(
-        head_dim=head_dim,
-        rotary_dim=rotary_dim,
-        base=float(base),
+        head_dim=kind.head_slots,
+        rotary_dim=rotary,
+        base=kind.theta,
         scaling=scaling,
         rope_type=rope_type,
-        ignored_keys=ignored,
+        ignored_keys=tuple(k.rsplit(".", 1)[-1] for k in reading.ignored_keys),
         trained_context=int(trained),
         scaled_context=int(max(scaled, trained)),
         context_rule=rule,
         max_position_embeddings=max_pos,
-        layout="interleaved" if interleaved else "half",
-        config_keys=tuple(cfg.used),
-        defaults=tuple(defaults),
+        layout=kind.layout,
+        config_keys=reading.config_keys,
+        defaults=(*reading.defaults, *(f"assumed: {a}" for a in reading.assumed)),
+        reading=reading,
     )
 
 
@@ -474,7 +443,7 @@ def find_positions(ckpt: Checkpoint, opts: InspectOptions | None = None) -> Foun
     learned = _learned(ckpt, _Config(ckpt.config), opts)
     if learned is not None:
         return learned
-    rope = _rope(_Config(ckpt.config))
+    rope = _rope(ckpt.config)
     if rope is not None:
         return rope
     what = "config.json and " if ckpt.config_file else "no config.json; "

@@ -69,7 +69,7 @@ def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str
 class InspectJob:
     """One language of the inspection card: everything a fresh process needs to draw it."""
 
-    card: str  # "inspect-learned", "inspect-rope" or "inspect-alibi"
+    card: str  # "inspect-learned", "inspect-rope", "inspect-layers" or "inspect-alibi"
     lang: str
     formats: tuple[str, ...]
     look: Look
@@ -132,6 +132,22 @@ def render_inspection_pages(job: InspectPagesJob, ctx: Context) -> Rendered:
     return Rendered(pages)
 
 
+@dataclass(frozen=True)
+class ReadingJob:
+    """--format json: the reading of the model as ``<stem>.json`` (content/reading.py)."""
+
+    name: str
+    stem: str
+    config: Mapping[str, Any]
+    found: Found
+
+
+def render_reading(job: ReadingJob, ctx: Context) -> Rendered:
+    from posecards.content.reading import inspection_json
+
+    return Rendered({f"{job.stem}.json": inspection_json(job.name, job.config, job.found)})
+
+
 def _printable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _printable(v) for k, v in value.items()}
@@ -152,17 +168,31 @@ def plan_inspection(
     stem = model_slug(ckpt.name)
     name = text_name(card)
     footers = tuple((lang, inspect_footer(ckpt, found, cfg.look, lang)) for lang in cfg.langs)
+    drawn = tuple(f for f in cfg.formats if f != "json")  # --format json alone draws nothing
     units = [
         Unit(
             name=card_unit(card, lang),
             render=render_inspection,
-            job=InspectJob(card, lang, cfg.formats, cfg.look, stem, content, footer),
-            files=unit_files(stem, text.figure_ids, lang, cfg.formats),
+            job=InspectJob(card, lang, drawn, cfg.look, stem, content, footer),
+            files=unit_files(stem, text.figure_ids, lang, drawn),
             texts=(name,),
             cache=False,
         )
         for lang, footer in footers
+        if drawn
     ]
+    if "json" in cfg.formats:
+        units.append(
+            Unit(
+                name="reading",
+                render=render_reading,
+                job=ReadingJob(ckpt.name, stem, dict(ckpt.config), found),
+                files=(f"{stem}.json",),
+                texts=(name,),
+                spawn=False,
+                cache=False,
+            )
+        )
     if "html" in cfg.formats:
         pages = [f"{lang}/{stem}.html" for lang in cfg.langs]
         pages += [f"{lang}/figures/{p.id}.html" for lang in cfg.langs for p in text.figures]
@@ -171,11 +201,11 @@ def plan_inspection(
                 name=PAGES,
                 render=render_inspection_pages,
                 job=InspectPagesJob(
-                    card, cfg.langs, cfg.formats, cfg.look, stem, content.numbers, footers
+                    card, cfg.langs, drawn, cfg.look, stem, content.numbers, footers
                 ),
                 files=("index.html", *pages),
                 texts=(name,),
-                needs=tuple(u.name for u in units),
+                needs=tuple(u.name for u in units if u.name != "reading"),
                 spawn=False,
                 cache=False,
             )

@@ -311,13 +311,12 @@ Text = Bilingual | Variants
 
 @dataclass(frozen=True)
 class TextSource:
-    """What every message and fill of one text file needs: its name, the line of each key,
-    its [names] tables, and whether it may still hold template logic (legacy files)."""
+    """What every message and fill of one text file needs: its name, the line of each key
+    and its [names] tables."""
 
     file: str
     lines: Mapping[str, int] = field(default_factory=dict)
     names: Mapping[str, Mapping[str, Bilingual]] = field(default_factory=dict)
-    legacy: bool = False
 
     def at(self, key: str) -> str:
         """'card2.toml line 23' for the key (or its nearest enclosing table), else 'card2.toml'."""
@@ -351,26 +350,26 @@ class TextSource:
         )
 
 
-# Card files still written with Jinja logic ({% if %}), accepted as they are until they are
-# converted (after branch `inspect` lands); every other text file is plain text.
-LEGACY_LOGIC = frozenset({"inspect-alibi.toml", "inspect-learned.toml", "inspect-rope.toml"})
-
-
 def _strip(s: str, lang: str) -> str:
     return s.strip()
 
 
 def parse_bilingual(
-    table: Any, src: TextSource, key: str, squash: Callable[[str, str], str] = _strip
+    table: Any,
+    src: TextSource,
+    key: str,
+    squash: Callable[[str, str], str] = _strip,
+    check: bool = True,
 ) -> Bilingual:
-    """A table with 'en' and 'zh' text (each checked: placeholders only)."""
+    """A table with 'en' and 'zh' text (each checked: placeholders only; ``check=False`` for
+    names, which are checked to hold no placeholders at all)."""
     if not isinstance(table, dict):
         raise CardTextError(f"{src.at(key)}: '{key}' must be a table with 'en' and 'zh' text")
     for lang in ("en", "zh"):
         val = table.get(lang)
         if not isinstance(val, str) or not val.strip():
             raise CardTextError(f"{src.at(key)}: '{key}' has no {LANG_NAMES[lang]} ({lang}) text")
-        if not src.legacy:
+        if check:
             _check_placeholders(val, src, f"{key}.{lang}")
     return Bilingual(en=squash(table["en"], "en"), zh=squash(table["zh"], "zh"))
 
@@ -418,11 +417,10 @@ def parse_names(
         return src
     if not isinstance(raw, dict) or not all(isinstance(t, dict) for t in raw.values()):
         raise CardTextError(f"{src.at('names')}: 'names' must be [names.<set>] tables")
-    plain = TextSource(src.file, src.lines, {}, legacy=True)  # names hold no placeholders
     names = {}
     for set_name, table in raw.items():
         names[set_name] = {
-            str(value): parse_bilingual(b, plain, f"names.{set_name}.{value}", squash)
+            str(value): parse_bilingual(b, src, f"names.{set_name}.{value}", squash, check=False)
             for value, b in table.items()
         }
         for value, b in names[set_name].items():
@@ -431,7 +429,7 @@ def parse_names(
                     f"{src.at(f'names.{set_name}.{value}')}: names are plain words, without "
                     "placeholders"
                 )
-    return TextSource(src.file, src.lines, names, src.legacy)
+    return TextSource(src.file, src.lines, names)
 
 
 def chosen_variants(values: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -523,7 +521,7 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CardTextError(f"{path.name}: syntax error: {exc}") from None
-    src = TextSource(path.name, key_lines(source), legacy=path.name in LEGACY_LOGIC)
+    src = TextSource(path.name, key_lines(source))
     src = parse_names(data.get("names"), src)
 
     def need(key: str) -> Any:
