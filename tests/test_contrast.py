@@ -1,0 +1,98 @@
+"""Every text a figure draws keeps WCAG AA contrast (4.5:1) with what it sits on, in both themes:
+the cards (slide size, both languages), every figure on its own canvas (the figure files and
+pages), and the
+deck's title, closing and animation slides (its panel slides redraw the same figures).
+
+Measured, not assumed: posecards.render.contrast draws the figure, finds every drawn text and
+its ink boxes, draws it again with the texts transparent and reads the pixels under them
+(a heat-map cell, a legend frame, a tinted band, the page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from posecards.config import PEParams
+from posecards.figures.style import card_style
+from posecards.render.contrast import MIN_TEXT_CONTRAST, low_contrast, text_contrasts
+
+THEMES = ("light", "dark")
+CARDS = (1, 2, 3, 4, 5)
+
+
+@pytest.fixture(scope="module")
+def contents() -> dict[int, Any]:
+    from posecards.content import compute_card
+
+    return {c: compute_card(c, PEParams()) for c in CARDS}
+
+
+def _problems(name: str, fig: Any) -> list[str]:
+    return [f"{name}: {c.describe()}" for c in low_contrast(fig)]
+
+
+@pytest.mark.parametrize("theme_name", THEMES)
+@pytest.mark.parametrize("card", CARDS)
+def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, contents: dict) -> None:
+    from posecards.config import Look
+    from posecards.figures import draw_functions
+    from posecards.render.build import footer_text
+    from posecards.render.compose import compose_card
+    from posecards.render.figure import draw_standalone
+    from posecards.render.text import fill_card, load_card_text
+
+    content = contents[card]
+    text = load_card_text(card)
+    problems: list[str] = []
+    measured = 0
+    for lang in ("en", "zh"):
+        with card_style(theme_name) as th:
+            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang)
+            filled = fill_card(text, lang, content.numbers)
+            fig = compose_card(filled, text, content.figures, th, "slide", footer)
+            measured += len(text_contrasts(fig))
+            problems += _problems(f"card {card} {lang}", fig)
+            if lang != "en":
+                continue  # the figures' colours do not depend on the language; the card checks zh
+            for fid in draw_functions(card):
+                fig = draw_standalone(fid, content.figures[fid], lang, theme_name)
+                problems += _problems(f"{fid} {lang}", fig)
+    assert measured > 50
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("theme_name", THEMES)
+def test_deck_slide_text_keeps_4_5_to_1(theme_name: str) -> None:
+    from posecards.render.contrast import _animation_slides, _frame_slides
+
+    problems: list[str] = []
+    with card_style(theme_name) as th:
+        for name, fig in [*_frame_slides(th), *_animation_slides(th)]:
+            problems += _problems(name, fig)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_measure_finds_low_contrast_and_reads_the_background() -> None:
+    """Okabe-Ito's green as text on white is the issue's 3.42:1; white on a light heat-map cell
+    and text on a legend frame are judged against that cell and that frame."""
+    from matplotlib.figure import Figure
+
+    with card_style("light"):
+        fig = Figure(figsize=(4, 3), dpi=100)
+        ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+        ax.imshow([[0.9, 0.1]], cmap="gray", vmin=0, vmax=1, extent=(0, 2, 0, 1))
+        ax.set_xlim(0, 2)
+        ax.text(0.5, 0.5, "white on light", color="white", ha="center", va="center")
+        ax.text(1.5, 0.5, "white on dark", color="white", ha="center", va="center")
+        fig.text(0.02, 0.95, "green", color="#009E73")
+        fig.text(0.5, 0.95, "grey box", color="#777777", bbox={"facecolor": "#dddddd"})
+        found = {c.text: c for c in text_contrasts(fig)}
+    assert found["green"].ratio == pytest.approx(3.42, abs=0.01)
+    assert found["white on light"].ratio < 1.5
+    assert found["white on dark"].ratio > 10
+    assert found["grey box"].background == pytest.approx((0xDD / 255,) * 3, abs=1e-9)
+    assert found["grey box"].ratio < MIN_TEXT_CONTRAST
+    # tick labels are texts too, in the axes' tick colour on the page
+    assert {"0.0", "white on dark"} <= set(found)
