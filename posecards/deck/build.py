@@ -190,6 +190,9 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
     check_figure_ids(text, content.figures)
     numbers = buildcache.plain_numbers(content.numbers)
     labels = CardLabels(text.labels, job.lang, text.path.name)
+    # the pictures' alt texts: the card's and the panels' descriptions (as on the HTML pages)
+    filled_card = fill_card(text, job.lang, numbers)
+    alts = {fid: alt for fid, _title, alt, _caption in filled_card.panels}
     draw = draw_functions(job.card)
     out: dict[str, bytes] = {}
     meta = []
@@ -246,6 +249,8 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
                 filled_slide = fill_slide(slide_text, job.lang, values)
                 page = _store_picture(out, job.lang, s, pic, book, pdf_name)
                 meta.append(_slide_meta(s, filled_slide.title, filled_slide.notes, pic, page))
+                overview = s.kind == "overview"
+                meta[-1]["alt"] = filled_card.thesis if overview else alts.get(s.figure or "", "")
                 del pic
                 gc.collect()
             out[pdf_name] = book.close()
