@@ -1,7 +1,7 @@
 """Every text a figure draws keeps WCAG AA contrast (4.5:1) with what it sits on, in both themes:
 the cards (slide size, both languages), every figure on its own canvas (the figure files and
-pages), and the
-deck's title, closing and animation slides (its panel slides redraw the same figures).
+pages), and the deck's title, closing and animation slides (its panel slides redraw the same
+figures).
 
 Measured, not assumed: posecards.render.contrast draws the figure, finds every drawn text and
 its ink boxes, draws it again with the texts transparent and reads the pixels under them
@@ -16,7 +16,12 @@ import pytest
 
 from posecards.config import PEParams
 from posecards.figures.style import card_style
-from posecards.render.contrast import MIN_TEXT_CONTRAST, low_contrast, text_contrasts
+from posecards.render.contrast import (
+    MIN_TEXT_CONTRAST,
+    card_figures,
+    low_contrast,
+    text_contrasts,
+)
 
 THEMES = ("light", "dark")
 CARDS = (1, 2, 3, 4, 5)
@@ -36,41 +41,45 @@ def _problems(name: str, fig: Any) -> list[str]:
 @pytest.mark.parametrize("theme_name", THEMES)
 @pytest.mark.parametrize("card", CARDS)
 def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, contents: dict) -> None:
-    from posecards.config import Look
-    from posecards.figures import draw_functions
-    from posecards.render.build import footer_text
-    from posecards.render.compose import compose_card
-    from posecards.render.figure import draw_standalone
-    from posecards.render.text import fill_card, load_card_text
-
-    content = contents[card]
-    text = load_card_text(card)
+    """The card in both languages; its figures on their own canvases in English (their colours
+    do not depend on the language)."""
     problems: list[str] = []
     measured = 0
     for lang in ("en", "zh"):
-        with card_style(theme_name) as th:
-            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang)
-            filled = fill_card(text, lang, content.numbers)
-            fig = compose_card(filled, text, content.figures, th, "slide", footer)
-            measured += len(text_contrasts(fig))
-            problems += _problems(f"card {card} {lang}", fig)
-            if lang != "en":
-                continue  # the figures' colours do not depend on the language; the card checks zh
-            for fid in draw_functions(card):
-                fig = draw_standalone(fid, content.figures[fid], lang, theme_name)
-                problems += _problems(f"{fid} {lang}", fig)
-    assert measured > 50
+        one = {card: contents[card]}
+        for name, fig in card_figures(theme_name, lang, one, standalone=lang == "en"):
+            found = text_contrasts(fig)
+            measured += len(found)
+            problems += [
+                f"{name} {lang}: {c.describe()}" for c in found if c.ratio < MIN_TEXT_CONTRAST
+            ]
+    assert measured > 100
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("theme_name", THEMES)
 def test_deck_slide_text_keeps_4_5_to_1(theme_name: str) -> None:
-    from posecards.render.contrast import _animation_slides, _frame_slides
+    """The title slide, the closing slide and the three animations' slides."""
+    from posecards.deck import draw as d
+    from posecards.deck.build import _animation_data
+    from posecards.deck.notes import ANIMATIONS
 
     problems: list[str] = []
+    items = ["A pitfall long enough to wrap onto a second line of the slide's body text."] * 3
     with card_style(theme_name) as th:
-        for name, fig in [*_frame_slides(th), *_animation_slides(th)]:
-            problems += _problems(name, fig)
+        slides = [
+            ("title slide", d.title_slide("Title", "Subtitle", ["1. Card"], th)),
+            ("closing slide", d.bullets_slide("Pitfalls", items, th)),
+        ]
+        for name in ANIMATIONS:
+            data, n = _animation_data(name, PEParams())
+
+            def frame(sub: Any, name: str = name, data: Any = data, n: int = n) -> None:
+                d.draw_animation_frame(sub, name, data, n // 2, th)
+
+            slides.append((f"animation {name}", d.figure_slide(name, th, frame)))
+        for name, pic in slides:
+            problems += _problems(name, pic.pdf_figure)
     assert not problems, "\n".join(problems)
 
 

@@ -7,13 +7,14 @@ background is the median-luminance pixel under its ink boxes: the surface it sit
 cell, a legend frame, a box, the page), not a line it crosses. Its colour is the text colour
 composited over that background when it is translucent.
 
-``python -m posecards.render.contrast`` prints every text under 4.5:1 on the cards (slide size),
-the standalone figures and the deck's slides, in both themes.
+``python -m posecards.render.contrast`` prints every text under 4.5:1 on the cards (slide size)
+and the standalone figures, in both themes (tests/test_contrast.py also measures the deck's
+slides).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -116,10 +117,12 @@ def low_contrast(fig: Figure, minimum: float = MIN_TEXT_CONTRAST) -> list[TextCo
     return [c for c in text_contrasts(fig) if c.ratio < minimum - 1e-9]
 
 
-def _figures(theme_name: str, lang: str, cards: Sequence[int]) -> Any:
-    """(name, figure) of every card (slide size), standalone figure and deck slide."""
+def card_figures(
+    theme_name: str, lang: str, contents: Mapping[int, Any], standalone: bool = True
+) -> Iterator[tuple[str, Figure]]:
+    """(name, figure): each card of ``contents`` ({card: CardContent}) at slide size and, with
+    ``standalone``, each of its figures on its own canvas."""
     from posecards.config import Look, PEParams
-    from posecards.content import compute_card
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
     from posecards.render.build import footer_text
@@ -127,59 +130,15 @@ def _figures(theme_name: str, lang: str, cards: Sequence[int]) -> Any:
     from posecards.render.figure import draw_standalone
     from posecards.render.text import fill_card, load_card_text
 
-    for card in cards:
-        content = compute_card(card, PEParams())
+    for card, content in contents.items():
         text = load_card_text(card)
         with card_style(theme_name) as th:
             footer = footer_text(PEParams(), Look(theme_name, "slide"), lang)
             filled = fill_card(text, lang, content.numbers)
             yield f"card {card}", compose_card(filled, text, content.figures, th, "slide", footer)
-            for fid in draw_functions(card):
-                yield fid, draw_standalone(fid, content.figures[fid], lang, theme_name)
-            yield from _slides(card, content, lang, th)
-    with card_style(theme_name) as th:
-        yield from _frame_slides(th)
-        yield from _animation_slides(th)
-
-
-def _slides(card: int, content: Any, lang: str, th: Any) -> Any:
-    """The deck's panel slides of one card (their titles: the panel titles)."""
-    from posecards.deck import draw as d
-    from posecards.figures import draw_functions
-    from posecards.render.text import CardLabels, fill_card, load_card_text
-
-    text = load_card_text(card)
-    labels = CardLabels(text.labels, lang, text.path.name)
-    draw = draw_functions(card)
-    for fid, title, *_ in fill_card(text, lang, content.numbers).panels:
-
-        def panel(sub: Any, fid: str = fid) -> None:
-            draw[fid](sub, content.figures[fid], labels, th)
-
-        yield f"slide {fid}", d.figure_slide(title, th, panel).pdf_figure
-
-
-def _frame_slides(th: Any) -> Any:
-    from posecards.deck import draw as d
-
-    items = ["A pitfall that is long enough to wrap onto a second line of the slide body."] * 3
-    yield "title slide", d.title_slide("Title", "Subtitle", ["1. Card"], th).pdf_figure
-    yield "closing slide", d.bullets_slide("Pitfalls", items, th).pdf_figure
-
-
-def _animation_slides(th: Any) -> Any:
-    from posecards.config import PEParams
-    from posecards.deck import draw as d
-    from posecards.deck.build import _animation_data
-    from posecards.deck.notes import ANIMATIONS
-
-    for name in ANIMATIONS:
-        data, n = _animation_data(name, PEParams())
-
-        def frame(sub: Any, name: str = name, data: Any = data, n: int = n) -> None:
-            d.draw_animation_frame(sub, name, data, n // 2, th)
-
-        yield f"animation {name}", d.figure_slide(name, th, frame).pdf_figure
+            if standalone:
+                for fid in draw_functions(card):
+                    yield fid, draw_standalone(fid, content.figures[fid], lang, theme_name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -190,11 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--themes", default="light,dark")
     ap.add_argument("--langs", default="en")
     args = ap.parse_args(argv)
-    cards = [int(c) for c in args.cards.split(",")]
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+
+    contents = {int(c): compute_card(int(c), PEParams()) for c in args.cards.split(",")}
     total = failing = 0
     for theme_name in args.themes.split(","):
         for lang in args.langs.split(","):
-            for name, fig in _figures(theme_name, lang, cards):
+            for name, fig in card_figures(theme_name, lang, contents):
                 found = text_contrasts(fig)
                 low = [c for c in found if c.ratio < MIN_TEXT_CONTRAST - 1e-9]
                 total += len(found)
