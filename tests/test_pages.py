@@ -141,7 +141,8 @@ def test_figure_text_is_found_and_copied_as_words(browser: Any, built: Path) -> 
         page = browser.new_page(viewport={"width": 1440, "height": 1000})
         page.goto(path.as_uri())
         for phrase in phrases:
-            assert page.evaluate("p => window.find(p, true, false, true)", phrase), (path.name, phrase)
+            found = page.evaluate("p => window.find(p, true, false, true)", phrase)
+            assert found, (path.name, phrase)
         text = page.evaluate("() => document.querySelector('svg').parentElement.textContent")
         assert text
         page.close()
