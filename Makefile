@@ -47,10 +47,11 @@ $(NODE_TOOLS)/node_modules/.package-lock.json: $(NODE_TOOLS)/package.json $(NODE
 test: $(VENV)/.testdeps lint $(NODE_TOOLS)/node_modules/.package-lock.json ## lint, then run the whole test suite
 	$(BIN)/python -m pytest
 
-lint: $(VENV)/.testdeps ## ruff (check, format --check) and mypy on posecards/
+lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contracts (lint-imports)
 	$(BIN)/ruff check posecards tests benchmarks
 	$(BIN)/ruff format --check posecards tests benchmarks
 	$(BIN)/mypy posecards
+	$(BIN)/lint-imports
 
 example: $(VENV)/.runtime ## re-render the README's example inspection card (docs/img/)
 	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet

@@ -16,7 +16,7 @@ from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.rope import rope_angles, rotation_2d
 from posecards.encodings.sinusoidal import pair_frequencies
 from posecards.encodings.softmax import softmax
-from posecards.render.text import load_card_text
+from posecards.render.text import all_texts, load_card_text
 
 
 def wrap_angle(a: np.ndarray | float) -> np.ndarray:
@@ -119,7 +119,7 @@ def test_deck_text_is_bilingual_and_uses_the_glossary() -> None:
         *deck.animations.values(),
     ]
     for s in slides:
-        for _, b in (("title", s.title), *s.parts):
+        for _, b in all_texts((("title", s.title), *s.parts)):  # every variant too
             for bad in ZH_AVOID:
                 assert bad not in b.zh, f"{s.key}: {bad!r} in the Chinese text"
             assert not re.search(r"(?<![A-Za-z])PE(?![A-Za-z(])", b.zh), f"{s.key}: bare PE"
@@ -128,5 +128,5 @@ def test_deck_text_is_bilingual_and_uses_the_glossary() -> None:
             en = {re.sub(r"_en$", "", x) for x in PLACEHOLDER.findall(b.en)}
             zh = {re.sub(r"_zh$", "", x) for x in PLACEHOLDER.findall(b.zh)}
             assert en == zh, f"{s.key}: placeholders differ: {sorted(en ^ zh)}"
-    asks = [dict(s.parts)["ask"] for s in slides]
+    asks = [b for s in slides for _, b in all_texts([("ask", dict(s.parts)["ask"])])]
     assert all(a.en.rstrip().endswith("?") and a.zh.rstrip().endswith("？") for a in asks)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from posecards.render.paths import data_dir
-from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig, wl
+from posecards.formatting import group, num, sci, sig, wl
+from posecards.paths import data_dir
+from posecards.render.text import CardTextError, fill, load_card_text
 
 
 def test_filters_format_numbers() -> None:
@@ -112,7 +113,7 @@ def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
 
 
 def test_below_prints_a_bound_for_rounding_noise() -> None:
-    from posecards.render.text import below
+    from posecards.formatting import below
 
     assert below(8.9e-16, -14) == "< 10⁻¹⁴"
     assert below(-1.0e-15, -14) == "< 10⁻¹⁴"
@@ -144,3 +145,217 @@ def test_rounding_level_numbers_stay_well_under_their_printed_bound() -> None:
         assert checked, card
         for key, exponent in checked:
             assert abs(numbers[key]) < 10.0**exponent / 5, (card, key, numbers[key])
+
+
+# --- card text stays text (issue 19, item 5) -----------------------------------------------------
+
+CARDS_DIR = Path(__file__).resolve().parent.parent / "cards"
+
+
+@pytest.mark.parametrize("path", sorted(CARDS_DIR.glob("*.toml")), ids=lambda p: p.name)
+def test_card_text_holds_no_template_logic(path: Path) -> None:
+    """No {% %} (or {# #}) anywhere in card text, and every placeholder is a name with filters:
+    the choice between phrasings is made by the content (variants), not in the file. Only the
+    inspection cards wait for their conversion (posecards.render.text.LEGACY_LOGIC)."""
+    import re
+
+    from posecards.render.text import _EXPR, _FILTER, _PLACEHOLDER, FILTERS, LEGACY_LOGIC
+
+    assert LEGACY_LOGIC <= {p.name for p in CARDS_DIR.glob("inspect-*.toml")}
+    if path.name in LEGACY_LOGIC:
+        return
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"\{%|\{#", text), path.name
+    for m in _PLACEHOLDER.finditer(text):
+        e = _EXPR.fullmatch(m.group(1))
+        assert e is not None, (path.name, m.group(0))
+        assert all(f.group(1) in FILTERS for f in _FILTER.finditer(e.group("filters").strip()))
+
+
+def _edit(folder: Path, name: str, old: str, new: str) -> None:
+    path = folder / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _line(folder: Path, name: str, start: str) -> int:
+    lines = (folder / name).read_text(encoding="utf-8").splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if ln.startswith(start))
+
+
+def test_a_missing_panel_title_points_at_the_panel(tmp_path: Path) -> None:
+    """Deleting title.zh under [panels.c2-similarity] names the panel's title line, not the
+    card's [title] table (it said 'card2.toml line 4')."""
+    folder = _copy_cards(tmp_path)
+    path = folder / "card2.toml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index("[panels.c2-similarity]")
+    zh = next(i for i in range(start, len(lines)) if lines[i].startswith("title.zh"))
+    del lines[zh]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    en = next(i for i in range(start, len(lines)) if lines[i].startswith("title.en")) + 1
+    with pytest.raises(CardTextError) as err:
+        load_card_text(2, folder)
+    assert str(err.value) == (
+        f"card2.toml line {en}: 'panels.c2-similarity.title' has no 中文 (zh) text"
+    )
+
+
+def test_template_logic_and_expressions_are_refused_with_their_line(tmp_path: Path) -> None:
+    folder = _copy_cards(tmp_path)
+    _edit(folder, "card3.toml", "{{ turns_500k_4k }}", "{% if x %}{{ pairs - 1 }}{% endif %}")
+    line = _line(folder, "card3.toml", 'alt.en = "Wavelength 2π/θᵢ')
+    with pytest.raises(CardTextError, match=rf"^card3\.toml line {line}: .*template logic"):
+        load_card_text(3, folder)
+    _edit(folder, "card3.toml", "{% if x %}{{ pairs - 1 }}{% endif %}", "{{ pairs - 1 }}")
+    with pytest.raises(CardTextError, match=rf"^card3\.toml line {line}: .*not a name with"):
+        load_card_text(3, folder)
+    _edit(folder, "card3.toml", "{{ pairs - 1 }}", "{{ pairs | round(1) }}")
+    with pytest.raises(CardTextError, match=rf"line {line}: .*unknown filter 'round'"):
+        load_card_text(3, folder)
+
+
+def _card5(tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+    from posecards.engine.unitcache import plain as plain_numbers
+
+    return _copy_cards(tmp_path), plain_numbers(compute_card(5, PEParams()).numbers)
+
+
+def test_variant_errors_name_file_field_and_line(tmp_path: Path) -> None:
+    from posecards.content import VARIANTS
+    from posecards.render.text import fill_card
+
+    folder, numbers = _card5(tmp_path)
+    text = load_card_text(5, folder)
+    line = _line(folder, "card5.toml", "[takeaways.rope]")
+    choices = dict(numbers[VARIANTS])  # type: ignore[call-overload]
+    # no choice for a field with variants
+    missing = {**numbers, VARIANTS: {k: v for k, v in choices.items() if k != "takeaways.rope"}}
+    with pytest.raises(CardTextError) as err:
+        fill_card(text, "en", missing)
+    assert str(err.value).startswith(f"card5.toml line {line}: 'takeaways.rope' has variants")
+    # a name the file does not offer
+    unknown = {**numbers, VARIANTS: {**choices, "takeaways.rope": "pi-better"}}
+    with pytest.raises(CardTextError) as err:
+        fill_card(text, "en", unknown)
+    assert str(err.value) == (
+        f"card5.toml line {line}: 'takeaways.rope' has no variant 'pi-better' "
+        "(it has: pi-worse, otherwise)"
+    )
+    # a choice for a field that has one phrasing
+    stale = {**numbers, VARIANTS: {**choices, "thesis": "short"}}
+    with pytest.raises(CardTextError, match=r"^card5\.toml line \d+: card 5 chose variant"):
+        fill_card(text, "en", stale)
+    # a placeholder with no value, inside a variant: the variant's own line
+    _edit(
+        folder,
+        "card5.toml",
+        'pi-worse.zh = "RoPE：2× 时 {{ rope_2x',
+        'pi-worse.zh = "RoPE：2× 时 {{ rope_3x',
+    )
+    zh = _line(folder, "card5.toml", "pi-worse.zh")
+    with pytest.raises(CardTextError) as err:
+        fill_card(load_card_text(5, folder), "zh", numbers)
+    assert str(err.value) == (
+        f"card5.toml line {zh}: 'takeaways.rope.pi-worse' (zh): placeholder 'rope_3x' has no value"
+    )
+
+
+def test_every_variant_of_card_5_and_its_slides_fills(tmp_path: Path) -> None:
+    """Untaken phrasings are checked too: each variant, chosen in turn, fills in both languages
+    (card file and deck.toml), and the content's choices name offered variants."""
+    from posecards.content import DECK_FIELD, VARIANTS
+    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.render.text import Variants, fill_card
+
+    folder, numbers = _card5(tmp_path)
+    text = load_card_text(5)
+    deck = load_deck_text()
+    choices = dict(numbers[VARIANTS])  # type: ignore[call-overload]
+    fields = [(k, t) for k, t in text.fields() if isinstance(t, Variants)]
+    slides = [
+        (s, p, t) for s in deck.panels.values() for p, t in s.parts if isinstance(t, Variants)
+    ]
+    assert {k for k, _ in fields} | {f"{DECK_FIELD}{s.key}.{p}" for s, p, _ in slides} == set(
+        choices
+    )
+    for key, t in fields:
+        assert choices[key] in t.names
+        for name in t.names:
+            values = {**numbers, VARIANTS: {**choices, key: name}}
+            for lang in ("en", "zh"):
+                filled = repr(fill_card(text, lang, values))
+                assert "{{" not in filled
+    for slide, part, t in slides:
+        key = f"{DECK_FIELD}{slide.key}.{part}"
+        assert choices[key] in t.names
+        for name in t.names:
+            values = {**numbers, VARIANTS: {**choices, key: name}}
+            for lang in ("en", "zh"):
+                assert "{{" not in fill_slide(slide, lang, values).notes
+
+
+def test_names_print_a_value_in_the_page_language(tmp_path: Path) -> None:
+    from posecards.render.text import Bilingual, TextSource
+
+    names = {"scheme": {"rope": Bilingual("RoPE", "RoPE"), "t5": Bilingual("T5 bias", "T5 偏置")}}
+    src = TextSource("x.toml", {}, names)
+    order = "{{ order | name('scheme') | join(' < ') }}"
+    assert fill(order, {"order": ("rope", "t5")}, "x", src.names_in("zh")) == "RoPE < T5 偏置"
+    assert fill("{{ b | name('scheme') }}", {"b": "t5"}, "x", src.names_in("en")) == "T5 bias"
+    with pytest.raises(CardTextError, match=r"^w: \[names\.scheme\] has no 'alibi' \(it has"):
+        fill("{{ b | name('scheme') }}", {"b": "alibi"}, "w", src.names_in("en"))
+
+
+def test_an_unknown_names_table_is_refused_at_load(tmp_path: Path) -> None:
+    folder = _copy_cards(tmp_path)
+    _edit(folder, "card5.toml", "name('scheme')", "name('schemes')")
+    with pytest.raises(CardTextError, match=r"card5\.toml line \d+: .*\[names\.schemes\]"):
+        load_card_text(5, folder)
+
+
+def test_key_lines_follow_tables_dotted_keys_and_multiline_values() -> None:
+    from posecards.render.text import key_lines
+
+    source = "\n".join(
+        [
+            "id = 1",  # 1
+            "[formula]",  # 2
+            "tex = '''a",  # 3
+            "[not.a.table]",  # 4: inside the string
+            "b'''",  # 5
+            "note.en = 'x = [y'",  # 6
+            "[panels.c2-x]",  # 7
+            'title.en = "t"',  # 8
+            'alt = { en = "a", zh = "b" }',  # 9
+            "list = [",  # 10
+            '  "v",',  # 11
+            "]",  # 12
+            '"quoted.key" = 1',  # 13
+        ]
+    )
+    lines = key_lines(source)
+    assert lines["id"] == 1 and lines["formula"] == 2 and lines["formula.tex"] == 3
+    assert "not.a.table" not in lines and lines["formula.note.en"] == 6
+    assert lines["panels"] == 7 and lines["panels.c2-x"] == 7
+    assert lines["panels.c2-x.title"] == 8 and lines["panels.c2-x.title.en"] == 8
+    assert lines["panels.c2-x.alt"] == 9 and lines["panels.c2-x.list"] == 10
+    assert lines["panels.c2-x.quoted.key"] == 13 and len(lines) == 12
+
+
+def test_placeholders_command_lists_values_and_choices() -> None:
+    from conftest import run
+
+    r = run("placeholders", "5")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "card 5: card5.toml and its slides in deck.toml" in out
+    assert "  best_at_max " in out and "name('scheme') -> " in out
+    assert "num(2) -> " in out and "{{" not in out
+    assert "takeaways.alibi: " in out and "(offers held, not-held)" in out
+    assert "deck.toml line" in out and "panels.c5-rope-scaling.pitfall: " in out
+    bad = run("placeholders", "9")
+    assert bad.returncode == 2 and bad.stderr.startswith("posecards: error: unknown card 9")

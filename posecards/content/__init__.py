@@ -1,25 +1,40 @@
 """What each card shows, as numbers: calls the math layer, returns data for figures and text.
 
 ``compute_card(n, params)`` returns a CardContent: for each figure id the numbers behind the
-figure (float64 arrays and scalars: what ``posecards data ID`` exports), and the values of the
-placeholders used in ``cards/cardN.toml``. No plotting, no templating here.
+figure (float64 arrays and scalars: what ``posecards data ID`` exports), the values of the
+placeholders used in ``cards/cardN.toml``, and which variant of each text field that has
+variants applies (the choice between phrasings is made here, from the numbers; the card file
+holds only plain text). No plotting, no templating here.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from posecards.config import PEParams
 
 Scalar = float | int | str | bool
+# a placeholder's value: a number, a word, a flag, or a list of words (for the name filter)
+Value = Scalar | tuple[str, ...]
+
+# The key under which ``CardContent.numbers`` also carries the variant choices, so that every
+# channel that hands a card's numbers on (build cache, HTML pages, deck) hands on its choices.
+# Not a valid placeholder name.
+VARIANTS = "@variants"
+# Prefix of a choice for a field of cards/deck.toml (the card's slides): "deck.toml:panels.<id>.pitfall"
+DECK_FIELD = "deck.toml:"
 
 # Cards whose costliest computation is cached on disk and shared by their languages (card 1's
 # UMAP layout, posecards.cache.memo_array); builds schedule them (render.build.cache_friendly_order).
 SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
+# What makes a card slow the first time it is rendered (said before a build renders it).
+FIRST_TIME: dict[int, str] = {
+    1: "computes a UMAP layout: 20-35 s the first time (numba compiles it), cached afterwards"
+}
 
 
 @dataclass(frozen=True)
@@ -27,8 +42,24 @@ class CardContent:
     card: int | str
     # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str)
     figures: Mapping[str, Mapping[str, Any]]
-    # placeholder name -> value, used by the card text ({{ name | num(3) }})
-    numbers: Mapping[str, Scalar]
+    # placeholder name -> value, used by the card text ({{ name | num(3) }}); also carries
+    # ``variants`` under the key VARIANTS when there are any
+    numbers: Mapping[str, Any]
+    # field path -> variant name, for every text field with variants: "takeaways.alibi" -> "held"
+    # in the card's own file, DECK_FIELD + "panels.c5-rope-scaling.pitfall" for its deck slides
+    variants: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if VARIANTS in self.numbers:
+            raise ValueError(f"{VARIANTS!r} is reserved for the variant choices")
+        if self.variants:
+            carried = {**self.numbers, VARIANTS: dict(self.variants)}
+            object.__setattr__(self, "numbers", carried)
+
+    @property
+    def placeholders(self) -> Mapping[str, Value]:
+        """The placeholder values alone (``numbers`` without the carried choices)."""
+        return {k: v for k, v in self.numbers.items() if k != VARIANTS}
 
 
 def compute_card(card: int, params: PEParams) -> CardContent:

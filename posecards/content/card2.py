@@ -164,6 +164,7 @@ def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         numbers[f"slow_dim_{tag}"] = int(j)
         numbers[f"lambda_{tag}"] = float(lam[j // 2])
         numbers[f"turns_{tag}"] = float(n / lam[j // 2])  # cycles over the positions shown
+        numbers[f"cycles_{tag}"] = (n - 1) / float(lam[j // 2])  # cycles from position 0 to n - 1
     return data, numbers
 
 
@@ -401,6 +402,7 @@ def compute(params: PEParams) -> CardContent:
         "base": params.base,
         "n_positions": params.positions,
         "half_d": params.d_model // 2,
+        "last_pair": params.d_model // 2 - 1,
         **n_heat,
         **n_curves,
         **n_rot,

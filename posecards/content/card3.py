@@ -216,6 +216,7 @@ def _layouts_base(
     inv_500k, _ = rope_inv_freq(params.d_model, DEMO_BASES[1])  # (d/2,)
     numbers.update(
         layout_dim=LAYOUT_DIM,
+        layout_half=LAYOUT_DIM // 2,
         perm_diff=perm_diff,
         wrong_max=float(wrong.max()),
         wrong_mean=float(wrong.mean()),
@@ -225,6 +226,7 @@ def _layouts_base(
         turns_base_128k=int(turns[ibase, 1]),
         never_10k_4k=int(pairs - turns[i10k, 0]),
         never_500k_4k=int(pairs - turns[i500k, 0]),
+        turns_500k_4k=int(turns[i500k, 0]),
         never_base_128k=int(pairs - turns[ibase, 1]),
         slowest_angle_500k_4k=float((CONTEXTS[0] - 1) * inv_500k[-1]),
         lambda_min=float(lam[ibase].min()),

@@ -105,6 +105,8 @@ def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any]
     numbers.update(
         alibi_heads=ALIBI_HEADS,
         alibi_heads_odd=ALIBI_HEADS_ODD,
+        alibi_odd_extra=ALIBI_HEADS_ODD - ALIBI_HEADS,  # heads beyond the power of two
+        alibi_heads_double=2 * ALIBI_HEADS,  # the set every other slope is taken from
         alibi_m_first=float(slopes8[0]),
         alibi_m_last=float(slopes8[-1]),
         alibi_inv_first=float(1.0 / slopes8[0]),

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import DECK_FIELD, CardContent, Scalar
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.experiment import results
 from posecards.experiment.files import QUOTED
@@ -122,6 +122,7 @@ def compute(params: PEParams) -> CardContent:
     last = [float(table[i, -1, 0]) for i in range(len(SCHEMES))]
     order = sorted(range(len(SCHEMES)), key=lambda i: last[i])
     numbers["best_at_max"] = SCHEMES[order[0]]
+    numbers["best_at_max_loss"] = last[order[0]]
     trained = [float(table[i, 0, 0]) for i, s in enumerate(SCHEMES) if s != "nope"]
     numbers["spread_1x"] = max(trained) - min(trained)
     numbers["spread_max"] = max(last) - min(last)
@@ -134,8 +135,11 @@ def compute(params: PEParams) -> CardContent:
     ours = {s: last[SCHEMES.index(s)] for s in q["methods"]}
     our_order = sorted(q["methods"], key=lambda s: ours[s])
     numbers["same_order_as_quoted"] = press_order == our_order
-    numbers["our_order"] = ",".join(our_order)  # lowest loss at the longest length first
-    numbers["quoted_order"] = ",".join(press_order)  # lowest perplexity first
+    # scheme ids, printed through [names.*] of the card text: "ALiBi < RoPE < T5 bias"
+    orders = {
+        "our_order": tuple(our_order),  # lowest loss at the longest length first
+        "quoted_order": tuple(press_order),  # lowest perplexity first
+    }
     numbers["quoted_compare_length"] = int(q["eval_lengths"][col])
     numbers["quoted_train_length"] = int(q["train_length"])
     numbers["quoted_max_length"] = int(max(q["eval_lengths"]))
@@ -209,4 +213,23 @@ def compute(params: PEParams) -> CardContent:
     numbers["quoted_model"] = str(q["model"])
     numbers["quoted_data"] = str(q["data"])
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
-    return CardContent(card=5, figures=figures, numbers=numbers)
+    return CardContent(
+        card=5, figures=figures, numbers={**numbers, **orders}, variants=variants(numbers)
+    )
+
+
+def variants(n: dict[str, Scalar]) -> dict[str, str]:
+    """Which phrasing of the card's (and its slides') text the measurements support."""
+    pi_worse = float(n["rope_linear_8x"]) > float(n["rope_8x"])
+    uniform = float(n["uniform"])
+    both_worse = float(n["learned_2x"]) > uniform and float(n["sinusoidal_2x"]) > uniform
+    same_order = "same-order" if n["same_order_as_quoted"] else "other-order"
+    return {
+        "takeaways.alibi": "held" if n["alibi_held"] else "not-held",
+        "takeaways.absolute": "worse-than-guessing" if both_worse else "otherwise",
+        "takeaways.rope": "pi-worse" if pi_worse else "otherwise",
+        "pitfalls.toy": same_order,
+        "pitfalls.nope": "learnt" if n["nope_learnt"] else "still-learning",
+        DECK_FIELD + "panels.c5-rope-scaling.pitfall": "pi-worse" if pi_worse else "pi-helped",
+        DECK_FIELD + "panels.c5-quoted.numbers": same_order,
+    }

@@ -1,6 +1,8 @@
 """The deck's text: ``cards/deck.toml`` (English and Chinese side by side).
 
-Every slide has a ``title`` and speaker notes made of parts, each a table with ``en`` and ``zh``:
+Every slide has a ``title`` and speaker notes made of parts, each a table with ``en`` and ``zh``
+(or, as in the card files, named variants each with ``en`` and ``zh``, of which the card's content
+chooses one: ``CardContent.variants["deck.toml:panels.<figure-id>.<part>"]``):
 
     shows    what the slide shows          read     how to read it
     numbers  its numbers and their source  pitfall  the mistake it guards against
@@ -16,6 +18,10 @@ Schema:
     [panels.<figure-id>]       one slide per panel, redrawn at slide scale
     [animations.<name>]        card = N (shown after card N's panels); title and notes
     [closing]                  title, notes, and [closing.items.<N>] one line per card
+    [names.<set>]              what ``{{ value | name('<set>') }}`` prints for each value
+
+The subtitle and the closing items have one phrasing each (no variants); the title and closing
+slides, filled from the parameters alone, have no variants either.
 """
 
 from __future__ import annotations
@@ -27,8 +33,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from posecards.render.paths import data_dir
-from posecards.render.text import Bilingual, CardTextError, fill
+from posecards.content import DECK_FIELD
+from posecards.paths import data_dir
+from posecards.render.text import (
+    Bilingual,
+    CardTextError,
+    Text,
+    TextSource,
+    chosen_variants,
+    fill,
+    key_lines,
+    parse_bilingual,
+    parse_names,
+    parse_text,
+)
 
 PARTS = ("shows", "read", "numbers", "pitfall", "ask")
 REQUIRED_PANEL = PARTS
@@ -41,8 +59,9 @@ ASK_LEAD = {"en": "Ask the room: ", "zh": "问问大家："}
 @dataclass(frozen=True)
 class SlideText:
     key: str  # where it lives in deck.toml, e.g. "panels.c3-rotation"
-    title: Bilingual
-    parts: tuple[tuple[str, Bilingual], ...]  # (part name, text) in PARTS order
+    title: Text
+    parts: tuple[tuple[str, Text], ...]  # (part name, text) in PARTS order
+    source: TextSource  # deck.toml's lines and [names], for fill_slide and its messages
     card: int | None = None  # animations: the card they follow
 
 
@@ -58,58 +77,64 @@ class DeckText:
     closing_items: Mapping[int, Bilingual]
 
 
-def _bi(table: Any, path: Path, key: str) -> Bilingual:
-    if not isinstance(table, dict):
-        raise CardTextError(f"{path.name}: '{key}' must be a table with 'en' and 'zh' text")
-    for lang in ("en", "zh"):
-        val = table.get(lang)
-        if not isinstance(val, str) or not val.strip():
-            raise CardTextError(f"{path.name}: '{key}' has no {lang} text")
-    return Bilingual(en=" ".join(table["en"].split()), zh="".join(table["zh"].split("\n")).strip())
+def _squash(s: str, lang: str) -> str:
+    """Notes may run over several lines: English joins them with spaces, Chinese without."""
+    return " ".join(s.split()) if lang == "en" else "".join(s.split("\n")).strip()
 
 
-def _slide(table: Any, path: Path, key: str, required: tuple[str, ...]) -> SlideText:
+def _bi(table: Any, src: TextSource, key: str) -> Bilingual:
+    return parse_bilingual(table, src, key, _squash)
+
+
+def _text(table: Any, src: TextSource, key: str) -> Text:
+    return parse_text(table, src, key, squash=_squash)
+
+
+def _slide(table: Any, src: TextSource, key: str, required: tuple[str, ...]) -> SlideText:
     if not isinstance(table, dict):
-        raise CardTextError(f"{path.name}: missing [{key}]")
+        raise CardTextError(f"{src.file}: missing [{key}]")
     for part in required:
         if part not in table:
-            raise CardTextError(f"{path.name}: [{key}] has no '{part}' notes")
+            raise CardTextError(f"{src.at(key)}: [{key}] has no '{part}' notes")
     unknown = set(table) - set(PARTS) - {"title", "subtitle", "card"}
     if unknown:
         raise CardTextError(
-            f"{path.name}: [{key}] has unknown entries: {', '.join(sorted(unknown))}"
+            f"{src.at(key)}: [{key}] has unknown entries: {', '.join(sorted(unknown))}"
         )
     card = table.get("card")
     return SlideText(
         key=key,
-        title=_bi(table.get("title"), path, f"{key}.title"),
-        parts=tuple((p, _bi(table[p], path, f"{key}.{p}")) for p in PARTS if p in table),
+        title=_text(table.get("title"), src, f"{key}.title"),
+        parts=tuple((p, _text(table[p], src, f"{key}.{p}")) for p in PARTS if p in table),
+        source=src,
         card=int(card) if isinstance(card, int) else None,
     )
 
 
 @cache
 def load_deck_text(folder: Path | None = None) -> DeckText:
-    """Read and validate ``cards/deck.toml``; errors name the file and the key."""
+    """Read and validate ``cards/deck.toml``; errors name the file, the key and the line."""
     path = (folder or data_dir("cards")) / "deck.toml"
     if not path.is_file():
         raise CardTextError(f"deck text {path} not found")
+    source = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CardTextError(f"{path.name}: syntax error: {exc}") from None
+    src = parse_names(data.get("names"), TextSource(path.name, key_lines(source)), _squash)
     deck = data.get("deck")
-    title = _slide(deck, path, "deck", REQUIRED_OTHER)
-    subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, path, "deck.subtitle")
+    title = _slide(deck, src, "deck", REQUIRED_OTHER)
+    subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, src, "deck.subtitle")
     cards = {
-        int(k): _slide(v, path, f"cards.{k}", REQUIRED_OTHER)
+        int(k): _slide(v, src, f"cards.{k}", REQUIRED_OTHER)
         for k, v in data.get("cards", {}).items()
     }
     panels = {
-        k: _slide(v, path, f"panels.{k}", REQUIRED_PANEL) for k, v in data.get("panels", {}).items()
+        k: _slide(v, src, f"panels.{k}", REQUIRED_PANEL) for k, v in data.get("panels", {}).items()
     }
     anims = {
-        k: _slide(v, path, f"animations.{k}", REQUIRED_OTHER)
+        k: _slide(v, src, f"animations.{k}", REQUIRED_OTHER)
         for k, v in data.get("animations", {}).items()
     }
     for name in ANIMATIONS:
@@ -120,12 +145,12 @@ def load_deck_text(folder: Path | None = None) -> DeckText:
         {k: v for k, v in closing_raw.items() if k != "items"}
         if isinstance(closing_raw, dict)
         else None,
-        path,
+        src,
         "closing",
         REQUIRED_OTHER,
     )
     items_raw = closing_raw.get("items", {}) if isinstance(closing_raw, dict) else {}
-    items = {int(k): _bi(v, path, f"closing.items.{k}") for k, v in items_raw.items()}
+    items = {int(k): _bi(v, src, f"closing.items.{k}") for k, v in items_raw.items()}
     return DeckText(path, title, subtitle, cards, panels, anims, closing, items)
 
 
@@ -138,10 +163,15 @@ class FilledSlideText:
 def fill_slide(
     text: SlideText, lang: str, values: Mapping[str, Any], file: str = "deck.toml"
 ) -> FilledSlideText:
-    """Title and notes of one slide in ``lang``, placeholders filled from ``values``."""
+    """Title and notes of one slide in ``lang``: for each part the phrasing the card's content
+    chose (carried in ``values``, see ``CardContent``), placeholders filled from ``values``."""
+    src = text.source
+    chosen = chosen_variants(values, DECK_FIELD)
+    names = src.names_in(lang)
 
-    def f(b: Bilingual, part: str) -> str:
-        return fill(b.get(lang), values, f"{file}: '{text.key}.{part}' ({lang})")
+    def f(t: Text, part: str) -> str:
+        at, b = src.pick(t, f"{text.key}.{part}", chosen)
+        return fill(b.get(lang), values, f"{src.at(f'{at}.{lang}')}: '{at}' ({lang})", names)
 
     paras = []
     for part, b in text.parts:

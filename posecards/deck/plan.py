@@ -37,3 +37,8 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
                 )
     slides.append(PlannedSlide(len(slides) + 1, "closing", "pitfalls"))
     return slides
+
+
+def picture_name(lang: str, stem: str) -> str:
+    """The picture a PPTX slide shows (a helper of the deck's assembly, never written)."""
+    return f"{lang}/slides/{stem}.picture.png"

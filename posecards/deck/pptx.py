@@ -27,6 +27,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from posecards.deck.draw import deck_look
+from posecards.deck.plan import picture_name
 
 FONT = "Noto Sans CJK SC"
 EPOCH = datetime(2000, 1, 1)
@@ -255,7 +256,6 @@ def write_pptx(
     from pptx import Presentation
     from pptx.util import Inches
 
-    from posecards.deck.build import HIDDEN
     from posecards.figures.style import theme
 
     th = theme(theme_name)
@@ -304,7 +304,7 @@ def write_pptx(
         elif kind == "overview":
             # the card carries its own title, drawn: the placeholder lies behind the picture
             _fill(title, full_width, [(s["title"], look.title_size, th.text, True)], "Title", lang)
-            pic = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
+            pic = files[picture_name(lang, s["stem"])]
             shape = slide.shapes.add_picture(
                 io.BytesIO(pic), 0, 0, prs.slide_width, prs.slide_height
             )
@@ -327,7 +327,7 @@ def write_pptx(
                 if kind == "animation":
                     data = files[f"{lang}/animations/{s['figure']}.gif"]
                 else:
-                    data = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
+                    data = files[picture_name(lang, s["stem"])]
                 shape = slide.shapes.add_picture(
                     io.BytesIO(data), Inches(left), Inches(top), inches(w), Inches(h)
                 )

@@ -166,7 +166,7 @@ def draw_trajectory(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     _trajectory_axes(ax_p, np.asarray(data["pca"]), pos, t, theme)
     ax_p.set_title(t("pca"))
     cb = fig.colorbar(sc, ax=[ax_u, ax_p], orientation="horizontal", fraction=0.06, pad=0.04)
-    cb.set_label(t("traj_cbar", n=len(pos), d=int(data["d_model"])))
+    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data["d_model"])))
 
 
 def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
@@ -195,7 +195,7 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ax.set_yticks([-1, 0, 1])
     # what the colour means: the position of each dot
     cb = fig.colorbar(sc, ax=[ax_f, ax_s], orientation="horizontal", fraction=0.06, pad=0.12)
-    cb.set_label(t("traj_cbar", n=len(pos), d=int(data["d_model"])))
+    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data["d_model"])))
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

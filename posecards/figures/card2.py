@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
-from posecards.render.text import below
+from posecards.formatting import below
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -129,7 +129,7 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         ["-", "--", "-", "--"],
     )
     axes[0].set_title(
-        t("fast_dims", n=int(fast_pos.shape[0])),
+        t("fast_dims", last=int(fast_pos.shape[0]) - 1),
         loc="left",
         fontsize=roles.fontsize("subplot_title"),
     )
@@ -199,7 +199,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax_c.set_yticks([-1, 0, 1])
     ax_c.set_xlabel(t("rot_x"))
     ax_c.set_ylabel(t("rot_y"))
-    ax_c.set_title(t("rot_circle_title", p=p, k=k))
+    ax_c.set_title(t("rot_circle_title", p=p, pk=p + k))
     fig.legend(
         *ax_c.get_legend_handles_labels(),
         loc="outside lower center",
