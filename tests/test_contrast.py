@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from posecards.config import PEParams
+from posecards.config import CARD_IDS, PEParams
 from posecards.figures.style import card_style
 from posecards.render.contrast import (
     MIN_TEXT_CONTRAST,
@@ -24,7 +24,7 @@ from posecards.render.contrast import (
 )
 
 THEMES = ("light", "dark")
-CARDS = (1, 2, 3, 4, 5)
+CARDS = CARD_IDS
 
 
 @pytest.fixture(scope="module")

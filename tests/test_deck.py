@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run, tree
@@ -36,8 +37,9 @@ def require_libreoffice() -> None:
         pytest.skip("LibreOffice (soffice) or poppler-utils not installed (CI installs them)")
 
 
-def to_pdf(pptx: Path, out: Path) -> Path:
-    """LibreOffice's rendering of a deck, headless, with its own profile."""
+def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
+    """LibreOffice's rendering of a deck, headless, with its own profile (``env``: e.g. the
+    fontconfig of a machine with no fonts, conftest.fontless_env)."""
     subprocess.run(
         [
             "soffice",
@@ -52,6 +54,7 @@ def to_pdf(pptx: Path, out: Path) -> Path:
         check=True,
         capture_output=True,
         timeout=600,
+        env=env,
     )
     return out / f"{pptx.stem}.pdf"
 
@@ -331,16 +334,24 @@ def has_image(resources: object, depth: int = 0) -> bool:
 def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> None:
     """LibreOffice converts both decks headless; every page has ink and an image where the
     slide has a picture; every font is embedded, and the Chinese deck is drawn with the
-    Simplified Chinese forms of Noto Sans CJK (tests/cjk_faces.py: pdffonts names every face of
-    Debian's collection "NotoSansCJKjp", so the glyphs themselves are compared)."""
+    Simplified Chinese forms of Noto Sans CJK. With system fonts, LibreOffice takes Debian's
+    collection, whose faces pdffonts all names "NotoSansCJKjp" (tests/cjk_faces.py compares the
+    glyphs themselves); on a machine with no fonts it gets posecards' own files (what the PPTX
+    names), whose CJK file is the SC face."""
     from cjk_faces import collection, sc_and_jp_counts
+    from conftest import fontless_env
     from pypdf import PdfReader
+
+    from posecards import fonts
 
     require_libreoffice()
     plan = plan_deck(CARD_IDS)
+    # a machine with no fonts: LibreOffice gets posecards' own files (what the PPTX names)
+    own = [fonts.cjk_drawn_path()] + [f.path for f in fonts.font_files()[1:]]
+    env = fontless_env(tmp_path / "fonts", own)
     for lang in ("en", "zh"):
         out = tmp_path / lang
-        pdf = to_pdf(deck_built / lang / "deck.pptx", out)
+        pdf = to_pdf(deck_built / lang / "deck.pptx", out, env)
         reader = PdfReader(str(pdf))
         assert len(reader.pages) == len(plan)
         for s, page in zip(plan, reader.pages, strict=True):
@@ -351,13 +362,16 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
                 assert text.strip(), (lang, s.n)
                 if lang == "zh" and s.kind in ("title", "closing"):
                     assert CJK.search(text), (lang, s.n)
-        fonts = subprocess.run(
+        listing = subprocess.run(
             ["pdffonts", str(pdf)], capture_output=True, text=True, check=True
         ).stdout
-        rows = fonts.splitlines()[2:]
-        assert rows and all(" yes " in r for r in rows), fonts
-        if lang == "zh":
-            assert "NotoSansCJK" in fonts, fonts
+        rows = listing.splitlines()[2:]
+        assert rows and all(" yes " in r for r in rows), listing
+        if lang == "zh" and env is not None:
+            # posecards' CJK file is the SC face; no other CJK font exists here
+            assert "NotoSansCJKsc" in listing and "NotoSansCJKjp" not in listing, listing
+        elif lang == "zh":
+            assert "NotoSansCJK" in listing, listing
             assert collection("Regular") is not None, "CI installs fonts-noto-cjk"
             sc, jp = sc_and_jp_counts(pdf)
             assert sc >= 30 and jp == 0, (sc, jp)
@@ -484,3 +498,107 @@ def test_libreoffice_takes_the_regional_form_from_the_run_language(tmp_path: Pat
         counts[tag] = sc_and_jp_counts(to_pdf(path, tmp_path / tag))
     assert counts["zh-CN"][0] >= 8 and counts["zh-CN"][1] == 0, counts
     assert counts["ja-JP"][1] >= 8 and counts["ja-JP"][0] == 0, counts
+
+
+def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> None:
+    """Every reader draws the deck: Ghostscript like poppler, no warnings, TrueType fonts."""
+    from filecheck import tools_missing
+    from test_fonts import check_pdf
+
+    if missing := tools_missing():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must have {missing} (.ci/run installs them)")
+        pytest.skip(f"{missing} not installed")
+    for lang in ("en", "zh"):
+        check_pdf(deck_built / lang / "deck.pdf", dpi=72)
+
+
+def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: Path) -> None:
+    """The whole deck (every card of DECK_CARD_IDS, the slide count from its plan): the PPTX
+    written from each slide's title, notes and description has every title in the layout's
+    title placeholder (the outline lists len(plan) titles), every picture described by its
+    figure's description in the slide's language, and every run tagged. Stand-in pictures keep
+    it fast; the built deck's pictures are checked end to end above."""
+    from PIL import Image
+    from pptx import Presentation
+    from pptx.oxml.ns import qn
+
+    from posecards import __version__
+    from posecards.config import DECK_CARD_IDS, PEParams
+    from posecards.content import compute_card
+    from posecards.deck.build import animation_values
+    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.plan import picture_name
+    from posecards.deck.pptx import write_pptx
+    from posecards.engine.unitcache import plain
+    from posecards.render.text import fill_card, load_card_text
+
+    plan = plan_deck(DECK_CARD_IDS)
+    deck = load_deck_text()
+    params = PEParams()
+    frame_values = {  # what the title and closing slides quote (deck.build.render_frame_slides)
+        "d_model": params.d_model,
+        "base": params.base,
+        "positions": params.positions,
+        "version": __version__,
+        "n_cards": len(DECK_CARD_IDS),
+    }
+    numbers = {c: plain(compute_card(c, PEParams()).numbers) for c in DECK_CARD_IDS}
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 9), "white").save(buf, "PNG")
+    png = buf.getvalue()
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 9), "white").save(buf, "GIF")
+    gif = buf.getvalue()
+    for lang in ("en", "zh"):
+        cards = {c: fill_card(load_card_text(c), lang, numbers[c]) for c in DECK_CARD_IDS}
+        slides: list[dict[str, Any]] = []
+        files: dict[str, bytes] = {}
+        for s in plan:
+            m: dict[str, Any] = {"n": s.n, "stem": s.stem, "kind": s.kind, "figure": s.figure}
+            if s.kind in ("title", "closing"):
+                text = deck.title if s.kind == "title" else deck.closing
+                filled = fill_slide(text, lang, frame_values)
+                m.update(
+                    subtitle="subtitle", items=[f"{c}. {cards[c].title}" for c in DECK_CARD_IDS]
+                )
+                alt = ""
+            elif s.kind == "overview":
+                assert s.card is not None
+                filled = fill_slide(deck.cards[s.card], lang, numbers[s.card])
+                alt = cards[s.card].thesis
+            elif s.kind == "panel":
+                assert s.card is not None
+                filled = fill_slide(deck.panels[s.figure or ""], lang, numbers[s.card])
+                alt = next(a for fid, _t, a, _c in cards[s.card].panels if fid == s.figure)
+            else:
+                assert s.card is not None and s.figure is not None
+                values = {**numbers[s.card], **animation_values(s.figure, PEParams())}
+                filled = fill_slide(deck.animations[s.figure], lang, values)
+                alt = ""
+                files[f"{lang}/animations/{s.figure}.gif"] = gif
+            m.update(title=filled.title, notes=filled.notes, alt=alt)
+            files[picture_name(lang, s.stem)] = png
+            slides.append(m)
+        path = tmp_path / f"{lang}.pptx"
+        path.write_bytes(write_pptx(slides, files, lang, "light"))
+        prs = Presentation(str(path))
+        assert len(prs.slides) == len(plan)
+        for s, m, slide in zip(plan, slides, prs.slides, strict=True):
+            title = slide.shapes.title
+            assert title is not None and title.is_placeholder, (lang, s.n)
+            assert title.text_frame.text == m["title"] and m["title"].strip(), (lang, s.n)
+            assert "{{" not in m["title"] and bool(CJK.search(m["title"])) == (lang == "zh")
+            pictures = [sh for sh in slide.shapes if sh.shape_type == 13]
+            assert len(pictures) == (s.kind in ("overview", "panel", "animation")), (lang, s.n)
+            for pic in pictures:
+                alt = pic._element.nvPicPr.cNvPr.get("descr")
+                expected = m["alt"] or m["notes"].split("\n\n")[0]
+                assert alt == expected, (lang, s.n, alt)
+                assert len(alt) > 40 and bool(CJK.search(alt)) == (lang == "zh"), (lang, s.n)
+            frames = [sh.text_frame for sh in slide.shapes if sh.has_text_frame]
+            for tf in [*frames, slide.notes_slide.notes_text_frame]:
+                for p in tf.paragraphs:
+                    for r in p.runs:
+                        rpr = r._r.find(qn("a:rPr"))
+                        assert rpr is not None and rpr.get("lang") == LANG_TAG[lang], (lang, s.n)

@@ -108,7 +108,7 @@ def test_inline_svg_writes_mathtext_as_words_in_reading_order() -> None:
         for ax in fig.subplots(1, 2):  # two equal pictures: matplotlib gives them one id
             ax.imshow([[0, 1], [1, 0]], interpolation="none")  # unsampled: equal bytes
         ax.set_xlabel("key position $n$ and $R_{m\\theta}\\,q$")
-        svg = figure_bytes(fig, "svg")
+        svg = figure_bytes(fig, "svg", svg_text="live")  # what the pages inline
     raw = svg.decode()
     assert raw.count('id="image') == 2 and len(set(re.findall(r'id="(image[^"]+)"', raw))) == 1
     assert "<metadata>" in raw and "k</tspan>\n" in raw  # what matplotlib writes
@@ -127,8 +127,8 @@ def test_inline_svg_writes_mathtext_as_words_in_reading_order() -> None:
 
 def test_figure_text_is_found_and_copied_as_words(browser: Any, built: Path) -> None:
     """Chromium's find-in-page (window.find) finds figure labels written with mathtext on the
-    card pages, in both languages; a page of matplotlib's SVG as it is does not (the check can
-    fail)."""
+    card pages, in both languages; a page of matplotlib's live-text SVG as it is does not (the
+    check can fail)."""
     from conftest import require_chromium
 
     require_chromium()
@@ -146,7 +146,19 @@ def test_figure_text_is_found_and_copied_as_words(browser: Any, built: Path) -> 
         text = page.evaluate("() => document.querySelector('svg').parentElement.textContent")
         assert text
         page.close()
-    raw = (built / "en" / "figures" / "c3-scores.svg").read_text(encoding="utf-8")
+    # the same figure's live-text SVG as matplotlib writes it (what the pages inline, before
+    # posecards.render.html.inline_svg)
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+    from posecards.figures.style import card_style
+    from posecards.render.figure import draw_standalone
+    from posecards.render.files import figure_bytes
+
+    with card_style("light"):
+        fig = draw_standalone(
+            "c3-scores", compute_card(3, PEParams()).figures["c3-scores"], "en", "light"
+        )
+        raw = figure_bytes(fig, "svg", tight=True, svg_text="live").decode("utf-8")
     raw_page = built.parent / "raw-svg.html"
     raw_page.write_text(
         "<!DOCTYPE html><html><body>" + raw[raw.index("<svg") :] + "</body></html>",

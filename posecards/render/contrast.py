@@ -145,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m posecards.render.contrast")
-    ap.add_argument("--cards", default="1,2,3,4,5")
+    from posecards.config import CARD_IDS
+
+    ap.add_argument("--cards", default=",".join(map(str, CARD_IDS)))
     ap.add_argument("--themes", default="light,dark")
     ap.add_argument("--langs", default="en")
     args = ap.parse_args(argv)

@@ -96,6 +96,7 @@ def explore_page(cfg: ExploreConfig) -> str:
     from dataclasses import asdict
 
     from posecards._version import __version__
+    from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
     from posecards.figures.style import theme
 
@@ -135,7 +136,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 theme=cfg.theme,
                 s=strings,
                 views=views,
-                rope_types=("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"),
+                rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 themes=[asdict(theme(name)) for name in ("light", "dark")],
                 csp=csp(script),
