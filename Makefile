@@ -37,7 +37,14 @@ cards: $(VENV)/.runtime ## build all cards into out/ (OUT=dir to change)
 deck: $(VENV)/.runtime ## build the lecture deck (PPTX with notes, PDF, animations) into out/deck
 	$(BIN)/posecards deck --out $(OUT)/deck
 
-test: $(VENV)/.testdeps lint ## lint, then run the whole test suite
+# the suite's Node tools (html-validate, pinned by tests/node/package-lock.json) where npm is
+# installed; on a machine without Node.js the page validation test skips (CI never does)
+NODE_TOOLS := tests/node
+$(NODE_TOOLS)/node_modules/.package-lock.json: $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --prefix $(NODE_TOOLS) --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: tests/test_pages.py will not validate the pages (CI does)"; fi
+
+test: $(VENV)/.testdeps lint $(NODE_TOOLS)/node_modules/.package-lock.json ## lint, then run the whole test suite
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contracts (lint-imports)

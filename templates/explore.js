@@ -162,7 +162,7 @@
     colors = {
       text: c("--text"), muted: c("--muted"), edge: c("--edge"), bg: c("--bg"), accent: c("--accent"),
       warn: c("--warn"), ok: c("--ok"), neg: hexRGB(c("--map-neg")), mid: hexRGB(c("--map-mid")),
-      pos: hexRGB(c("--map-pos")), cat: c("--categorical").split(/\s*,\s*/),
+      pos: hexRGB(c("--map-pos")),
     };
   }
   function hexRGB(h) {
@@ -855,7 +855,23 @@
     }, 100);
   });
 
-  $("controls").addEventListener("submit", (e) => e.preventDefault());
+  // a phone shows the controls as a sheet over the page's bottom: using one brings a view it
+  // drives on screen, its picture just above the sheet (the views are the data-views of the
+  // control's row in explore.html.j2), unless half of one such picture already is
+  const narrow = matchMedia("(max-width: 900px)");
+  function showView(e) {
+    const row = narrow.matches && e.target.closest("[data-views]");
+    if (!row) return;
+    const top = $("controls").getBoundingClientRect().top;
+    const pics = row.dataset.views.split(" ").map((v) => $(`v-${v}`).querySelector("canvas"));
+    const shown = (c) => { const r = c.getBoundingClientRect();
+      return Math.min(r.bottom, top) - Math.max(r.top, 0) >= r.height / 2; };
+    if (pics.some(shown)) return;
+    const r = pics[0].getBoundingClientRect();
+    scrollBy(0, r.height > top ? r.top : r.bottom - top + 8);
+  }
+  $("controls").addEventListener("focusin", showView);
+  $("controls").addEventListener("input", showView);
   $("lang").value = lang;
   $("theme").value = DATA.theme;
   applyTheme(DATA.theme);

@@ -9,7 +9,9 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run, tree
@@ -21,6 +23,40 @@ SLIDE_W, SLIDE_H = 12192000, 6858000  # 13.333 x 7.5 in
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Two cards keep the end-to-end build short (`make deck` builds all four).
 CARD_IDS = (1, 3)
+
+
+LANG_TAG = {"en": "en-US", "zh": "zh-CN"}
+SC = "Noto Sans CJK SC"
+
+
+def require_libreoffice() -> None:
+    """Skip where LibreOffice is missing; CI must have it (.ci/run installs it)."""
+    if shutil.which("soffice") is None or shutil.which("pdffonts") is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must run the LibreOffice tests: .ci/run installs them")
+        pytest.skip("LibreOffice (soffice) or poppler-utils not installed (CI installs them)")
+
+
+def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
+    """LibreOffice's rendering of a deck, headless, with its own profile (``env``: e.g. the
+    fontconfig of a machine with no fonts, conftest.fontless_env)."""
+    subprocess.run(
+        [
+            "soffice",
+            f"-env:UserInstallation=file://{out}/profile",
+            "--headless",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(out),
+            str(pptx),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+        env=env,
+    )
+    return out / f"{pptx.stem}.pdf"
 
 
 @pytest.fixture(scope="session")
@@ -106,11 +142,13 @@ def test_pptx_reads_back_as_a_teacher_needs_it(deck_built: Path) -> None:
                     for r in p.runs:
                         assert r.font.size is not None and r.font.size >= Pt(18), (lang, s.n)
                         assert bool(CJK.search(r.text)) <= (lang == "zh")
+            assert texts, f"{lang} slide {s.n} has no text frame"
+            assert texts[0].name == "Title"
             if s.kind == "overview":
-                assert len(pictures) == 1 and not texts
-            else:
-                assert texts, f"{lang} slide {s.n} has no text frame"
-                assert texts[0].name == "Title"
+                # the card is the picture; its title placeholder lies behind it
+                assert len(pictures) == 1 and len(texts) == 1
+                shapes = list(slide.shapes)
+                assert shapes.index(texts[0]) < shapes.index(pictures[0])
             if s.kind in ("panel", "animation", "overview"):
                 (pic,) = pictures
                 assert pic.width == SLIDE_W  # fills the slide's width
@@ -169,7 +207,11 @@ def test_titles_fit_their_frames(deck_built: Path) -> None:
                     for p in sh.text_frame.paragraphs:
                         run = p.runs[0]
                         size = run.font.size.pt
-                        lines = page.wrap(p.text, box, size, "bold" if run.font.bold else "normal")
+                        indent = int(p._p.get_or_add_pPr().get("marL", "0")) / EMU_PER_IN
+                        inner = (box[0] + indent, box[1], box[2] - indent, box[3])
+                        lines = page.wrap(
+                            p.text, inner, size, "bold" if run.font.bold else "normal"
+                        )
                         height += len(lines) * size * 1.2 / 72 + (
                             size * 0.5 / 72 if p.space_after else 0
                         )
@@ -289,39 +331,27 @@ def has_image(resources: object, depth: int = 0) -> bool:
     return False
 
 
-@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) not installed")
 def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> None:
     """LibreOffice converts both decks headless; every page has ink and an image where the
-    slide has a picture; every font is embedded and the Chinese deck uses a CJK font."""
+    slide has a picture; every font is embedded, and the Chinese deck is drawn with the
+    Simplified Chinese forms of Noto Sans CJK. With system fonts, LibreOffice takes Debian's
+    collection, whose faces pdffonts all names "NotoSansCJKjp" (tests/cjk_faces.py compares the
+    glyphs themselves); on a machine with no fonts it gets posecards' own files (what the PPTX
+    names), whose CJK file is the SC face."""
+    from cjk_faces import collection, sc_and_jp_counts
     from conftest import fontless_env
     from pypdf import PdfReader
 
     from posecards import fonts
 
+    require_libreoffice()
     plan = plan_deck(CARD_IDS)
     # a machine with no fonts: LibreOffice gets posecards' own files (what the PPTX names)
     own = [fonts.cjk_drawn_path()] + [f.path for f in fonts.font_files()[1:]]
     env = fontless_env(tmp_path / "fonts", own)
     for lang in ("en", "zh"):
         out = tmp_path / lang
-        profile = tmp_path / f"profile-{lang}"
-        subprocess.run(
-            [
-                "soffice",
-                f"-env:UserInstallation=file://{profile}",
-                "--headless",
-                "--convert-to",
-                "pdf",
-                "--outdir",
-                str(out),
-                str(deck_built / lang / "deck.pptx"),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=600,
-            env=env,
-        )
-        pdf = out / "deck.pdf"
+        pdf = to_pdf(deck_built / lang / "deck.pptx", out, env)
         reader = PdfReader(str(pdf))
         assert len(reader.pages) == len(plan)
         for s, page in zip(plan, reader.pages, strict=True):
@@ -332,14 +362,19 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
                 assert text.strip(), (lang, s.n)
                 if lang == "zh" and s.kind in ("title", "closing"):
                     assert CJK.search(text), (lang, s.n)
-        if shutil.which("pdffonts"):
-            fonts = subprocess.run(
-                ["pdffonts", str(pdf)], capture_output=True, text=True, check=True
-            ).stdout
-            rows = fonts.splitlines()[2:]
-            assert rows and all(" yes " in r for r in rows), fonts
-            if lang == "zh":
-                assert "CJK" in fonts, fonts
+        listing = subprocess.run(
+            ["pdffonts", str(pdf)], capture_output=True, text=True, check=True
+        ).stdout
+        rows = listing.splitlines()[2:]
+        assert rows and all(" yes " in r for r in rows), listing
+        if lang == "zh" and env is not None:
+            # posecards' CJK file is the SC face; no other CJK font exists here
+            assert "NotoSansCJKsc" in listing and "NotoSansCJKjp" not in listing, listing
+        elif lang == "zh":
+            assert "NotoSansCJK" in listing, listing
+            assert collection("Regular") is not None, "CI installs fonts-noto-cjk"
+            sc, jp = sc_and_jp_counts(pdf)
+            assert sc >= 30 and jp == 0, (sc, jp)
         if shutil.which("pdftoppm"):
             from PIL import Image, ImageStat
 
@@ -349,6 +384,120 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
             for p in pngs:
                 with Image.open(p) as im:
                     assert max(ImageStat.Stat(im.convert("L")).stddev) > 5, p.name
+
+
+def test_pptx_outline_alt_texts_and_languages(deck_built: Path) -> None:
+    """What PowerPoint's outline view and accessibility checker read: every slide's title in
+    its layout's title placeholder, every picture described (the panels as on the HTML pages,
+    the card by its thesis, an animation by what its notes say it shows), every run of the
+    slides and the notes tagged en-US or zh-CN with the SC face as its East Asian font, real
+    bulleted paragraphs with a hanging indent, frames that shrink on overflow, and 16:9
+    metadata (no "4:3" label, "Widescreen")."""
+    import zipfile
+
+    from pptx import Presentation
+    from pptx.enum.shapes import PP_PLACEHOLDER
+    from pptx.oxml.ns import qn
+
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+    from posecards.render.text import fill_card, load_card_text
+
+    plan = plan_deck(CARD_IDS)
+    contents = {c: compute_card(c, PEParams()) for c in CARD_IDS}
+    for lang in ("en", "zh"):
+        path = deck_built / lang / "deck.pptx"
+        prs = Presentation(str(path))
+        meta = json.loads((deck_built / lang / "notes.json").read_text(encoding="utf-8"))
+        cards = {c: fill_card(load_card_text(c), lang, contents[c].numbers) for c in CARD_IDS}
+        titles = []
+        for s, m, slide in zip(plan, meta, prs.slides, strict=True):
+            title = slide.shapes.title
+            assert title is not None and title.is_placeholder, (lang, s.n)
+            assert title.placeholder_format.type in (
+                PP_PLACEHOLDER.TITLE,
+                PP_PLACEHOLDER.CENTER_TITLE,
+            )
+            assert title.text_frame.text == m["title"], (lang, s.n)
+            titles.append(title.text_frame.text)
+            pictures = [sh for sh in slide.shapes if sh.shape_type == 13]
+            for pic in pictures:
+                alt = pic._element.nvPicPr.cNvPr.get("descr")
+                if s.kind == "panel":
+                    expected = next(a for fid, _t, a, _c in cards[s.card].panels if fid == s.figure)
+                elif s.kind == "overview":
+                    expected = cards[s.card].thesis
+                else:
+                    expected = m["notes"].split("\n\n")[0]
+                assert alt == expected, (lang, s.n, alt)
+                assert len(alt) > 40 and bool(CJK.search(alt)) == (lang == "zh"), (lang, s.n)
+            frames = [sh.text_frame for sh in slide.shapes if sh.has_text_frame]
+            frames.append(slide.notes_slide.notes_text_frame)
+            for tf in frames:
+                for p in tf.paragraphs:
+                    assert not p.text.lstrip().startswith("•"), (lang, s.n, p.text)
+                    for r in p.runs:
+                        rpr = r._r.find(qn("a:rPr"))
+                        assert rpr is not None and rpr.get("lang") == LANG_TAG[lang], (lang, s.n)
+                        assert rpr.find(qn("a:ea")).get("typeface") == SC, (lang, s.n)
+            for sh in slide.shapes:
+                if sh.has_text_frame:
+                    body = sh.text_frame._txBody.find(qn("a:bodyPr"))
+                    assert body.find(qn("a:normAutofit")) is not None, (lang, s.n, sh.name)
+            if s.kind == "closing":
+                (body,) = [p for p in slide.placeholders if p.placeholder_format.idx == 1]
+                paragraphs = body.text_frame.paragraphs
+                assert len(paragraphs) == len(CARD_IDS)
+                for p in paragraphs:
+                    ppr = p._p.find(qn("a:pPr"))
+                    assert ppr.find(qn("a:buChar")).get("char") == "•"
+                    assert int(ppr.get("marL")) > 0 and int(ppr.get("indent")) == -int(
+                        ppr.get("marL")
+                    )
+        assert len(titles) == len(plan) and all(titles)
+        with zipfile.ZipFile(path) as z:
+            pres = z.read("ppt/presentation.xml").decode()
+            app = z.read("docProps/app.xml").decode()
+            theme = z.read("ppt/theme/theme1.xml").decode()
+        size = re.search(r"<p:sldSz [^>]*>", pres)
+        assert size and 'cx="12192000" cy="6858000"' in size[0] and "type=" not in size[0]
+        assert "<PresentationFormat>Widescreen</PresentationFormat>" in app
+        assert f"<Slides>{len(plan)}</Slides>" in app
+        assert f'<a:majorFont><a:latin typeface="{SC}"/><a:ea typeface="{SC}"/>' in theme
+
+
+def test_libreoffice_takes_the_regional_form_from_the_run_language(tmp_path: Path) -> None:
+    """What makes LibreOffice draw Simplified Chinese forms: the run's language. The same slides
+    tagged ja-JP come out in the Japanese forms although every typeface names the SC face, and
+    tagged zh-CN in the Simplified Chinese forms (so the deck's zh-CN tags are what choose SC,
+    on a machine whose default Asian language is Japanese too)."""
+    from cjk_faces import collection, sc_and_jp_counts
+
+    from posecards.deck.pptx import write_pptx
+
+    require_libreoffice()
+    if collection("Regular") is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI installs fonts-noto-cjk")
+        pytest.skip("Noto Sans CJK collection not installed")
+    text = "直骨写角化说误区：每个数字都是算出来的，编码、位置、注意力、旋转与插值都会出错"
+    slides = [
+        {"n": 1, "kind": "title", "title": text, "subtitle": text, "items": [text], "notes": text},
+        {"n": 2, "kind": "closing", "title": text, "items": [text, text], "notes": text},
+    ]
+    deck = write_pptx(slides, {}, "zh", "light")
+    counts = {}
+    for tag in ("zh-CN", "ja-JP"):
+        path = tmp_path / f"{tag}.pptx"
+        with zipfile.ZipFile(io.BytesIO(deck)) as src, zipfile.ZipFile(path, "w") as dst:
+            for info in src.infolist():
+                data = src.read(info.filename)
+                if info.filename.startswith("ppt/slides/slide"):
+                    data = data.replace(b'lang="zh-CN"', f'lang="{tag}"'.encode())
+                dst.writestr(info, data)
+        counts[tag] = sc_and_jp_counts(to_pdf(path, tmp_path / tag))
+    assert counts["zh-CN"][0] >= 8 and counts["zh-CN"][1] == 0, counts
+    assert counts["ja-JP"][1] >= 8 and counts["ja-JP"][0] == 0, counts
 
 
 def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> None:
@@ -385,3 +534,94 @@ def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
         subtitle = fill(deck.subtitle.get(lang), params, "deck.toml: 'deck.subtitle'")
         pic = d.title_slide(title, subtitle, agenda, th)
     assert pic.png.startswith(b"\x89PNG") and len(agenda) == 7
+
+
+def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: Path) -> None:
+    """The whole deck (every card of DECK_CARD_IDS, the slide count from its plan): the PPTX
+    written from each slide's title, notes and description has every title in the layout's
+    title placeholder (the outline lists len(plan) titles), every picture described by its
+    figure's description in the slide's language, and every run tagged. Stand-in pictures keep
+    it fast; the built deck's pictures are checked end to end above."""
+    from PIL import Image
+    from pptx import Presentation
+    from pptx.oxml.ns import qn
+
+    from posecards import __version__
+    from posecards.config import DECK_CARD_IDS, PEParams
+    from posecards.content import compute_card
+    from posecards.deck.build import animation_values
+    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.plan import picture_name
+    from posecards.deck.pptx import write_pptx
+    from posecards.engine.unitcache import plain
+    from posecards.render.text import fill_card, load_card_text
+
+    plan = plan_deck(DECK_CARD_IDS)
+    deck = load_deck_text()
+    params = PEParams()
+    frame_values = {  # what the title and closing slides quote (deck.build.render_frame_slides)
+        "d_model": params.d_model,
+        "base": params.base,
+        "positions": params.positions,
+        "version": __version__,
+        "n_cards": len(DECK_CARD_IDS),
+    }
+    numbers = {c: plain(compute_card(c, PEParams()).numbers) for c in DECK_CARD_IDS}
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 9), "white").save(buf, "PNG")
+    png = buf.getvalue()
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 9), "white").save(buf, "GIF")
+    gif = buf.getvalue()
+    for lang in ("en", "zh"):
+        cards = {c: fill_card(load_card_text(c), lang, numbers[c]) for c in DECK_CARD_IDS}
+        slides: list[dict[str, Any]] = []
+        files: dict[str, bytes] = {}
+        for s in plan:
+            m: dict[str, Any] = {"n": s.n, "stem": s.stem, "kind": s.kind, "figure": s.figure}
+            if s.kind in ("title", "closing"):
+                text = deck.title if s.kind == "title" else deck.closing
+                filled = fill_slide(text, lang, frame_values)
+                m.update(
+                    subtitle="subtitle", items=[f"{c}. {cards[c].title}" for c in DECK_CARD_IDS]
+                )
+                alt = ""
+            elif s.kind == "overview":
+                assert s.card is not None
+                filled = fill_slide(deck.cards[s.card], lang, numbers[s.card])
+                alt = cards[s.card].thesis
+            elif s.kind == "panel":
+                assert s.card is not None
+                filled = fill_slide(deck.panels[s.figure or ""], lang, numbers[s.card])
+                alt = next(a for fid, _t, a, _c in cards[s.card].panels if fid == s.figure)
+            else:
+                assert s.card is not None and s.figure is not None
+                values = {**numbers[s.card], **animation_values(s.figure, PEParams())}
+                filled = fill_slide(deck.animations[s.figure], lang, values)
+                alt = ""
+                files[f"{lang}/animations/{s.figure}.gif"] = gif
+            m.update(title=filled.title, notes=filled.notes, alt=alt)
+            files[picture_name(lang, s.stem)] = png
+            slides.append(m)
+        path = tmp_path / f"{lang}.pptx"
+        path.write_bytes(write_pptx(slides, files, lang, "light"))
+        prs = Presentation(str(path))
+        assert len(prs.slides) == len(plan)
+        for s, m, slide in zip(plan, slides, prs.slides, strict=True):
+            title = slide.shapes.title
+            assert title is not None and title.is_placeholder, (lang, s.n)
+            assert title.text_frame.text == m["title"] and m["title"].strip(), (lang, s.n)
+            assert "{{" not in m["title"] and bool(CJK.search(m["title"])) == (lang == "zh")
+            pictures = [sh for sh in slide.shapes if sh.shape_type == 13]
+            assert len(pictures) == (s.kind in ("overview", "panel", "animation")), (lang, s.n)
+            for pic in pictures:
+                alt = pic._element.nvPicPr.cNvPr.get("descr")
+                expected = m["alt"] or m["notes"].split("\n\n")[0]
+                assert alt == expected, (lang, s.n, alt)
+                assert len(alt) > 40 and bool(CJK.search(alt)) == (lang == "zh"), (lang, s.n)
+            frames = [sh.text_frame for sh in slide.shapes if sh.has_text_frame]
+            for tf in [*frames, slide.notes_slide.notes_text_frame]:
+                for p in tf.paragraphs:
+                    for r in p.runs:
+                        rpr = r._r.find(qn("a:rPr"))
+                        assert rpr is not None and rpr.get("lang") == LANG_TAG[lang], (lang, s.n)

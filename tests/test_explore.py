@@ -885,6 +885,120 @@ def test_layout_phone_and_desktop(
     page.close()
 
 
+# the views each slider drives on a phone (explore.html.j2's data-views), checked by moving it
+PHONE = {"width": 390, "height": 844}
+
+
+def _fingerprints(page: Any) -> dict[str, str]:
+    return page.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('canvas')]"
+        ".map(c => [c.id, c.toDataURL()]))"
+    )
+
+
+def test_a_view_stays_on_screen_while_a_slider_moves_on_a_phone(
+    browser: Any, tmp_path: Path
+) -> None:
+    """At 390 x 844 the first view starts in the first screen, and for every slider: with the
+    slider scrolled into sight and its thumb held and dragged, a picture that the move redraws
+    is on screen, uncovered (the controls are a sheet over the bottom; moving one brings a view
+    it drives above it). The moment of dragging "p" is kept as a screenshot."""
+    path = tmp_path / "explore.html"
+    path.write_bytes(explore_bytes(ExploreConfig()))
+    page = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    first = page.evaluate(
+        "() => document.querySelector('section.view canvas').getBoundingClientRect().top"
+    )
+    sheet = page.evaluate("() => document.getElementById('controls').getBoundingClientRect().top")
+    assert first < sheet < PHONE["height"], (first, sheet)
+    sliders = page.evaluate(
+        "() => [...document.querySelectorAll('input[type=range]')]"
+        ".filter(e => !e.closest('[hidden]')).map(e => e.id)"
+    )
+    assert len(sliders) >= 12
+    unseen = []
+    for sid in sliders:
+        page.evaluate(
+            """id => { const el = document.getElementById(id);
+                const sheet = document.getElementById('controls');
+                sheet.scrollTop = el.offsetTop - sheet.clientHeight / 2; }""",
+            sid,
+        )
+        before = _fingerprints(page)
+        box = page.locator(f"#{sid}").bounding_box()
+        assert box is not None and box["y"] + box["height"] <= PHONE["height"], sid
+        x, y = box["x"] + box["width"] * 0.2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + box["width"] * 0.35, y, steps=4)
+        changed = {k for k, v in _fingerprints(page).items() if before[k] != v}
+        shown = page.evaluate(
+            """ids => ids.filter(id => { const c = document.getElementById(id);
+                const r = c.getBoundingClientRect(); let rows = 0;
+                for (let y = Math.max(r.top, 0) + 1; y < Math.min(r.bottom, innerHeight); y += 4)
+                  if (document.elementFromPoint(r.left + r.width / 2, y) === c) rows += 4;
+                return rows >= Math.min(120, r.height / 2); })""",
+            sorted(changed),
+        )
+        if sid == "p":
+            out = ARTIFACTS / "screenshots"
+            out.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(out / "explore-390-dragging-p.png"))
+        page.mouse.up()
+        assert changed, f"moving {sid} redrew nothing"
+        if not shown:
+            unseen.append((sid, sorted(changed)))
+    assert not unseen, unseen
+    page.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_text_colour_of_the_views_keeps_4_5_to_1(browser: Any, theme: str) -> None:
+    """The canvases' text (every fillText, with the colour it is drawn in) and the page's own
+    colours come from posecards/style/theme.toml and keep 4.5:1 on the background."""
+    from dataclasses import asdict
+
+    from posecards.figures._common import contrast_ratio
+    from posecards.figures.style import theme as load_theme
+    from posecards.render.contrast import hex_rgb
+
+    th = load_theme(theme)
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.add_init_script(
+        """window.__texts = [];
+        const fill = CanvasRenderingContext2D.prototype.fillText;
+        CanvasRenderingContext2D.prototype.fillText = function (t, ...a) {
+          window.__texts.push([String(t), String(this.fillStyle), this.globalAlpha]);
+          return fill.call(this, t, ...a); };"""
+    )
+    path = ROOT / "build" / "test-artifacts" / f"explore-{theme}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(explore_bytes(ExploreConfig(theme=theme)))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    variables = page.evaluate(
+        """() => { const cs = getComputedStyle(document.body);
+            return Object.fromEntries(['--bg', '--text', '--muted', '--accent', '--warn', '--ok',
+              '--box', '--edge'].map(v => [v, cs.getPropertyValue(v).trim().toLowerCase()])); }"""
+    )
+    colours = asdict(th)
+    names = {"--bg": "background", "--edge": "box_edge"}
+    for var, value in variables.items():
+        assert value == colours[names.get(var, var[2:])].lower(), (theme, var, value)
+    texts = page.evaluate("() => window.__texts")
+    assert len(texts) > 50 and {t[0] for t in texts} >= {"0"}
+    low = {
+        (t[1], round(contrast_ratio(hex_rgb(t[1]), hex_rgb(th.background)), 2))
+        for t in texts
+        if t[2] == 1 and contrast_ratio(hex_rgb(t[1]), hex_rgb(th.background)) < 4.5
+    }
+    assert not low, (theme, low)
+    assert all(t[2] == 1 for t in texts), "translucent text"
+    page.close()
+
+
 def test_page_is_deterministic_and_small() -> None:
     a = explore_bytes(ExploreConfig(lang="zh", theme="dark"))
     assert a == explore_bytes(ExploreConfig(lang="zh", theme="dark"))

@@ -131,6 +131,25 @@ def test_the_old_dark_navy_would_fail() -> None:
 
 
 @pytest.mark.parametrize("name", THEMES)
+def test_colours_that_write_text_keep_4_5_to_1_where_they_sit(name: str) -> None:
+    """Figure text is written in the named colours and, beside its line, in the line's
+    categorical colour: WCAG AA 4.5:1 on the background and both boxes; "ok" also on its own
+    20 % tint (the band it labels, c4-deberta). tests/test_contrast.py measures the drawn text."""
+    th = theme(name)
+    for fg in (th.text, th.muted, th.accent, th.warn, th.ok, *th.categorical):
+        for bg in (th.background, th.box, th.pitfall_box):
+            assert contrast(fg, bg) >= 4.5, (name, fg, bg, contrast(fg, bg))
+    tint = tuple(0.2 * np.asarray(to_rgb(th.ok)) + 0.8 * np.asarray(to_rgb(th.background)))
+    assert contrast(th.ok, tint) >= 4.5, (name, contrast(th.ok, tint))
+
+
+def test_okabe_ito_green_and_vermilion_would_fail_as_text() -> None:
+    """The issue's numbers: the check above is not vacuous."""
+    assert contrast("#009e73", "#ffffff") == pytest.approx(3.42, abs=0.01)
+    assert contrast("#d55e00", "#ffffff") == pytest.approx(3.87, abs=0.01)
+
+
+@pytest.mark.parametrize("name", THEMES)
 def test_card_page_text_colours_are_readable(name: str) -> None:
     """The HTML pages' text on their backgrounds (templates/card.css): WCAG AA, 4.5:1 for body
     text and links (text, muted, accent on the page, the "More figures" box and the pitfalls

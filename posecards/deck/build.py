@@ -201,6 +201,9 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     check_figure_ids(text, content.figures)
     numbers = plain(content.numbers)
     labels = CardLabels(text.labels, job.lang, text.path.name)
+    # the pictures' alt texts: the card's and the panels' descriptions (as on the HTML pages)
+    filled_card = fill_card(text, job.lang, numbers)
+    alts = {fid: alt for fid, _title, alt, _caption in filled_card.panels}
     draw = draw_functions(job.card)
     out: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}
@@ -258,6 +261,8 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                 filled_slide = fill_slide(slide_text, job.lang, values)
                 page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append(_slide_meta(s, filled_slide.title, filled_slide.notes, pic, page))
+                overview = s.kind == "overview"
+                meta[-1]["alt"] = filled_card.thesis if overview else alts.get(s.figure or "", "")
                 del pic
                 gc.collect()
             helpers[pdf_name] = book.close()

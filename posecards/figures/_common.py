@@ -14,6 +14,26 @@ from matplotlib.image import AxesImage
 from posecards.figures.style import Theme, visible_cmap
 
 
+def relative_luminance(rgb: Any) -> float:
+    """WCAG 2 relative luminance of an sRGB colour (components in [0, 1]; alpha ignored)."""
+    c = np.asarray(rgb, dtype=np.float64)[:3]
+    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(c @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast_ratio(a: Any, b: Any) -> float:
+    """WCAG 2 contrast ratio (L_lighter + 0.05) / (L_darker + 0.05): 1 (same) to 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def text_colour_on(rgb: Any) -> str:
+    """Black or white, whichever contrasts more with a cell of colour ``rgb`` (>= 4.58:1 on any
+    colour)."""
+    black = contrast_ratio((0.0, 0.0, 0.0), rgb)
+    return "black" if black >= contrast_ratio((1.0, 1.0, 1.0), rgb) else "white"
+
+
 def heatmap(
     ax: Axes,
     values: npt.ArrayLike,

@@ -11,14 +11,13 @@ from matplotlib.colors import Colormap
 from matplotlib.figure import FigureBase
 
 from posecards.figures import DrawFn, Labels, roles
-from posecards.figures._common import heatmap, plain_log_ticks
+from posecards.figures._common import heatmap, plain_log_ticks, text_colour_on
 from posecards.figures.style import Theme, visible_cmap
 
 
 def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
-    """Black on light cells, white on dark cells (relative luminance of the cell colour)."""
-    r, g, b, _ = cmap(norm(value))
-    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+    """Black or white, whichever contrasts more with the cell colour (WCAG)."""
+    return text_colour_on(cmap(norm(value)))
 
 
 def _annotate(ax: Axes, values: np.ndarray, fmt: str) -> None:

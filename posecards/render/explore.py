@@ -93,9 +93,12 @@ def csp(script: str) -> str:
 
 def explore_page(cfg: ExploreConfig) -> str:
     """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
+    from dataclasses import asdict
+
     from posecards._version import __version__
     from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
+    from posecards.figures.style import theme
 
     strings = load_strings()
     data: dict[str, Any] = {
@@ -135,6 +138,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 views=views,
                 rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
+                themes=[asdict(theme(name)) for name in ("light", "dark")],
                 csp=csp(script),
                 css=Markup(_source("explore.css")),  # noqa: S704 - our own stylesheet
                 data=Markup(payload),  # noqa: S704 - JSON with '</' escaped

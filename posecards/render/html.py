@@ -45,12 +45,60 @@ def env() -> jinja2.Environment:
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
 _ID = re.compile(r'\bid="([^"]+)"')
+# matplotlib's RDF block (dc:format, dc:type): valid in an SVG file, not inside HTML
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+# mathtext as matplotlib writes it with svg.fonttype none: one <tspan> per glyph, grouped by
+# font, indented (the indentation reads as spaces between the letters)
+_GLYPH_TEXT = re.compile(r"<text>((?:\s*<tspan [^>]*>[^<]*</tspan>)+)\s*</text>")
+_GLYPH = re.compile(r'<tspan x="([^" ]+)" y="([^"]+)" style="([^"]*)">([^<]*)</tspan>')
+
+
+def _unique_ids(text: str) -> str:
+    """Number the second and later definitions of an id (matplotlib names an image by its
+    pixels, so two equal images of one figure share an id); references keep the first."""
+    seen: dict[str, int] = {}
+
+    def one(m: re.Match[str]) -> str:
+        n = seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return m.group(0) if n == 1 else f'id="{m.group(1)}-{n}"'
+
+    return _ID.sub(one, text)
+
+
+def _words(m: re.Match[str]) -> str:
+    """One mathtext text as words: its glyphs in reading order (by x), consecutive glyphs of
+    one font and baseline in one <tspan> with a position per character, nothing between them,
+    so that find-in-page and copying see "key position n", not "k e y p o s i t i o n"."""
+    import html as html_lib
+
+    glyphs = [
+        (float(x), x, y, style, html_lib.unescape(ch)) for x, y, style, ch in _GLYPH.findall(m[1])
+    ]
+    if len(glyphs) != m[1].count("<tspan"):  # not the shape we know: leave it as it is
+        return m[0]
+    glyphs.sort(key=lambda g: g[0])  # stable: equal x keep matplotlib's order
+    runs: list[list[tuple[float, str, str, str, str]]] = []
+    for g in glyphs:
+        if runs and runs[-1][-1][2:4] == g[2:4]:
+            runs[-1].append(g)
+        else:
+            runs.append([g])
+    spans = []
+    for run in runs:
+        xs = " ".join(g[1] for g in run)
+        chars = "".join(" " if g[4] == "\xa0" else g[4] for g in run)  # mathtext's spaces
+        text = str(Markup.escape(chars))
+        spans.append(f'<tspan x="{xs}" y="{run[0][2]}" style="{run[0][3]}">{text}</tspan>')
+    return '<text xml:space="preserve">' + "".join(spans) + "</text>"
 
 
 def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
-    """Make a matplotlib SVG file embeddable: drop the XML prolog, give its ids a unique prefix
-    (two inline SVGs must not share ids), and label it for screen readers."""
+    """Make a matplotlib SVG file embeddable: drop the XML prolog and the RDF metadata, make
+    its ids unique and give them a prefix (two inline SVGs must not share ids), write its
+    mathtext as words, and label it for screen readers."""
     text = rename_svg_families(_PROLOG.sub("", svg.decode("utf-8"), count=1))
+    text = _METADATA.sub("", text, count=1)
+    text = _GLYPH_TEXT.sub(_words, _unique_ids(text))
     ids = set(_ID.findall(text))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{prefix}-{old}"
@@ -72,19 +120,20 @@ FORMULA_TEXT_PX = 17.0  # the key formula's main text, as large as the page's te
 FORMULA_MIN_PX = 12.0  # narrower than that and its box scrolls sideways (the page never does)
 
 
-def sized_by_text(svg: Markup, px: float, min_px: float) -> Markup:
-    """Draw an inline SVG so that its largest text is `px` CSS px, shrinking to fit its box
-    down to `min_px`; below that its box scrolls (templates/card.css: .formula)."""
+def sized_by_text(svg: Markup, px: float, min_px: float) -> str:
+    """The CSS rule that draws a page's formula SVG so that its largest text is `px` CSS px,
+    shrinking to fit its box down to `min_px`; below that its box scrolls (templates/card.css:
+    .formula). A rule in the page's stylesheet, not a style attribute (html-validate)."""
     width = _VIEWBOX.search(svg)
     sizes = [float(x) for x in _FONT_SIZE.findall(svg)]
     if width is None or not sizes:
-        return svg
+        return ""
     scale = px / max(sizes)
     natural = float(width.group(1)) * scale
-    style = (
-        f'style="width: {natural:.1f}px; max-width: 100%; min-width: {natural * min_px / px:.1f}px"'
+    return (
+        f"aside .formula svg {{ width: {natural:.1f}px; max-width: 100%; "
+        f"min-width: {natural * min_px / px:.1f}px; }}"
     )
-    return Markup(str(svg).replace("<svg", f"<svg {style}", 1))  # noqa: S704 - numbers only
 
 
 @dataclass(frozen=True)
@@ -139,7 +188,8 @@ def card_page(
         lang=lang,
         card=card,
         panels=panels,
-        formula_svg=sized_by_text(formula_svg, FORMULA_TEXT_PX, FORMULA_MIN_PX),
+        formula_svg=formula_svg,
+        formula_css=Markup(sized_by_text(formula_svg, FORMULA_TEXT_PX, FORMULA_MIN_PX)),  # noqa: S704 - numbers only
         downloads=downloads,
         other_lang=other_lang,
         footer=footer,
