@@ -97,6 +97,37 @@ def apply_rope(
     return out[0] if squeeze else out
 
 
+def apply_rope_complex(
+    x: npt.ArrayLike, positions: int | npt.ArrayLike, inv_freq: npt.ArrayLike
+) -> F64:
+    """RoPE as complex multiplication: pair ``k`` read as ``z_k = x_2k + i x_(2k+1)`` (the
+    interleaved layout) becomes ``z_k e^(i m theta_k)``; shape ``(..., n, dim)`` as ``x``.
+
+    ``(a + ib) e^(it) = (a cos t - b sin t) + i (b cos t + a sin t)``: the same numbers as
+    ``apply_rope(x, positions, inv_freq, "interleaved")``, computed with complex128 (Meta
+    LLaMA's ``torch.view_as_complex`` route). The half layout pairs ``x_k`` with ``x_(k+dim/2)``
+    instead: the same product after ``rope_layout_permutation``. The score follows:
+    ``<R_m q, R_n k> = Re sum_k q~_k conj(k~_k) e^(i (m - n) theta_k)``.
+    """
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim < 2:
+        raise ValueError(f"x must have shape (..., n, dim), got {arr.shape}")
+    dim = check_even_dim("dim", arr.shape[-1])
+    theta = _as_inv_freq(inv_freq)  # (dim/2,)
+    _check_inv_freq_len(theta, dim)
+    pos = as_positions(positions)  # (n,)
+    if pos.size != arr.shape[-2]:
+        raise ValueError(
+            f"positions must have one entry per row of x: x has n = {arr.shape[-2]}, "
+            f"positions has {pos.size}"
+        )
+    z = arr[..., 0::2] + 1j * arr[..., 1::2]  # (..., n, dim/2) complex128
+    turned = z * np.exp(1j * np.outer(pos, theta))  # (..., n, dim/2)
+    out = np.empty_like(arr)  # (..., n, dim)
+    out[..., 0::2], out[..., 1::2] = turned.real, turned.imag
+    return out
+
+
 def rope_layout_permutation(dim: int) -> I64:
     """``P = [0, 2, ..., dim-2, 1, 3, ..., dim-1]`` with ``x_half = x_interleaved[P]``.
 
