@@ -23,7 +23,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.config import DeckConfig, Look, PEParams
-from posecards.deck.plan import PlannedSlide, plan_deck
+from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, plan_deck
 from posecards.render import buildcache
 from posecards.render.paths import data_dir
 
@@ -71,7 +71,7 @@ class FrameJob:
     theme: str
     params: PEParams
     cards: tuple[int, ...]
-    slides: tuple[PlannedSlide, ...]  # the title slide and the closing slide
+    slides: tuple[PlannedSlide, ...]  # the title, closing and sources slides
     numbers: str  # JSON {card: {placeholder: value}}, from the card units
 
 
@@ -255,9 +255,9 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
 
 
 def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """The title slide and the closing (pitfalls) slide of one language."""
+    """The title slide, the closing (pitfalls) slide and the sources slides of one language."""
     from posecards.deck import draw as d
-    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
     from posecards.figures.style import card_style
     from posecards.render.text import fill, load_card_text
@@ -287,6 +287,16 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
                     agenda = [f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards]
                     pic = d.title_slide(filled.title, subtitle, agenda, th)
                     extra = {"subtitle": subtitle, "items": agenda}
+                elif s.kind == "sources":
+                    filled = fill_slide(deck.sources, job.lang, params)
+                    pages = deck_sources(job.cards)
+                    items = [src.text(job.lang) for src in pages[s.page]]
+                    title = filled.title
+                    if len(pages) > 1:
+                        title = f"{title} ({s.page + 1}/{len(pages)})"
+                    pic = d.bullets_slide(title, items, th, d.deck_look().sources_size)
+                    filled = FilledSlideText(title, filled.notes)
+                    extra = {"items": items}
                 else:
                     filled = fill_slide(deck.closing, job.lang, params)
                     items = []
@@ -433,7 +443,7 @@ def build_deck(
             cfg.theme,
             cfg.params,
             cfg.cards,
-            tuple(s for s in plan if s.kind in ("title", "closing")),
+            tuple(s for s in plan if s.kind in FRAME_KINDS),
             json.dumps({str(c): numbers[c] for c in cfg.cards}, sort_keys=True),
         )
         for lang in cfg.langs

@@ -55,7 +55,7 @@ def planned_deck_units(cfg: DeckConfig) -> dict[str, tuple[list[str], list[str]]
     """Each unit of a deck build: the text files it reads and the files it writes, from the
     options and the text alone (the names ``build_deck`` produces; a test holds them together)."""
     from posecards.deck.notes import ANIMATIONS
-    from posecards.deck.plan import plan_deck
+    from posecards.deck.plan import FRAME_KINDS, plan_deck
 
     plan = plan_deck(cfg.cards)
     deck_text = buildcache.card_text_name(DECK_TEXT)
@@ -73,7 +73,7 @@ def planned_deck_units(cfg: DeckConfig) -> dict[str, tuple[list[str], list[str]]
             )
         units[f"title and closing slides ({lang})"] = (
             every,
-            pictures(lang, [s for s in plan if s.kind in ("title", "closing")]),
+            pictures(lang, [s for s in plan if s.kind in FRAME_KINDS]),
         )
         assembled = [f"{lang}/deck.{fmt}" for fmt in ("pdf", "pptx") if fmt in cfg.formats]
         units[f"deck ({lang})"] = (every, [*assembled, f"{lang}/notes.json"])
