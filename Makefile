@@ -40,10 +40,11 @@ deck: $(VENV)/.runtime ## build the lecture deck (PPTX with notes, PDF, animatio
 test: $(VENV)/.testdeps lint ## lint, then run the whole test suite
 	$(BIN)/python -m pytest
 
-lint: $(VENV)/.testdeps ## ruff (check, format --check) and mypy on posecards/
+lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contracts (lint-imports)
 	$(BIN)/ruff check posecards tests benchmarks
 	$(BIN)/ruff format --check posecards tests benchmarks
 	$(BIN)/mypy posecards
+	$(BIN)/lint-imports
 
 example: $(VENV)/.runtime ## re-render the README's example inspection card (docs/img/)
 	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet

@@ -6,6 +6,7 @@ numbers from this same run, so a noisy machine affects both sides alike.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -291,6 +292,38 @@ def measure_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
     ]
 
 
+def noop_rows(
+    build: list[str], deck: list[str], env: dict[str, str], repeat: int = 2 * REPEAT + 1
+) -> list[tuple[str, str, str]]:
+    """No-op rebuilds of a built site and deck against `python -c "import typer"`, interleaved
+    so that all three see the same load: medians of ``repeat`` fresh processes each."""
+    walls: dict[str, list[float]] = {"typer": [], "build": [], "deck": []}
+    cmds = {"typer": [PY, "-c", "import typer"], "build": build, "deck": deck}
+    loads = []
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            walls[name].append(timed(cmd, env)[0])
+        loads.append(os.getloadavg()[0])
+    m = {k: statistics.median(v) for k, v in walls.items()}
+    return [
+        (
+            f"no-op `posecards build` / `import typer` (medians of {repeat}: s; ratio)",
+            f"{m['build']:.3f} s / {m['typer']:.3f} s; {m['build'] / m['typer']:.2f}",
+            "≤ 5",
+        ),
+        (
+            "no-op `posecards deck` / no-op `posecards build` (medians: s; ratio)",
+            f"{m['deck']:.3f} s / {m['build']:.3f} s; {m['deck'] / m['build']:.2f}",
+            "≈ 1",
+        ),
+        (
+            "load average during the no-op rows (median; 2 cores)",
+            f"{statistics.median(loads):.1f}",
+            "report",
+        ),
+    ]
+
+
 def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
     """`posecards deck` (both languages) against `posecards build` of the same cards, cold
     (empty cache, UMAP included) and no-op, alternating so that both see the same load."""
@@ -362,6 +395,30 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
+    if sys.argv[1:2] == ["noop"]:  # `python benchmarks/run.py noop [SITE DECK]`
+        # the no-op rows alone: of SITE and DECK if given (built with the default options),
+        # else of a default site and deck built first
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        env = {"POSECARDS_CACHE_DIR": str(tmp / "cache")}
+        site, deck = (Path(a) for a in sys.argv[2:4]) if len(sys.argv) == 4 else (None, None)
+        if site is None or deck is None:
+            site, deck = tmp / "site", tmp / "deck"
+            for cmd in ("build", "deck"):
+                out = site if cmd == "build" else deck
+                run = [PY, "-m", "posecards", cmd, "--out", str(out), "--quiet", "--jobs", "2"]
+                subprocess.run(run, check=True, env={**os.environ, **env})
+        posecards = [PY, "-m", "posecards"]
+        recorded = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
+        options = ["--format", ",".join(recorded["formats"])]  # as SITE was built
+        options += ["--cards", ",".join(map(str, recorded["cards"]))]
+        rows = noop_rows(
+            [*posecards, "build", "--out", str(site), *options, "--quiet"],
+            [*posecards, "deck", "--out", str(deck), "--quiet"],
+            env,
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
     if sys.argv[1:] == ["deck"]:  # only the deck rows: `python benchmarks/run.py deck`
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
         rows = deck_rows(tmp)
@@ -405,7 +462,10 @@ def main() -> None:
     rows += check_rows(build, out, cold_wall)
     noop = statistics.median(peak_rss([*build, "--jobs", "2"], env)[0] for _ in range(2))
     rows.append(("no-op rebuild / cold full build", f"{noop / cold_wall:.3f}", "≤ 0.03"))
-    rows.append(("no-op rebuild / `import typer`", f"{noop / typer_import:.1f}", "≤ 5"))
+    deck_out = tmp / "noop-deck"
+    deck_cmd = [*posecards, "deck", "--out", str(deck_out), "--quiet"]
+    subprocess.run([*deck_cmd, "--jobs", "2"], check=True, env={**os.environ, **env})
+    rows += noop_rows(build, deck_cmd, env)
     # edit one card's text (in a private copy of cards/): only that card is rendered again
     cards = tmp / "cards"
     shutil.copytree(ROOT / "cards", cards)

@@ -15,7 +15,6 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +36,8 @@ def cache_dir() -> Path | None:
 
 
 def _versions(libraries: Sequence[str]) -> dict[str, str]:
+    from importlib import metadata  # lazily: the no-op rebuild path imports this module
+
     out = {"posecards": __version__}
     for name in libraries:
         try:

@@ -1,19 +1,26 @@
-"""The `posecards` command line: parses options into posecards.config and calls render.
+"""The `posecards` command line: parses options into posecards.config and calls
+posecards.commands (the only layer it talks to).
 
 Heavy libraries (torch, umap, matplotlib) are imported only by the commands that need them.
-Bad input gets one line on stderr and exit code 2.
+Bad input (posecards.errors.PosecardsError) gets one line on stderr and exit code 2; anything
+else is an internal error: one line saying so and how to report it, exit code 70, and the
+traceback with ``--debug`` or ``POSECARDS_DEBUG=1``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from posecards import commands
 from posecards._version import __version__
 from posecards.config import (
     CARD_IDS,
@@ -40,6 +47,7 @@ from posecards.config import (
     MeasureConfig,
     PEParams,
 )
+from posecards.errors import PosecardsError
 
 app = typer.Typer(
     name="posecards",
@@ -57,10 +65,70 @@ _LANGS = ",".join(_DEFAULT.langs)
 _FORMATS = ",".join(_DEFAULT.formats)
 
 
+INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in posecards, not a problem with the input
+_DEBUG = {"on": False}
+
+
 def fail(message: str) -> NoReturn:
-    """One line on stderr, exit code 2."""
-    typer.echo(f"posecards: error: {message}", err=True)
-    raise typer.Exit(2)
+    """Bad input: one line on stderr, exit code 2."""
+    raise PosecardsError(message)
+
+
+def _debug() -> bool:
+    return _DEBUG["on"] or os.environ.get("POSECARDS_DEBUG", "") not in ("", "0")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(fn: F) -> F:
+    """The one place errors become exit codes: PosecardsError -> its line and code (2; 130 when
+    interrupted); any other exception -> an internal-error line and 70 (with ``--debug``
+    or POSECARDS_DEBUG=1, the traceback first)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except PosecardsError as exc:
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
+            typer.echo(exc.line(), err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("posecards: interrupted", err=True)
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if _debug():
+                import traceback
+
+                traceback.print_exc()
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            what = type(exc).__name__ + (f": {first}" if first else "")
+            how = "" if _debug() else "; run it again with --debug (posecards --debug ...) and"
+            typer.echo(
+                f"posecards: internal error ({what}): this is a bug in posecards, not a problem "
+                f"with your input{how} report the command and its output to the posecards "
+                "developers",
+                err=True,
+            )
+            raise typer.Exit(INTERNAL_ERROR) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """``@app.command(...)`` with the error handling of ``guarded``."""
+
+    def register(fn: F) -> F:
+        app.command(*args, **kwargs)(guarded(fn))
+        return fn
+
+    return register
 
 
 def _version(value: bool) -> None:
@@ -75,8 +143,27 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="On an internal error, print the traceback (also: POSECARDS_DEBUG=1).",
+        ),
+    ] = False,
 ) -> None:
     """Computed, bilingual figure cards that explain positional encodings in Transformers."""
+    _DEBUG["on"] = debug
+
+
+def _progress(quiet: bool) -> Callable[[str], None]:
+    """Progress lines on stderr, each with the seconds since the command started."""
+    t0 = time.perf_counter()
+
+    def say(msg: str) -> None:
+        if not quiet:
+            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
+
+    return say
 
 
 def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
@@ -172,7 +259,7 @@ OptSizeOrNone = Annotated[
 ]
 
 
-@app.command()
+@_command()
 def build(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
     cards: Annotated[
@@ -220,38 +307,19 @@ def build(
     if theme is not None:
         given["theme"] = _one("--theme", theme, THEMES)
     if size is not None:
-        given["size"] = _one("--size", size, tuple(SIZES))
+        given["size"] = _one("--size", size, SIZES)
     if scale is not None:
         given["scale"] = _scale(scale)
     given.update(_given_params(d_model, base, positions))
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
-    opts = _defaults()
-    if check:
-        from posecards.render.manifest import read_manifest, recorded_options
-
-        doc = read_manifest(out)
-        recorded = recorded_options(doc) if doc is not None else None
-        opts.update(recorded or {})
-    opts.update(given)
-    cfg = BuildConfig(
-        out=out,
-        cards=opts["cards"],
-        langs=opts["langs"],
-        formats=opts["formats"],
-        look=Look(theme=opts["theme"], size=opts["size"], scale=opts["scale"]),
-        params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
-        jobs=_jobs(jobs),
-        check=check,
-        quiet=quiet,
-        cache=not no_cache,
-    )
+    commands.not_a_folder(out)
     if render and not check:
         fail("--render goes with --check (it compares DIR with a fresh render)")
+    cfg = commands.build_config(
+        out, given, check=check, jobs=_jobs(jobs), quiet=quiet, cache=not no_cache
+    )
     if check:
-        _run_check(cfg, given, render)
-        return
-    _run_build(cfg)
+        _report(cfg.out, commands.check(cfg, given, render, _progress(quiet)))
+    commands.build(cfg, _progress(quiet))
 
 
 def _given_params(d_model: int | None, base: float | None, positions: int | None) -> dict[str, Any]:
@@ -274,129 +342,18 @@ def _given_params(d_model: int | None, base: float | None, positions: int | None
     return given
 
 
-def _defaults() -> dict[str, Any]:
-    return {
-        "cards": _DEFAULT.cards,
-        "langs": _DEFAULT.langs,
-        "formats": _DEFAULT.formats,
-        "theme": _DEFAULT.look.theme,
-        "size": _DEFAULT.look.size,
-        "scale": _DEFAULT.look.scale,
-        "d_model": D.d_model,
-        "base": D.base,
-        "positions": D.positions,
-    }
-
-
-def _run_check(cfg: BuildConfig | DeckConfig, given: dict[str, Any], render: bool = False) -> None:
-    """--check: judge DIR by its recipe and file hashes (no drawing); exit 1 if stale.
-    --render (cards): also compare with a fresh render, with a tolerance."""
-    from posecards.render.lock import BuildLockedError, build_lock
-    from posecards.render.manifest import check_site, compare_render
-
-    try:
-        with build_lock(cfg.out, wait=False):
-            if isinstance(cfg, DeckConfig):
-                from posecards.deck.manifest import check_deck
-
-                verdict = check_deck(cfg, given)
-            else:
-                verdict = check_site(cfg, given)
-            if render and not verdict.reasons and isinstance(cfg, BuildConfig):
-                import time
-
-                from posecards.render.build import build_outputs
-
-                t0 = time.perf_counter()
-
-                def progress(msg: str) -> None:
-                    if not cfg.quiet:
-                        typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
-
-                fresh = build_outputs(cfg, progress, use_cache=cfg.cache)
-                for line in compare_render(cfg.out, fresh):
-                    verdict.add(line, [line.split(": ", 1)[1].split(" (")[0]])
-    except BuildLockedError as exc:
-        fail(str(exc))
-    except (ValueError, OSError) as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+def _report(out: Path, verdict: Any) -> NoReturn:
+    """A --check verdict on stdout: exit 0 when fresh, 1 with one line per reason when not."""
     if verdict.reasons:
-        n = len(verdict.stale)
-        typer.echo(f"{n} of {verdict.files} file(s) out of date in {cfg.out}:")
+        typer.echo(f"{len(verdict.stale)} of {verdict.files} file(s) out of date in {out}:")
         for line in verdict.reasons:
             typer.echo(f"  {line}")
         raise typer.Exit(1)
-    typer.echo(f"{cfg.out} is up to date ({verdict.files} files)")
+    typer.echo(f"{out} is up to date ({verdict.files} files)")
+    raise typer.Exit(0)
 
 
-def _writable(out: Path) -> str | None:
-    """Why ``out`` cannot be written to, or None (checked before any work starts)."""
-    import os
-
-    probe = out.resolve()
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        return f"{probe} is not a folder"
-    if not os.access(probe, os.W_OK | os.X_OK):
-        return f"{probe} is not writable"
-    return None
-
-
-def _run_build(cfg: BuildConfig | DeckConfig, what: str = "cards") -> None:
-    import signal
-    import time
-
-    from posecards.render.build import build_outputs, write_outputs
-    from posecards.render.lock import BuildLockedError, build_lock
-
-    if what == "deck":
-        from posecards.deck.build import build_deck as make
-    else:
-        make = build_outputs  # type: ignore[assignment]
-
-    t0 = time.perf_counter()
-
-    def progress(msg: str) -> None:
-        if not cfg.quiet:
-            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
-
-    if why := _writable(cfg.out):
-        fail(f"cannot write to --out {cfg.out}: {why}")
-
-    def on_term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
-    try:
-        with build_lock(cfg.out, wait=not cfg.check):
-            progress(f"building {what} {','.join(map(str, cfg.cards))} ({','.join(cfg.langs)})")
-            files = make(cfg, progress, use_cache=cfg.cache)  # type: ignore[arg-type]
-            try:
-                written = write_outputs(cfg.out, files)
-            except OSError as exc:
-                fail(f"cannot write to {cfg.out}: {exc.strerror or exc}")
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        typer.echo(f"posecards: interrupted; {cfg.out} was left as it was", err=True)
-        raise typer.Exit(130) from None
-    except BuildLockedError as exc:
-        fail(str(exc))
-    except MemoryError:
-        fail(
-            f"out of memory for d_model={cfg.params.d_model}, positions={cfg.params.positions}; "
-            "lower --d-model or --positions"
-        )
-    except (ValueError, RuntimeError, OSError) as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    if written:
-        progress(f"wrote {len(written)} of {len(files)} files to {cfg.out}")
-    else:
-        progress(f"{cfg.out} is up to date ({len(files)} files)")
-
-
-@app.command()
+@_command()
 def deck(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DeckConfig.out,
     lang: OptLangOrNone = None,
@@ -439,37 +396,14 @@ def deck(
     if theme is not None:
         given["theme"] = _one("--theme", theme, THEMES)
     given.update(_given_params(d_model, base, positions))
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
-    from posecards.deck.manifest import default_deck_options
-
-    opts = default_deck_options()
+    commands.not_a_folder(out)
+    cfg = commands.deck_config(out, given, check=check, jobs=_jobs(jobs), quiet=quiet, cache=True)
     if check:
-        from posecards.deck.manifest import recorded_deck_options
-        from posecards.render.manifest import read_manifest
-
-        doc = read_manifest(out)
-        recorded = recorded_deck_options(doc) if doc is not None else None
-        opts.update(recorded or {})
-    opts.update(given)
-    cfg = DeckConfig(
-        out=out,
-        cards=opts["cards"],
-        langs=opts["langs"],
-        formats=opts["formats"],
-        theme=opts["theme"],
-        params=PEParams(d_model=opts["d_model"], base=opts["base"], positions=opts["positions"]),
-        jobs=_jobs(jobs),
-        check=check,
-        quiet=quiet,
-    )
-    if check:
-        _run_check(cfg, given)
-        return
-    _run_build(cfg, "deck")
+        _report(cfg.out, commands.check(cfg, given))
+    commands.deck(cfg, _progress(quiet))
 
 
-@app.command("inspect")
+@_command("inspect")
 def inspect_model(
     path: Annotated[
         str, typer.Argument(help="Local model folder (config.json + weights) or .safetensors file.")
@@ -502,77 +436,14 @@ def inspect_model(
         out=out,
         langs=_choices("--lang", lang, LANGS),
         formats=_choices("--format", format, FORMATS),
-        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, tuple(SIZES))),
+        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,
         jobs=_jobs(jobs),
         quiet=quiet,
     )
-    if out is not None and out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a folder")
-    _run_inspect(path, cfg)
-
-
-def _run_inspect(path: str, cfg: InspectConfig) -> None:
-    import signal
-    import time
-    import warnings
-
-    from posecards.content.inspect import compute_inspection
-    from posecards.model.checkpoint import CheckpointError, open_checkpoint
-    from posecards.model.positions import InspectOptions, find_positions
-    from posecards.render.build import write_outputs
-    from posecards.render.inspect import default_out, inspect_outputs
-    from posecards.render.lock import BuildLockedError, build_lock
-
-    t0 = time.perf_counter()
-
-    def progress(msg: str) -> None:
-        if not cfg.quiet:
-            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
-
-    def on_term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
-    out = cfg.out
-    # a checkpoint is untrusted input: warnings from torch or numpy about odd tensors would add
-    # lines to stderr; problems are reported as errors instead
-    warnings.simplefilter("ignore")
-    try:
-        ckpt = open_checkpoint(path)
-        found = find_positions(ckpt, InspectOptions(tensor=cfg.tensor, offset=cfg.offset))
-        if cfg.offset is not None and found.kind != "learned":
-            fail(f"--offset applies to a learned position table; {ckpt.name} uses {found.kind}")
-        out = out if out is not None else default_out(ckpt)
-        if out.exists() and not out.is_dir():
-            fail(f"--out {out} exists and is not a folder")
-        if why := _writable(out):
-            fail(f"cannot write to --out {out}: {why}")
-        progress(f"{ckpt.name}: {found.kind} positions; computing")
-        content = compute_inspection(ckpt, found)
-        with build_lock(out, wait=True):
-            files = inspect_outputs(cfg, ckpt, found, content, progress)
-            try:
-                written = write_outputs(out, files)
-            except OSError as exc:
-                fail(f"cannot write to {out}: {exc.strerror or exc}")
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        where = f"{out} was left as it was" if out is not None else "nothing was written"
-        typer.echo(f"posecards: interrupted; {where}", err=True)
-        raise typer.Exit(130) from None
-    except BuildLockedError as exc:
-        fail(str(exc))
-    except MemoryError:
-        fail(f"out of memory while inspecting {path}")
-    except (CheckpointError, ValueError, RuntimeError, OSError) as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    except Exception as exc:  # noqa: BLE001 -- a malformed checkpoint must not print a traceback
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        fail(f"cannot inspect {path}: {type(exc).__name__}{': ' + first if first else ''}")
-    progress(f"wrote {len(written)} of {len(files)} files to {out}")
+    commands.not_a_folder(out)
+    commands.inspect(path, cfg, _progress(quiet))
 
 
 def _stdout(text: str) -> None:
@@ -589,19 +460,11 @@ def _stdout(text: str) -> None:
         raise typer.Exit(0) from None
 
 
-def _figure_ids() -> dict[str, int]:
-    """Every figure id of the cards, on the card or on figure pages only (from the card text:
-    nothing is computed)."""
-    from posecards.render.text import load_card_text
-
-    return {fid: c for c in CARD_IDS for fid in load_card_text(c).figure_ids}
-
-
 def _figure_id(raw: str) -> str:
     """A known figure id (case-insensitive), or one line naming the nearest ones."""
     import difflib
 
-    ids = _figure_ids()
+    ids = commands.figure_ids()
     value = raw.strip().lower()
     if value in ids:
         return value
@@ -613,7 +476,7 @@ def _figure_id(raw: str) -> str:
 _EXPLORE = ExploreConfig()
 
 
-@app.command()
+@_command()
 def explore(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output HTML file.")] = _EXPLORE.out,
     lang: Annotated[
@@ -629,47 +492,20 @@ def explore(
         fail(f"--out {out} is a folder")
     if out.suffix.lower() not in (".html", ".htm"):
         fail(f"--out must end in .html, got {out.name!r}")
-    if why := _writable(out.parent if str(out.parent) else Path(".")):
+    if why := commands.writable(out.parent if str(out.parent) else Path(".")):
         fail(f"cannot write to --out {out}: {why}")
-    from posecards.render.explore import explore_bytes
-    from posecards.render.files import write_bytes_atomic
-
-    try:
-        data = explore_bytes(cfg)
-        write_bytes_atomic(out, data)
-    except (ValueError, OSError) as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    typer.echo(f"wrote {out} ({len(data):,} bytes)", err=True)
+    size = commands.explore(cfg)
+    typer.echo(f"wrote {out} ({size:,} bytes)", err=True)
 
 
-@app.command("list")
+@_command("list")
 def list_cards() -> None:
     """List the cards and their figure ids (titles with the default parameters filled in);
     figures that are not on the card itself are marked "figure page only"."""
-    from posecards.content import title_numbers
-    from posecards.render.text import fill, load_card_text
-
-    lines = []
-    for c in CARD_IDS:
-        text = load_card_text(c)
-        entries = (*text.panels, *text.figures)
-        raw = [text.title.en, text.title.zh, *(p.title.en for p in entries)]
-        numbers = title_numbers(c, D) if any("{{" in t for t in raw) else {}
-
-        def filled(t: str, where: str, numbers: Mapping[str, Any] = numbers) -> str:
-            return fill(t, numbers, where) if "{{" in t else t
-
-        where = text.path.name
-        title = f"{filled(text.title.en, where)} / {filled(text.title.zh, where)}"
-        lines.append(f"card {c}  {text.slug}: {title}")
-        lines += [f"    {p.id:<22} {filled(p.title.en, where)}" for p in text.panels]
-        lines += [
-            f"    {p.id:<22} {filled(p.title.en, where)}  (figure page only)" for p in text.figures
-        ]
-    _stdout("\n".join(lines) + "\n")
+    _stdout(commands.list_cards(D))
 
 
-@app.command()
+@_command()
 def placeholders(
     card: Annotated[int, typer.Argument(help=f"Card number ({', '.join(map(str, CARD_IDS))}).")],
     d_model: OptDModel = D.d_model,
@@ -681,16 +517,10 @@ def placeholders(
     if card not in CARD_IDS:
         fail(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
     params = _params(d_model, base, positions)
-    from posecards.deck.placeholders import placeholder_report
-
-    try:
-        report = placeholder_report(card, params)
-    except ValueError as exc:
-        fail(str(exc).splitlines()[0])
-    _stdout(report)
+    _stdout(commands.placeholders(card, params))
 
 
-@app.command()
+@_command()
 def figure(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
     out_raw: Annotated[
@@ -703,8 +533,6 @@ def figure(
     positions: OptPositions = D.positions,
 ) -> None:
     """Render one figure on its own."""
-    from posecards.render.figure import render_figure
-
     fid = _figure_id(figure_id)
     out = Path(out_raw)
     if out.is_dir() or out_raw.endswith(("/", "\\")):
@@ -715,22 +543,13 @@ def figure(
     lang_ = _one("--lang", lang, LANGS)
     theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
-    if why := _writable(out.parent if str(out.parent) else Path(".")):
+    if why := commands.writable(out.parent if str(out.parent) else Path(".")):
         fail(f"cannot write to --out {out}: {why}")
-    try:
-        data = render_figure(fid, params, lang_, theme_, fmt)
-    except (ValueError, RuntimeError) as exc:
-        fail(str(exc).splitlines()[0])
-    from posecards.render.files import write_bytes_atomic
-
-    try:
-        write_bytes_atomic(out, data)
-    except OSError as exc:
-        fail(f"cannot write to --out {out}: {exc.strerror or exc}")
+    commands.figure(fid, params, lang_, theme_, fmt, out)
     typer.echo(f"wrote {out}", err=True)
 
 
-@app.command()
+@_command()
 def data(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
     format: Annotated[str, typer.Option("--format", help="csv or json.")] = "json",
@@ -739,26 +558,16 @@ def data(
     positions: OptPositions = D.positions,
 ) -> None:
     """Print the numbers behind a figure (CSV or JSON) on stdout."""
-    from posecards.content import compute_card
-    from posecards.render.data import to_csv, to_json
-
     fid = _figure_id(figure_id)
     fmt = _one("--format", format, ("csv", "json"))
     params = _params(d_model, base, positions)
-    try:
-        content = compute_card(_figure_ids()[fid], params)
-    except ValueError as exc:
-        fail(str(exc).splitlines()[0])
-    if fid not in content.figures:
-        fail(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
-    values = content.figures[fid]
-    _stdout(to_csv(values) if fmt == "csv" else to_json(values))
+    _stdout(commands.data(fid, params, fmt))
 
 
 _MEASURE = MeasureConfig()
 
 
-@app.command()
+@_command()
 def measure(
     out: Annotated[
         Path, typer.Option("--out", help="Results file to write (JSON).")
@@ -790,35 +599,12 @@ def measure(
         fail(f"--out {out} is a folder")
     if out.suffix.lower() != ".json":
         fail(f"--out must end in .json, got {out.name!r}")
-    if why := _writable(out.parent):
+    if why := commands.writable(out.parent):
         fail(f"cannot write to --out {out}: {why}")
     cfg = MeasureConfig(out=out, seeds=seeds_, steps=steps_, jobs=_jobs(jobs), quiet=quiet)
-    _run_measure(cfg)
-
-
-def _run_measure(cfg: MeasureConfig) -> None:
-    import time
-
-    from posecards.experiment.run import run_all, to_json
-    from posecards.render.files import write_bytes_atomic
-
-    t0 = time.perf_counter()
-
-    def echo(msg: str) -> None:
-        typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
-
-    try:
-        doc = run_all(cfg, None if cfg.quiet else echo)
-        write_bytes_atomic(cfg.out, to_json(doc))
-    except KeyboardInterrupt:
-        typer.echo(f"posecards: interrupted; {cfg.out} was not written", err=True)
-        raise typer.Exit(130) from None
-    except MemoryError:
-        fail("out of memory while training")
-    except (ValueError, RuntimeError, OSError) as exc:
-        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    if not cfg.quiet:
-        echo(f"wrote {cfg.out} ({doc['environment']['seconds']:.0f} s)")
+    say = _progress(quiet)
+    seconds = commands.measure(cfg, None if quiet else say)
+    say(f"wrote {cfg.out} ({seconds:.0f} s)")
 
 
 def main() -> None:

@@ -12,13 +12,8 @@ THEMES: tuple[str, ...] = ("light", "dark")
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).
 DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
-# size name -> (width, height) in inches at 100 dpi for PNG: slide = 1920 x 1080 px
-SIZES: dict[str, tuple[float, float]] = {
-    "slide": (19.2, 10.8),
-    "4x3": (16.0, 12.0),
-    "a4": (11.69, 16.54),
-    "square": (14.0, 14.0),
-}
+# page sizes (their geometry: templates/layouts.toml; slide = 1920 x 1080 px)
+SIZES: tuple[str, ...] = ("slide", "4x3", "a4", "square")
 # size name -> physical width in inches a PNG card is tagged with (pHYs), so slide software places
 # it at slide size: a 16:9 slide is 13.333 in wide, a 4:3 slide 10 in, A4 8.27 in
 PRINT_WIDTH: dict[str, float] = {"slide": 13.333, "4x3": 10.0, "a4": 8.27, "square": 7.5}

@@ -3,15 +3,17 @@ is rebuilt, and outputs are identical with and without the cache."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from conftest import run, tree
 
-from posecards.config import Look, PEParams
-from posecards.render import buildcache
-from posecards.render.build import CardJob
+from posecards.config import BuildConfig, Look, PEParams
+from posecards.engine import executor
+from posecards.render.build import plan_build
 
 SMALL = ["--cards", "2", "--lang", "en", "--format", "svg,html"]
 
@@ -33,8 +35,20 @@ def test_unchanged_never_rebuilds_changed_always_does(cache: Path, tmp_path: Pat
     assert first.returncode == 0 and renders(first.stderr) == 1, first.stderr
     again = run("build", "--out", str(out), *SMALL)
     assert again.returncode == 0 and renders(again.stderr) == 0
-    assert "1 of 1 card renders up to date" in again.stderr
+    # judged up to date from DIR's manifest before the cache is even looked at
+    assert "in the cache" not in again.stderr
     assert f"{out} is up to date" in again.stderr
+    # without the cache: still up to date, nothing rendered
+    shutil.rmtree(cache)
+    again = run("build", "--out", str(out), *SMALL)
+    assert again.returncode == 0 and renders(again.stderr) == 0, again.stderr
+    assert f"{out} is up to date" in again.stderr
+    # another folder: every card render comes from the cache
+    other = run("build", "--out", str(tmp_path / "other"), *SMALL)
+    assert other.returncode == 0 and renders(other.stderr) == 1  # the cache was deleted above
+    other = run("build", "--out", str(tmp_path / "other2"), *SMALL)
+    assert "1 of 1 card renders up to date in the cache" in other.stderr
+    assert renders(other.stderr) == 0
     # a changed parameter is a different key: rendered again, and the text follows it
     changed = run("build", "--out", str(out), *SMALL, "--base", "20000")
     assert changed.returncode == 0 and renders(changed.stderr) == 1
@@ -62,20 +76,50 @@ def test_corrupt_entry_is_rebuilt_not_trusted(cache: Path, tmp_path: Path) -> No
 
 
 def test_keys_follow_exactly_their_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
-    job = CardJob(2, "en", ("png",), Look(), PEParams())
+    def keys(**change: object) -> dict[str, str | None]:
+        fields = {"cards": (1, 2), "langs": ("en",), "formats": ("png",), **change}
+        return executor.unit_keys(plan_build(BuildConfig(**fields)))  # type: ignore[arg-type]
 
-    def key(j: CardJob) -> str:
-        return buildcache.unit_key("card", job=j, text=buildcache.card_text_digest(j.card))
-
-    k = key(job)
-    assert key(CardJob(2, "en", ("png",), Look(), PEParams())) == k
-    assert key(CardJob(2, "zh", ("png",), Look(), PEParams())) != k
-    assert key(CardJob(2, "en", ("png",), Look(theme="dark"), PEParams())) != k
-    assert key(CardJob(2, "en", ("png",), Look(), PEParams(base=10001.0))) != k
-    assert key(CardJob(2, "en", ("png", "svg"), Look(), PEParams())) != k
-    k1 = key(CardJob(1, "en", ("png",), Look(), PEParams()))
+    k = keys()
+    assert all(k.values()) and len(set(k.values())) == len(k)
+    assert keys() == k
+    assert keys(langs=("zh",))["card 2 (zh)"] != k["card 2 (en)"]
+    assert keys(look=Look(theme="dark"))["card 2 (en)"] != k["card 2 (en)"]
+    assert keys(params=PEParams(base=10001.0))["card 2 (en)"] != k["card 2 (en)"]
+    assert keys(formats=("png", "svg"))["card 2 (en)"] != k["card 2 (en)"]
+    # the pages depend on every card they show
+    pages = keys(formats=("png", "html"))
+    assert keys(formats=("png", "html"), params=PEParams(base=10001.0))["pages"] != pages["pages"]
     # editing card 2's text changes card 2's key and no other card's
-    real = buildcache.card_text_digest
-    monkeypatch.setattr(buildcache, "card_text_digest", lambda c: "edited" if c == 2 else real(c))
-    assert key(job) != k
-    assert key(CardJob(1, "en", ("png",), Look(), PEParams())) == k1
+    real = executor.text_digest
+    monkeypatch.setattr(
+        executor,
+        "text_digest",
+        lambda paths: "edited" if paths[0].name == "card2.toml" else real(paths),
+    )
+    edited = keys()
+    assert edited["card 2 (en)"] != k["card 2 (en)"]
+    assert edited["card 1 (en)"] == k["card 1 (en)"]
+
+
+def test_a_no_op_trusts_a_file_only_while_its_stat_is_unchanged(
+    cache: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert run("build", "--out", str(out), *SMALL, "--quiet").returncode == 0
+    good = tree(out)
+    # the same size and modification time, other bytes: the change time and the hash tell
+    svg = next((out / "en").glob("card-2-*.svg"))
+    st = svg.stat()
+    data = bytearray(svg.read_bytes())
+    data[-10] ^= 1
+    svg.write_bytes(bytes(data))
+    os.utime(svg, ns=(st.st_atime_ns, st.st_mtime_ns))
+    r = run("build", "--out", str(out), *SMALL)
+    assert r.returncode == 0 and "wrote 1 of" in r.stderr, r.stderr
+    assert tree(out) == good
+    # a copied folder (every stat new) is hashed once, found up to date, and nothing written
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    r = run("build", "--out", str(copy), *SMALL)
+    assert r.returncode == 0 and f"{copy} is up to date" in r.stderr and renders(r.stderr) == 0

@@ -276,7 +276,11 @@ def _run_env(env: dict[str, str], *args: str) -> Any:
 def test_cache_and_check_follow_the_measurements(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from posecards.render.buildcache import card_text_digest
+    from posecards.engine.inputs import text_digest
+    from posecards.render.build import card_sources
+
+    def card_text_digest(card: int) -> str:
+        return text_digest(card_sources(card))
 
     before, card1 = card_text_digest(5), card_text_digest(1)
     other = tmp_path / "m.json"

@@ -19,8 +19,13 @@ import yaml
 from conftest import ALL_FORMATS, run
 
 from posecards.config import BuildConfig
-from posecards.render import buildcache
-from posecards.render.manifest import check_site, planned_units
+from posecards.engine import inputs, judge, manifest
+from posecards.render.build import plan_build
+
+
+def check_site(cfg: BuildConfig) -> judge.Verdict:
+    return judge.check(plan_build(cfg))
+
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +52,7 @@ def test_planned_files_are_the_files_a_build_writes(built: Path) -> None:
     # --check works out every file name from the options and card text alone
     man = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
     cfg = BuildConfig(out=built, formats=tuple(ALL_FORMATS.split(",")))
-    planned = {f for _, made in planned_units(cfg).values() for f in made}
+    planned = set(plan_build(cfg).files)
     assert planned == set(man["files"])
     for unit in man["units"].values():
         assert len(unit["recipe"]) == 64 and unit["files"]
@@ -131,25 +136,23 @@ def test_code_template_and_library_changes_are_named(
     cfg = BuildConfig(out=small, cards=(2,), langs=("en",), formats=("png", "svg", "html"))
     cfg = BuildConfig(**{**cfg.__dict__, "look": type(cfg.look)(theme="dark")})
     assert check_site(cfg).reasons == []
-    libs = dict(buildcache.library_versions())
-    monkeypatch.setattr(
-        buildcache,
-        "library_versions",
-        lambda: tuple({**libs, "matplotlib": libs["matplotlib"] + ".post1"}.items()),
-    )
+    libs = dict(inputs.library_versions())
+    moved = tuple({**libs, "matplotlib": libs["matplotlib"] + ".post1"}.items())
+    for module in (judge, manifest):
+        monkeypatch.setattr(module, "library_versions", lambda names=inputs.LIBRARIES: moved)
     v = check_site(cfg)
     assert v.reasons == [
         f"library versions changed: matplotlib {libs['matplotlib']} -> {libs['matplotlib']}.post1"
     ]
     assert len(v.stale) == 22  # card 2's 21 files and explore.html
     monkeypatch.undo()
-    shared = dict(buildcache.shared_inputs())
+    shared = dict(inputs.shared_inputs())
     edited = {
         **shared,
         "templates/card.css": "0" * 64,
         "posecards/figures/card2.py": "1" * 64,
     }
-    monkeypatch.setattr(buildcache, "shared_inputs", lambda: tuple(edited.items()))
+    monkeypatch.setattr(manifest, "shared_inputs", lambda: tuple(edited.items()))
     assert check_site(cfg).reasons == [
         "templates changed: templates/card.css",
         "code changed: posecards/figures/card2.py",
@@ -165,7 +168,7 @@ def test_outputs_follow_the_umask(small: Path) -> None:
 
 
 def test_outputs_follow_a_stricter_umask(tmp_path: Path) -> None:
-    from posecards.render.build import write_outputs
+    from posecards.engine.site import write_outputs
 
     old = os.umask(0o077)
     try:
@@ -285,7 +288,7 @@ def test_render_comparison_tolerates_last_bits_not_changes(small: Path) -> None:
     import numpy as np
     from PIL import Image
 
-    from posecards.render.manifest import compare_render
+    from posecards.engine.judge import compare_render
 
     files = {
         str(p.relative_to(small)): p.read_bytes()

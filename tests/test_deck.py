@@ -40,10 +40,9 @@ def slides_of(path: Path) -> list:
 def test_planned_files_are_the_files_built(deck_built: Path) -> None:
     """--check knows the deck's files without drawing (from the text and the options)."""
     from posecards.config import DeckConfig
-    from posecards.deck.manifest import planned_deck_units
+    from posecards.deck.build import plan_deck_build
 
-    units = planned_deck_units(DeckConfig(out=deck_built, cards=CARD_IDS))
-    planned = {f for _, made in units.values() for f in made}
+    planned = set(plan_deck_build(DeckConfig(out=deck_built, cards=CARD_IDS)).files)
     built = {p.relative_to(deck_built).as_posix() for p in deck_built.rglob("*") if p.is_file()}
     assert built - {"manifest.json"} == planned
 

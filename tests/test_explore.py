@@ -784,9 +784,10 @@ def test_explore_command(tmp_path: Path) -> None:
 def test_build_writes_the_explorer_and_links_it(tmp_path: Path) -> None:
     """`posecards build` adds DIR/explore.html (in the manifest) and links it from the index."""
     from posecards.config import BuildConfig
-    from posecards.render.build import build_outputs
+    from posecards.engine.executor import run
+    from posecards.render.build import plan_build
 
-    files = build_outputs(BuildConfig(cards=(), langs=("en", "zh"), formats=("html",)))
+    files = run(plan_build(BuildConfig(cards=(), langs=("en", "zh"), formats=("html",))))
     assert files["explore.html"] == explore_bytes(ExploreConfig(lang="en", theme="light"))
     assert 'href="explore.html"' in files["index.html"].decode("utf-8")
     assert "explore.html" in json.loads(files["manifest.json"])["files"]

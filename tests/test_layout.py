@@ -22,9 +22,9 @@ from posecards.config import PEParams
 from posecards.content import CardContent, compute_card
 from posecards.figures import roles
 from posecards.figures.style import STYLE_DIR, card_style
+from posecards.paths import data_dir
 from posecards.render.compose import LayoutError, compose_card, layout
 from posecards.render.measure import LayoutReport, measure_card, measure_figure
-from posecards.render.paths import data_dir
 from posecards.render.text import load_card_text
 
 REPO = Path(__file__).resolve().parent.parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -67,3 +68,29 @@ def test_help_imports_no_heavy_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _contract_layers() -> list[set[str]]:
+    """The layers of the import-linter `layers` contract in pyproject.toml, top first."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contracts if c["type"] == "layers"]
+    return [{m.strip() for m in re.split(r"[|:]", layer)} for layer in layers]
+
+
+def test_architecture_doc_draws_the_layer_contract() -> None:
+    # docs/architecture.md's table lists the same layers, in the same order, as the contract
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text[text.index("| layer | where |") : text.index("## The engine")]
+    rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
+    documented = []
+    for row in rows:
+        where = row.split("|")[2]
+        documented.append(
+            {re.sub(r"\.py$", "", m).strip("/") for m in re.findall(r"`posecards/([^`]+)`", where)}
+        )
+    assert documented == _contract_layers()
+    # and every package and module of posecards is in it (the contract is exhaustive)
+    children = {p.stem for p in (ROOT / "posecards").iterdir() if p.suffix == ".py" or p.is_dir()}
+    children -= {"__init__", "__pycache__", "_data", "style", "data"}
+    assert set().union(*documented) == children

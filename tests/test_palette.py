@@ -147,8 +147,8 @@ def test_card_pages_follow_the_build_theme_not_the_system() -> None:
     a reader's light system, and card.css does not override it."""
     from dataclasses import asdict
 
+    from posecards.paths import data_dir
     from posecards.render.html import env
-    from posecards.render.paths import data_dir
 
     assert "color-scheme" not in (data_dir("templates") / "card.css").read_text(encoding="utf-8")
     for name in THEMES:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import run, tree
 
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 
 SMALL = ["--cards", "2", "--lang", "en", "--format", "svg,html"]
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from posecards.render.paths import data_dir
-from posecards.render.text import CardTextError, fill, group, load_card_text, num, sci, sig, wl
+from posecards.formatting import group, num, sci, sig, wl
+from posecards.paths import data_dir
+from posecards.render.text import CardTextError, fill, load_card_text
 
 
 def test_filters_format_numbers() -> None:
@@ -112,7 +113,7 @@ def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
 
 
 def test_below_prints_a_bound_for_rounding_noise() -> None:
-    from posecards.render.text import below
+    from posecards.formatting import below
 
     assert below(8.9e-16, -14) == "< 10⁻¹⁴"
     assert below(-1.0e-15, -14) == "< 10⁻¹⁴"
@@ -218,7 +219,7 @@ def test_template_logic_and_expressions_are_refused_with_their_line(tmp_path: Pa
 def _card5(tmp_path: Path) -> tuple[Path, dict[str, object]]:
     from posecards.config import PEParams
     from posecards.content import compute_card
-    from posecards.render.buildcache import plain_numbers
+    from posecards.engine.unitcache import plain as plain_numbers
 
     return _copy_cards(tmp_path), plain_numbers(compute_card(5, PEParams()).numbers)
 

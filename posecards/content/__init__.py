@@ -31,6 +31,10 @@ DECK_FIELD = "deck.toml:"
 # Cards whose costliest computation is cached on disk and shared by their languages (card 1's
 # UMAP layout, posecards.cache.memo_array); builds schedule them (render.build.cache_friendly_order).
 SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
+# What makes a card slow the first time it is rendered (said before a build renders it).
+FIRST_TIME: dict[int, str] = {
+    1: "computes a UMAP layout: 20-35 s the first time (numba compiles it), cached afterwards"
+}
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sampling import even_positions, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
 from posecards.encodings.softmax import softmax
-from posecards.model.checkpoint import Checkpoint, read_tensor
+from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
 from posecards.model.names import display_name
 from posecards.model.positions import AlibiPositions, Found, LearnedPositions, RopePositions
 
@@ -75,7 +75,9 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
     curve = spread_positions(n, CURVE_MOST).astype(np.int64)  # (c,) shown points of the curves
     zero_rows = int(np.count_nonzero(norms == 0))
     if zero_rows == n:
-        raise ValueError(f"every row of {found.tensor!r} is zero: it holds no position information")
+        raise CheckpointError(
+            f"every row of {found.tensor!r} is zero: it holds no position information"
+        )
     k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
     far = slice(n // 2, n)
     figures: dict[str, dict[str, Any]] = {

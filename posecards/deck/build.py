@@ -1,34 +1,36 @@
-"""`posecards deck`: the same engine as `posecards build`, for the lecture deck.
+"""`posecards deck`: the plan of the lecture deck, run by the same engine as `posecards build`
+(posecards.engine).
 
-Units, each rendered in a fresh process and kept in the build cache (posecards.render.buildcache):
+Units, each drawing one in a fresh process and kept in the unit cache:
 - one per (card, language): the card's overview, panel and animation slides (pictures, PDF
   pages, PPTX pictures) and the slides' titles and notes;
-- one for the animations (language-free: their text is mathematics only);
+- one per animation (its text is mathematics only: the same file in every language);
 - one per language for the title and closing slides (after the cards: they quote their numbers);
-- one per language for the assembled deck.pptx and deck.pdf (no drawing: python-pptx, pypdf).
-Outputs are made in memory and written by posecards.render.build.write_outputs (atomic).
+- one per language for the assembled deck.pptx, deck.pdf and notes.json (no drawing:
+  python-pptx, pypdf; in the calling process).
+A card with slides is data here too: ``config.DECK_CARD_IDS`` and its sections of
+``cards/deck.toml`` (docs/cards.md).
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
-import multiprocessing
-from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
-from importlib import metadata
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from posecards._version import __version__
 from posecards.config import DeckConfig, Look, PEParams
-from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, plan_deck
-from posecards.render import buildcache
-from posecards.render.paths import data_dir
+from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, picture_name, plan_deck
+from posecards.engine.inputs import LIBRARIES, text_name
+from posecards.engine.units import Context, Plan, Rendered, Unit
+from posecards.paths import data_dir
+from posecards.render.text import CardTextError
 
 ANIMATION_MS = 250  # per frame
-HIDDEN = ".deck"  # per-unit PDF pages and PPTX pictures: inputs of the assembly, not outputs
+DECK_TEXT = "deck"  # cards/deck.toml: slide titles and speaker notes
+DECK_LIBRARIES = ("python-pptx", "pypdf", "lxml")  # besides the drawing libraries of the cards
 # what DIR/<lang>/notes.json records per slide: its text and its measured smallest text
 NOTES_KEYS = (
     "n",
@@ -41,19 +43,6 @@ NOTES_KEYS = (
     "min_script_px",
     "layout_problems",
 )
-
-
-def _deck_digest() -> str:
-    """The deck text and the libraries only the deck uses."""
-    from posecards.deck.manifest import DECK_LIBRARIES
-
-    h = hashlib.sha256((data_dir("cards") / "deck.toml").read_bytes())
-    for name in DECK_LIBRARIES:
-        try:
-            h.update(f"{name}={metadata.version(name)}".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{name}=-".encode())
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -72,7 +61,6 @@ class FrameJob:
     params: PEParams
     cards: tuple[int, ...]
     slides: tuple[PlannedSlide, ...]  # the title, closing and sources slides
-    numbers: str  # JSON {card: {placeholder: value}}, from the card units
 
 
 @dataclass(frozen=True)
@@ -80,6 +68,22 @@ class AnimationJob:
     name: str
     theme: str
     params: PEParams
+    langs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AssemblyJob:
+    lang: str
+    formats: tuple[str, ...]
+    theme: str
+
+
+def card_slides_unit(card: int, lang: str) -> str:
+    return f"card {card} slides ({lang})"
+
+
+def frame_unit(lang: str) -> str:
+    return f"title and closing slides ({lang})"
 
 
 def _slide_meta(
@@ -93,7 +97,7 @@ def _slide_meta(
         "title": title,
         "notes": notes,
         "scale": pic.scale,
-        "pdf": pdf[0],  # the unit's PDF (hidden) and this slide's page in it
+        "pdf": pdf[0],  # the unit's PDF (a helper) and this slide's page in it
         "pdf_page": pdf[1],
         "picture": pic.picture_png is not None,
         "min_text_px": pic.min_text_px,
@@ -104,13 +108,19 @@ def _slide_meta(
 
 
 def _store_picture(
-    out: dict[str, bytes], lang: str, s: PlannedSlide, pic: Any, book: Any, pdf_name: str
+    out: dict[str, bytes],
+    helpers: dict[str, bytes],
+    lang: str,
+    s: PlannedSlide,
+    pic: Any,
+    book: Any,
+    pdf_name: str,
 ) -> tuple[str, int]:
     """Keep a slide's pictures; write its PDF page into the unit's book (name, page)."""
     out[f"{lang}/slides/{s.stem}.png"] = pic.png
     out[f"{lang}/slides/{s.stem}.svg"] = pic.svg
     if pic.picture_png is not None:
-        out[f"{lang}/{HIDDEN}/{s.stem}.picture.png"] = pic.picture_png
+        helpers[picture_name(lang, s.stem)] = pic.picture_png
     return pdf_name, book.add(pic.pdf_figure, pic.pdf_dpi)
 
 
@@ -172,12 +182,13 @@ def _animation_size() -> tuple[float, float]:
     return (look.picture_box[2] / look.magnify, look.picture_box[3] / look.magnify)
 
 
-def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, Any]]:
+def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     """The slides of one card in one language, and their titles and notes."""
     from posecards.content import compute_card
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
+    from posecards.engine.unitcache import plain
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
     from posecards.render.build import footer_text
@@ -188,13 +199,14 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
     deck = load_deck_text()
     content = compute_card(job.card, job.params)
     check_figure_ids(text, content.figures)
-    numbers = buildcache.plain_numbers(content.numbers)
+    numbers = plain(content.numbers)
     labels = CardLabels(text.labels, job.lang, text.path.name)
     draw = draw_functions(job.card)
     out: dict[str, bytes] = {}
+    helpers: dict[str, bytes] = {}
     meta = []
     book = PageBook()
-    pdf_name = f"{job.lang}/{HIDDEN}/card-{job.card}.pdf"
+    pdf_name = f"{job.lang}/card-{job.card}.pages.pdf"
     gc.disable()
     try:
         with card_style(job.theme) as th:
@@ -202,7 +214,7 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
                 if s.kind == "overview":
                     slide_text = deck.cards.get(job.card)
                     if slide_text is None:
-                        raise ValueError(f"deck.toml: no [cards.{job.card}] for card {job.card}")
+                        raise CardTextError(f"deck.toml: no [cards.{job.card}] for card {job.card}")
                     filled = fill_card(text, job.lang, numbers)
                     fig = compose_card(
                         filled,
@@ -218,7 +230,7 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
                     assert s.figure is not None
                     slide_text = deck.panels.get(s.figure)
                     if slide_text is None:
-                        raise ValueError(
+                        raise CardTextError(
                             f"deck.toml: no [panels.{s.figure}] (speaker notes) for card {job.card}"
                         )
                     fid = s.figure
@@ -244,18 +256,19 @@ def render_card_slides(job: CardSlidesJob) -> tuple[dict[str, bytes], dict[str, 
 
                     pic = d.figure_slide(title, th, draw_frame)
                 filled_slide = fill_slide(slide_text, job.lang, values)
-                page = _store_picture(out, job.lang, s, pic, book, pdf_name)
+                page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append(_slide_meta(s, filled_slide.title, filled_slide.notes, pic, page))
                 del pic
                 gc.collect()
-            out[pdf_name] = book.close()
+            helpers[pdf_name] = book.close()
     finally:
         gc.enable()
-    return out, {"numbers": numbers, "slides": meta}
+    return Rendered(out, helpers, {"numbers": numbers, "slides": meta})
 
 
-def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """The title slide, the closing (pitfalls) slide and the sources slides of one language."""
+def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
+    """The title slide, the closing (pitfalls) slide and the sources slides of one language
+    (they quote numbers of the cards: from the card slide units it needs)."""
     from posecards.deck import draw as d
     from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
@@ -263,7 +276,7 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
     from posecards.render.text import fill, load_card_text
 
     deck = load_deck_text()
-    card_numbers = {int(c): v for c, v in json.loads(job.numbers).items()}
+    card_numbers = {c: ctx.needs[card_slides_unit(c, job.lang)].meta["numbers"] for c in job.cards}
     params = {
         "d_model": job.params.d_model,
         "base": job.params.base,
@@ -272,9 +285,10 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
         "n_cards": len(job.cards),
     }
     out: dict[str, bytes] = {}
+    helpers: dict[str, bytes] = {}
     meta = []
     book = PageBook()
-    pdf_name = f"{job.lang}/{HIDDEN}/frame.pdf"
+    pdf_name = f"{job.lang}/frame.pages.pdf"
     gc.disable()
     try:
         with card_style(job.theme) as th:
@@ -303,7 +317,7 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
                     for c in job.cards:
                         item = deck.closing_items.get(c)
                         if item is None:
-                            raise ValueError(f"deck.toml: no [closing.items.{c}] for card {c}")
+                            raise CardTextError(f"deck.toml: no [closing.items.{c}] for card {c}")
                         items.append(
                             fill(
                                 item.get(job.lang),
@@ -313,18 +327,19 @@ def render_frame_slides(job: FrameJob) -> tuple[dict[str, bytes], dict[str, Any]
                         )
                     pic = d.bullets_slide(filled.title, items, th)
                     extra = {"items": items}
-                page = _store_picture(out, job.lang, s, pic, book, pdf_name)
+                page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
                 del pic
                 gc.collect()
-            out[pdf_name] = book.close()
+            helpers[pdf_name] = book.close()
     finally:
         gc.enable()
-    return out, {"slides": meta}
+    return Rendered(out, helpers, {"slides": meta})
 
 
-def render_animations(job: AnimationJob) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """GIF and APNG of one animation (mathematics only on it: one file for all languages)."""
+def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
+    """GIF and APNG of one animation (mathematics only on it: the same file in every language's
+    folder)."""
     from posecards.deck import draw as d
     from posecards.figures.style import card_style
 
@@ -335,175 +350,131 @@ def render_animations(job: AnimationJob) -> tuple[dict[str, bytes], dict[str, An
             data, n_frames = _animation_data(job.name, job.params)
             frames = d.animation_frames(job.name, data, th, n_frames, _animation_size())
             gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
-            out[f"animations/{job.name}.gif"] = gif
-            out[f"animations/{job.name}.png"] = apng
+            for lang in job.langs:
+                out[f"{lang}/animations/{job.name}.gif"] = gif
+                out[f"{lang}/animations/{job.name}.png"] = apng
     finally:
         gc.enable()
-    return out, {}
+    return Rendered(out)
 
 
-def _describe(job: Any) -> str:
-    if isinstance(job, CardSlidesJob):
-        return f"card {job.card} slides ({job.lang})"
-    if isinstance(job, AnimationJob):
-        return f"animation {job.name}"
-    return f"title and closing slides ({job.lang})"
-
-
-def _run(fn: Callable[[Any], Any], args: tuple[Any, ...]) -> Any:
-    return fn(*args)
-
-
-def _assemble(
-    lang: str, slides: list[dict[str, Any]], files: Mapping[str, bytes], cfg: DeckConfig
-) -> dict[str, bytes]:
+def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
+    """deck.pptx, deck.pdf and notes.json of one language, from its slide units' results."""
     from posecards.deck.pdf import merge_pages
     from posecards.deck.pptx import write_pptx
 
+    lang = job.lang
+    files: dict[str, bytes] = {}
+    for done in ctx.needs.values():
+        files.update(done.files)
+        files.update(done.helpers)
+    slides = sorted(
+        (m for done in ctx.needs.values() for m in done.meta.get("slides", [])),
+        key=lambda m: m["n"],
+    )
     out: dict[str, bytes] = {}
-    if "pptx" in cfg.formats:
-        out[f"{lang}/deck.pptx"] = write_pptx(slides, files, lang, cfg.theme)
-    if "pdf" in cfg.formats:
+    if "pptx" in job.formats:
+        out[f"{lang}/deck.pptx"] = write_pptx(slides, files, lang, job.theme)
+        ctx.say(f"{lang}/deck.pptx assembled")
+    if "pdf" in job.formats:
         out[f"{lang}/deck.pdf"] = merge_pages(
             [(files[s["pdf"]], s["pdf_page"], s["scale"]) for s in slides]
         )
-    return out
+        ctx.say(f"{lang}/deck.pdf assembled")
+    out[f"{lang}/notes.json"] = (
+        json.dumps(
+            [{k: m.get(k) for k in NOTES_KEYS} for m in slides],
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n"
+    ).encode("utf-8")
+    return Rendered(out)
 
 
-def build_deck(
-    cfg: DeckConfig, progress: Callable[[str], None] | None = None, use_cache: bool = True
-) -> dict[str, bytes]:
-    """Every output file of a deck build, in memory, keyed by path relative to DIR."""
-    say = progress or (lambda _msg: None)
+def plan_deck_build(cfg: DeckConfig) -> Plan:
+    """Every unit of a deck build and the files each makes, from the options and text alone."""
+    from posecards.deck.notes import ANIMATIONS
+    from posecards.render.build import cache_friendly_order, card_sources
+
     plan = plan_deck(cfg.cards)
-    deck_digest = _deck_digest()
+    deck_text = text_name(DECK_TEXT)
+    every = tuple(text_name(c) for c in cfg.cards) + (deck_text,)
+
+    def pictures(lang: str, slides: list[PlannedSlide]) -> tuple[str, ...]:
+        return tuple(f"{lang}/slides/{s.stem}.{ext}" for s in slides for ext in ("png", "svg"))
+
+    units = [
+        Unit(
+            name=f"animation {name}",
+            render=render_animations,
+            job=AnimationJob(name, cfg.theme, cfg.params, cfg.langs),
+            files=tuple(
+                f"{lang}/animations/{name}.{ext}" for lang in cfg.langs for ext in ("gif", "png")
+            ),
+        )
+        for name in ANIMATIONS
+    ]
     card_jobs = [
         CardSlidesJob(c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c))
         for c in cfg.cards
         for lang in cfg.langs
     ]
-    from posecards.deck.notes import ANIMATIONS
-
-    anim_jobs = [AnimationJob(name, cfg.theme, cfg.params) for name in ANIMATIONS]
-
-    def key(kind: str, job: Any, **more: Any) -> str:
-        return buildcache.unit_key(kind, job=job, deck=deck_digest, **more)
-
-    keys: dict[Any, str] = {
-        job: key("deck-card", job, text=buildcache.card_text_digest(job.card)) for job in card_jobs
-    }
-    for job in anim_jobs:
-        keys[job] = key("deck-animation", job)
-    results: dict[Any, tuple[dict[str, bytes], dict[str, Any]]] = {}
-    todo: list[Any] = []
-    for unit in [*card_jobs, *anim_jobs]:
-        hit = buildcache.load(keys[unit]) if use_cache else None
-        if hit is None:
-            todo.append(unit)
-        else:
-            results[unit] = hit
-    n_units = len(card_jobs) + len(anim_jobs)
-    say(f"{n_units - len(todo)} of {n_units} deck renders up to date in the cache")
-    ctx = multiprocessing.get_context("spawn")
-
-    def run_all(jobs: list[Any]) -> None:
-        if not jobs:
-            return
-        fns: dict[type, Callable[[Any], Any]] = {
-            CardSlidesJob: render_card_slides,
-            FrameJob: render_frame_slides,
-            AnimationJob: render_animations,
-        }
-        # the animations first; then the cards, a card whose costly computation is cached on
-        # disk (card 1's UMAP) in one language first and in the others last
-        from posecards.render.build import cache_friendly_order
-
-        cards_jobs = [j for j in jobs if isinstance(j, CardSlidesJob)]
-        jobs = (
-            [j for j in jobs if isinstance(j, AnimationJob)]
-            + cache_friendly_order(cards_jobs, cfg.langs[0])
-            + [j for j in jobs if isinstance(j, FrameJob)]
-        )
-        n = max(1, min(len(jobs), cfg.jobs))
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, max_tasks_per_child=1) as pool:
-            futures = {pool.submit(_run, fns[type(j)], (j,)): j for j in jobs}
-            for fut in as_completed(futures):
-                unit = futures[fut]
-                res = fut.result()
-                results[unit] = res
-                if use_cache:
-                    buildcache.store(keys[unit], res[0], res[1])
-                say(f"{_describe(unit)} rendered")
-
-    run_all(todo)
-    numbers = {job.card: results[job][1]["numbers"] for job in card_jobs}
-    frame_jobs = [
-        FrameJob(
-            lang,
-            cfg.theme,
-            cfg.params,
-            cfg.cards,
-            tuple(s for s in plan if s.kind in FRAME_KINDS),
-            json.dumps({str(c): numbers[c] for c in cfg.cards}, sort_keys=True),
-        )
-        for lang in cfg.langs
-    ]
-    texts = [buildcache.card_text_digest(c) for c in cfg.cards]
-    for fj in frame_jobs:
-        keys[fj] = key("deck-frame", fj, texts=texts)
-    todo = []
-    for fj in frame_jobs:
-        hit = buildcache.load(keys[fj]) if use_cache else None
-        if hit is None:
-            todo.append(fj)
-        else:
-            results[fj] = hit
-    run_all(todo)
-
-    files: dict[str, bytes] = {}
-    for job, res in results.items():
-        if not isinstance(job, AnimationJob):
-            files.update(res[0])
-    for job in anim_jobs:
-        for rel, data in results[job][0].items():
-            for lang in cfg.langs:
-                files[f"{lang}/{rel}"] = data
-    for lang in cfg.langs:
-        slides = sorted(
-            (
-                m
-                for job, res in results.items()
-                if getattr(job, "lang", None) == lang
-                for m in res[1]["slides"]
-            ),
-            key=lambda m: m["n"],
-        )
-        akey = buildcache.unit_key(
-            "deck-assembly",
-            lang=lang,
-            formats=cfg.formats,
-            theme=cfg.theme,
-            units=sorted(keys.values()),
-            deck=deck_digest,
-        )
-        hit = buildcache.load(akey) if use_cache else None
-        if hit is None:
-            assembled = _assemble(lang, slides, files, cfg)
-            if use_cache:
-                buildcache.store(akey, assembled, {})
-        else:
-            assembled = hit[0]
-        files.update(assembled)
-        files[f"{lang}/notes.json"] = (
-            json.dumps(
-                [{k: m.get(k) for k in NOTES_KEYS} for m in slides],
-                indent=1,
-                ensure_ascii=False,
+    # a card whose costly computation is cached on disk (card 1's UMAP) in one language first
+    # and in the others last
+    for job in cache_friendly_order(card_jobs, cfg.langs[0]):
+        units.append(
+            Unit(
+                name=card_slides_unit(job.card, job.lang),
+                render=render_card_slides,
+                job=job,
+                files=pictures(job.lang, list(job.slides)),
+                texts=(text_name(job.card), deck_text),
             )
-            + "\n"
-        ).encode("utf-8")
-    files = {k: v for k, v in sorted(files.items()) if f"/{HIDDEN}/" not in k}
-    from posecards.deck.manifest import deck_manifest
-
-    files["manifest.json"] = deck_manifest(cfg, files)
-    return files
+        )
+    frames = tuple(s for s in plan if s.kind in FRAME_KINDS)
+    for lang in cfg.langs:
+        units.append(
+            Unit(
+                name=frame_unit(lang),
+                render=render_frame_slides,
+                job=FrameJob(lang, cfg.theme, cfg.params, cfg.cards, frames),
+                files=pictures(lang, list(frames)),
+                texts=every,
+                needs=tuple(card_slides_unit(c, lang) for c in cfg.cards),
+            )
+        )
+    for lang in cfg.langs:
+        assembled = [f"{lang}/deck.{fmt}" for fmt in ("pdf", "pptx") if fmt in cfg.formats]
+        units.append(
+            Unit(
+                name=f"deck ({lang})",
+                render=render_deck,
+                job=AssemblyJob(lang, cfg.formats, cfg.theme),
+                files=(*assembled, f"{lang}/notes.json"),
+                texts=every,
+                needs=(
+                    *(f"animation {name}" for name in ANIMATIONS),
+                    *(card_slides_unit(c, lang) for c in cfg.cards),
+                    frame_unit(lang),
+                ),
+                spawn=False,
+            )
+        )
+    sources = {text_name(c): card_sources(c) for c in cfg.cards}
+    sources[deck_text] = (data_dir("cards") / "deck.toml",)
+    return Plan(
+        made_by="posecards deck",
+        out=cfg.out,
+        options={
+            "cards": list(cfg.cards),
+            "languages": list(cfg.langs),
+            "formats": list(cfg.formats),
+            "look": {"theme": cfg.theme},
+            "parameters": asdict(cfg.params),
+        },
+        units=tuple(units),
+        sources=sources,
+        what="deck",
+        libraries=LIBRARIES + DECK_LIBRARIES,
+    )

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from posecards.render.paths import data_dir
+from posecards.errors import PosecardsError
+from posecards.paths import data_dir
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure, FigureBase, SubFigure
@@ -76,7 +77,7 @@ def deck_look() -> DeckLook:
     return DeckLook(**s)
 
 
-class SlideFitError(RuntimeError):
+class SlideFitError(PosecardsError, RuntimeError):
     """A slide's text does not fit its box at the deck's type size."""
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from posecards.content import DECK_FIELD
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 from posecards.render.text import (
     Bilingual,
     CardTextError,

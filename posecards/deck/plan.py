@@ -60,3 +60,8 @@ def deck_sources(cards: tuple[int, ...]) -> list[list[Source]]:
     per = deck_look().sources_per_slide
     every = list(seen.values())
     return [every[i : i + per] for i in range(0, len(every), per)]
+
+
+def picture_name(lang: str, stem: str) -> str:
+    """The picture a PPTX slide shows (a helper of the deck's assembly, never written)."""
+    return f"{lang}/slides/{stem}.picture.png"

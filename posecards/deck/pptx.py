@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from posecards.deck.draw import deck_look
+from posecards.deck.plan import picture_name
 
 FONT = "Noto Sans CJK SC"
 EPOCH = datetime(2000, 1, 1)
@@ -95,7 +96,6 @@ def write_pptx(
     from pptx import Presentation
     from pptx.util import Emu, Inches
 
-    from posecards.deck.build import HIDDEN
     from posecards.figures.style import theme
 
     th = theme(theme_name)
@@ -130,7 +130,7 @@ def write_pptx(
                 "Agenda",
             )
         elif kind == "overview":
-            pic = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
+            pic = files[picture_name(lang, s["stem"])]
             shape = slide.shapes.add_picture(
                 io.BytesIO(pic), 0, 0, prs.slide_width, prs.slide_height
             )
@@ -153,7 +153,7 @@ def write_pptx(
                 if kind == "animation":
                     data = files[f"{lang}/animations/{s['figure']}.gif"]
                 else:
-                    data = files[f"{lang}/{HIDDEN}/{s['stem']}.picture.png"]
+                    data = files[picture_name(lang, s["stem"])]
                 shape = slide.shapes.add_picture(
                     io.BytesIO(data), Inches(left), Inches(top), inches(w), Inches(h)
                 )

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from posecards.errors import PosecardsError
 from posecards.experiment.files import measurements_path
 from posecards.experiment.positions import SCALINGS, SCHEMES
 
@@ -19,7 +20,7 @@ ENVIRONMENT_KEYS = ("torch", "cpu", "threads", "seconds")
 RESULT_KEYS = ("scheme", "inference_scaling", "seed", "eval_length", "loss", "loss_by_position")
 
 
-class MeasurementsError(ValueError):
+class MeasurementsError(PosecardsError):
     """A results file that card 5 cannot use (one line, names the file)."""
 
 

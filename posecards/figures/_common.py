@@ -11,7 +11,6 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import FigureBase
 from matplotlib.image import AxesImage
 
-from posecards.figures import roles
 from posecards.figures.style import Theme, visible_cmap
 
 
@@ -63,35 +62,6 @@ def heatmap(
         if cbar_label:
             cb.set_label(cbar_label)
     return im
-
-
-def value_table(
-    ax: Axes,
-    cells: list[list[str]],
-    col_labels: list[str],
-    row_labels: list[str],
-    theme: Theme,
-    fontsize: float | None = None,
-    cell_colors: list[list[Any]] | None = None,
-) -> None:
-    """A table of preformatted numbers filling the axes (no axis lines)."""
-    ax.set_axis_off()
-    table = ax.table(
-        cellText=cells,
-        colLabels=col_labels,
-        rowLabels=row_labels,
-        cellColours=cell_colors,
-        loc="center",
-        cellLoc="center",
-    )
-    table.auto_set_font_size(False)
-    table.set_fontsize(roles.fontsize("table_cell") if fontsize is None else fontsize)
-    for cell in table.get_celld().values():
-        cell.set_edgecolor(theme.box_edge)
-        cell.get_text().set_color(theme.text)
-        if cell_colors is None:
-            cell.set_facecolor(theme.background)
-    table.scale(1, 1.25)
 
 
 def plain_number(v: float) -> str:

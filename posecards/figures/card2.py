@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
-from posecards.render.text import below
+from posecards.formatting import below
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from posecards.errors import PosecardsError
+
 if TYPE_CHECKING:
     from matplotlib.colors import Colormap
 
@@ -31,7 +33,7 @@ _DEBIAN_CJK = (
 CJK_INSTALL_HINT = "install it with 'pip install mplfonts' or 'apt-get install fonts-noto-cjk'"
 
 
-class MissingFontError(RuntimeError):
+class MissingFontError(PosecardsError, RuntimeError):
     """No CJK font is available, so Chinese text would render as empty boxes."""
 
 
@@ -131,7 +133,7 @@ class _GlyphLog(logging.Handler):
             self.missing.append(msg)
 
 
-class MissingGlyphError(RuntimeError):
+class MissingGlyphError(PosecardsError, RuntimeError):
     """A character had no glyph in any configured font."""
 
 

@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 
 from posecards.encodings._checks import F64
+from posecards.errors import PosecardsError
 
 
-class CheckpointError(ValueError):
+class CheckpointError(PosecardsError):
     """The path is not a readable local checkpoint; the message says what was looked for."""
 
 

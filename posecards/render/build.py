@@ -1,28 +1,30 @@
-"""`posecards build`: compute, draw and write every card, figure, page, the index and manifest.
+"""`posecards build`: the plan of a build (every card, figure, page, the explorer) and the
+units it is made of. posecards.engine runs it: cached units are loaded, the others rendered,
+each card in a fresh process; outputs are made in memory and written only when all succeeded.
 
-All outputs of a build are made in memory first; only when everything succeeded are they written,
-each to a temporary name and renamed into place, so a failed build leaves DIR as it was.
+A card is data to this plan: ``config.CARD_IDS``, ``cards/cardN.toml`` (slug, panels, figures),
+``content/cardN.py`` and ``figures/cardN.py``; nothing here names a card (docs/cards.md).
 """
 
 from __future__ import annotations
 
 import gc
-import multiprocessing
-import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
-from posecards.cache import file_mode
-from posecards.config import PRINT_WIDTH, BuildConfig, Look, PEParams
-from posecards.render import buildcache
-from posecards.render.buildcache import plain_numbers
-from posecards.render.manifest import build_manifest
+from posecards.config import PRINT_WIDTH, BuildConfig, ExploreConfig, Look, PEParams
+from posecards.engine.inputs import text_name
+from posecards.engine.units import Context, Plan, Rendered, Say, Unit, quiet
+from posecards.formatting import group
+from posecards.paths import data_dir
 
 LANG_LABEL = {"en": "English", "zh": "中文"}
+PAGES = "pages"
+EXPLORE = "explore"
+CARD_FORMATS = ("pdf", "png", "svg")  # a whole card
+FIGURE_FORMATS = ("png", "svg")  # a standalone figure
 
 
 def cache_friendly_order(units: list[Any], first_lang: str) -> list[Any]:
@@ -40,6 +42,16 @@ def card_stem(card: int, slug: str) -> str:
     return f"card-{card}-{slug}"
 
 
+def card_unit(card: int | str, lang: str) -> str:
+    """The name of the unit that makes one card's files in one language: ``card 3 (en)``."""
+    return f"card {card} ({lang})"
+
+
+def formula_name(lang: str, stem: str) -> str:
+    """The key formula of a card page, drawn alone (a helper of the pages, never written)."""
+    return f"{lang}/{stem}.formula.svg"
+
+
 THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
 
 
@@ -53,7 +65,7 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
             return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
         return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
     # the base as the card text prints it (thousands grouped)
-    base = f"{params.base:,.0f}" if float(params.base).is_integer() else f"{params.base:g}"
+    base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
     if lang == "zh":
         return (
             f"参数：d_model = {params.d_model} · base = {base} · positions = {params.positions}"
@@ -67,7 +79,7 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
 
 @dataclass(frozen=True)
 class CardJob:
-    """One card in one language: the unit of work, always run in a fresh process (below)."""
+    """One card in one language: the unit of work, always run in a fresh process."""
 
     card: int
     lang: str
@@ -89,10 +101,11 @@ def formula_svg_bytes(tex: str, size: float) -> bytes:
     return figure_bytes(fig, "svg", tight=True)
 
 
-def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """Everything one card contributes, keyed by path relative to DIR (HTML excluded), and the
-    card's computed numbers (the HTML pages are made from those once all cards are done)."""
+def render_card(job: CardJob, ctx: Context) -> Rendered:
+    """Everything one card contributes in one language (HTML excluded), and its computed
+    numbers (``meta``: the HTML pages are made from those once all cards are done)."""
     from posecards.content import compute_card
+    from posecards.engine.unitcache import plain
     from posecards.figures.style import card_style
     from posecards.render.text import check_figure_ids, load_card_text
 
@@ -100,29 +113,41 @@ def render_card(job: CardJob) -> tuple[dict[str, bytes], dict[str, Any]]:
     content = compute_card(job.card, job.params)
     check_figure_ids(text, content.figures)
     stem = card_stem(job.card, text.slug)
-    out: dict[str, bytes] = {}
     # Garbage collection only at fixed points: matplotlib caches text metrics in weakly keyed
     # caches, and a collection at a load-dependent moment changes which measurements are
     # cached, which moves layout by an ulp. Collecting after each figure keeps bytes identical.
     gc.disable()
     try:
         with card_style(job.look.theme) as th:
-            out.update(
-                render_unit(
-                    text,
-                    content,
-                    stem,
-                    th,
-                    lang=job.lang,
-                    formats=job.formats,
-                    size=job.look.size,
-                    footer=footer_text(job.params, job.look, job.lang, job.card),
-                    scale=job.look.scale,
-                )
+            files, helpers = render_unit(
+                text,
+                content,
+                stem,
+                th,
+                lang=job.lang,
+                formats=job.formats,
+                size=job.look.size,
+                footer=footer_text(job.params, job.look, job.lang, job.card),
+                scale=job.look.scale,
             )
     finally:
         gc.enable()
-    return out, plain_numbers(content.numbers)
+    return Rendered(files, helpers, plain(content.numbers))
+
+
+def encode_figure(
+    fig: Any, fid: str, lang: str, formats: tuple[str, ...], scale: int
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """A standalone figure, encoded: the files asked for (``--format``), and the SVG the HTML
+    pages inline (a helper when SVG files were not asked for)."""
+    from posecards.render.files import figure_bytes_multi
+
+    wanted = [f for f in FIGURE_FORMATS if f in formats or (f == "svg" and "html" in formats)]
+    files: dict[str, bytes] = {}
+    helpers: dict[str, bytes] = {}
+    for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
+        (files if fmt in formats else helpers)[f"{lang}/figures/{fid}.{fmt}"] = data
+    return files, helpers
 
 
 def render_unit(
@@ -136,37 +161,51 @@ def render_unit(
     size: str,
     footer: str,
     scale: int = 1,
-) -> dict[str, bytes]:
-    """The whole card and its standalone figures for one language, encoded (inside card_style).
-
-    Shared by the four cards and the inspection card; garbage collection must be disabled by
-    the caller (see render_card).
-    """
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The whole card and its standalone figures for one language, encoded (inside card_style):
+    its files and its helpers. Shared by the cards and the inspection card; garbage collection
+    must be disabled by the caller (see render_card)."""
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
     from posecards.render.files import figure_bytes_multi
     from posecards.render.text import fill_card
 
-    out: dict[str, bytes] = {}
+    files: dict[str, bytes] = {}
+    helpers: dict[str, bytes] = {}
     filled = fill_card(text, lang, content.numbers)
-    whole = [f for f in formats if f in ("png", "svg", "pdf")]
+    whole = [f for f in formats if f in CARD_FORMATS]
     if whole:
         fig = compose_card(filled, text, content.figures, th, size, footer)
         print_width = PRINT_WIDTH[size]
         for fmt, data in figure_bytes_multi(fig, whole, scale, print_width).items():
-            out[f"{lang}/{stem}.{fmt}"] = data
+            files[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
-    wanted = [f for f in ("png", "svg") if f in formats or (f == "svg" and "html" in formats)]
     for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
-        for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
-            out[f"{lang}/figures/{fid}.{fmt}"] = data
+        public, inline = encode_figure(fig, fid, lang, formats, scale)
+        files.update(public)
+        helpers.update(inline)
         del fig
         gc.collect()
     if "html" in formats:
-        out[f"{lang}/.{stem}.formula.svg"] = formula_svg_bytes(filled.formula_tex, 20)
-    return out
+        helpers[formula_name(lang, stem)] = formula_svg_bytes(filled.formula_tex, 20)
+    return files, helpers
+
+
+def unit_files(
+    stem: str, figure_ids: tuple[str, ...], lang: str, formats: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The public files of one card (or inspection card) in one language, from its text alone
+    (the names ``render_unit`` produces; a test holds the two together)."""
+    made = [f"{lang}/{stem}.{fmt}" for fmt in CARD_FORMATS if fmt in formats]
+    made += [
+        f"{lang}/figures/{fid}.{fmt}"
+        for fid in figure_ids
+        for fmt in FIGURE_FORMATS
+        if fmt in formats
+    ]
+    return tuple(made)
 
 
 @dataclass(frozen=True)
@@ -188,6 +227,7 @@ def html_pages(
     files: Mapping[str, bytes],
     explore: str | None = None,
     card_footer: Callable[[str, Any], str] | None = None,
+    say: Say = quiet,
 ) -> dict[str, bytes]:
     """Card pages and the index (linking to the explorer page ``explore`` if given), from the
     card text and the already rendered SVGs. ``card_footer(lang, card id)``: the footer of a
@@ -201,6 +241,11 @@ def html_pages(
     out: dict[str, bytes] = {}
     entries: list[dict[str, Any]] = []
     lay = layout(look.size)
+    total = 1 + len(langs) * sum(1 + len(src.text.figures) for src in sources)
+
+    def made(rel: str) -> None:
+        say(f"page {len(out)} of {total}: {rel}")
+
     for lang in langs:
         filled_all = [fill_card(src.text, lang, src.numbers) for src in sources]
         nav = [
@@ -232,7 +277,7 @@ def html_pages(
                         ],
                     )
                 )
-            formula = files[f"{lang}/.{stem}.formula.svg"]
+            formula = files[formula_name(lang, stem)]
             others = [x for x in langs if x != lang]
             # figures computed and drawn but not on the card: a page each, linked from the card
             more = []
@@ -258,6 +303,7 @@ def html_pages(
                     footer=page_footer,
                     theme=th,
                 ).encode("utf-8")
+                made(f"{lang}/figures/{fid}.html")
                 more.append((title, caption, f"figures/{fid}.html"))
             html = card_page(
                 lang=lang,
@@ -272,6 +318,7 @@ def html_pages(
                 more=more,
             )
             out[f"{lang}/{stem}.html"] = html.encode("utf-8")
+            made(f"{lang}/{stem}.html")
             entries.append(
                 {
                     "lang": lang,
@@ -298,182 +345,136 @@ def html_pages(
     out["index.html"] = index_page(
         entries=entries, footer=footer("en"), theme=th, explore=explore
     ).encode("utf-8")
+    made("index.html")
     return out
 
 
-def _html_pages(
-    cfg: BuildConfig, files: dict[str, bytes], numbers: Mapping[int, Mapping[str, Any]]
-) -> dict[str, bytes]:
-    """The pages of a `posecards build`."""
+@dataclass(frozen=True)
+class PagesJob:
+    """The HTML pages and index of a build (made in this process from the cards' results)."""
+
+    cards: tuple[int, ...]
+    langs: tuple[str, ...]
+    formats: tuple[str, ...]
+    look: Look
+    params: PEParams
+
+
+def render_pages(job: PagesJob, ctx: Context) -> Rendered:
+    """The pages of a `posecards build`, from the card units' files, helpers and numbers."""
     from posecards.render.text import load_card_text
 
+    files: dict[str, bytes] = {}
+    numbers: dict[int, Mapping[str, Any]] = {}
+    for c in job.cards:
+        for lang in job.langs:
+            done = ctx.needs[card_unit(c, lang)]
+            files.update(done.files)
+            files.update(done.helpers)
+            numbers[c] = done.meta
     sources = []
-    for c in cfg.cards:
+    for c in job.cards:
         text = load_card_text(c)
         sources.append(PageSource(text, numbers[c], card_stem(c, text.slug), f"{c}. "))
-    return html_pages(
+    pages = html_pages(
         sources,
-        cfg.langs,
-        cfg.formats,
-        cfg.look,
-        lambda lang: footer_text(cfg.params, cfg.look, lang),
+        job.langs,
+        job.formats,
+        job.look,
+        lambda lang: footer_text(job.params, job.look, lang),
         files,
         explore="explore.html",
-        card_footer=lambda lang, card: footer_text(cfg.params, cfg.look, lang, card),
+        card_footer=lambda lang, card: footer_text(job.params, job.look, lang, card),
+        say=ctx.say,
     )
+    return Rendered(pages)
 
 
-def build_outputs(
-    cfg: BuildConfig, progress: Callable[[str], None] | None = None, use_cache: bool = True
-) -> dict[str, bytes]:
-    """Every output file of a build, in memory, keyed by path relative to DIR.
+def render_explore(job: ExploreConfig, ctx: Context) -> Rendered:
+    """The interactive explorer, opening in the build's first language and its theme."""
+    from posecards.render.explore import explore_bytes
 
-    Units whose key is in the build cache are loaded from it; the rest are rendered, each in a
-    fresh process, and stored.
-    """
+    return Rendered({"explore.html": explore_bytes(job)})
+
+
+def card_sources(card: int | str) -> tuple[Any, ...]:
+    """The files a card's text digest is made of: its text, and the data files it reads."""
+    from posecards.content import card_inputs
+    from posecards.render.text import card_file_name
+
+    extra = card_inputs(card) if isinstance(card, int) else ()
+    return (data_dir("cards") / card_file_name(card), *extra)
+
+
+def plan_build(cfg: BuildConfig) -> Plan:
+    """Every unit of a build and the files each makes, from the options and card text alone."""
+    from posecards.content import FIRST_TIME
+    from posecards.render.text import load_card_text
+
+    texts = {c: load_card_text(c) for c in cfg.cards}
     jobs = [
         CardJob(c, lang, cfg.formats, cfg.look, cfg.params) for c in cfg.cards for lang in cfg.langs
     ]
-    keys = {
-        job: buildcache.unit_key("card", job=job, text=buildcache.card_text_digest(job.card))
-        for job in jobs
-    }
-    files: dict[str, bytes] = {}
-    numbers: dict[int, dict[str, Any]] = {}
-    todo = []
-    for job in jobs:
-        hit = buildcache.load(keys[job]) if use_cache else None
-        if hit is None:
-            todo.append(job)
-            continue
-        files.update(hit[0])
-        numbers[job.card] = hit[1]
-    if progress:
-        progress(f"{len(jobs) - len(todo)} of {len(jobs)} card renders up to date in the cache")
-    if todo:
-        todo = cache_friendly_order(todo, cfg.langs[0])
-        n_workers = max(1, min(len(todo), cfg.jobs))
-        if progress:
-            progress(f"rendering {len(todo)} card(s) in {n_workers} process(es)")
-            if any(job.card == 1 for job in todo):
-                progress(
-                    "card 1 computes a UMAP layout: 20-35 s the first time (numba compiles it), "
-                    "cached afterwards"
-                )
-        # Every (card, language) renders in a fresh process: matplotlib keeps font and
-        # text-layout state between figures, which can move a coordinate by an ulp, so a
-        # figure's bytes would otherwise depend on what the same process drew before it.
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=n_workers, mp_context=ctx, max_tasks_per_child=1
-        ) as pool:
-            for job, (result, nums) in zip(todo, pool.map(render_card, todo), strict=True):
-                files.update(result)
-                numbers[job.card] = nums
-                if use_cache:
-                    buildcache.store(keys[job], result, nums)
-                if progress:
-                    progress(f"card {job.card} ({job.lang}) rendered")
+    units = []
+    for job in cache_friendly_order(jobs, cfg.langs[0]):
+        text = texts[job.card]
+        stem = card_stem(job.card, text.slug)
+        note = FIRST_TIME.get(job.card, "")
+        units.append(
+            Unit(
+                name=card_unit(job.card, job.lang),
+                render=render_card,
+                job=job,
+                files=unit_files(stem, text.figure_ids, job.lang, cfg.formats),
+                texts=(text_name(job.card),),
+                note=f"card {job.card} {note}" if note else "",
+            )
+        )
+    sources = {text_name(c): card_sources(c) for c in cfg.cards}
     if "html" in cfg.formats:
-        pages_key = buildcache.unit_key(
-            "pages",
-            cfg=BuildConfig(
-                cards=cfg.cards,
-                langs=cfg.langs,
-                formats=cfg.formats,
-                look=cfg.look,
-                params=cfg.params,
-            ),
-            units=sorted(keys.values()),
-            texts=[buildcache.card_text_digest(c) for c in cfg.cards],
+        pages = ["index.html"] + [
+            f"{lang}/{card_stem(c, texts[c].slug)}.html" for c in cfg.cards for lang in cfg.langs
+        ]
+        # a page for each figure that is not on its card (linked from the card page)
+        pages += [
+            f"{lang}/figures/{p.id}.html"
+            for c in cfg.cards
+            for p in texts[c].figures
+            for lang in cfg.langs
+        ]
+        units.append(
+            Unit(
+                name=PAGES,
+                render=render_pages,
+                job=PagesJob(cfg.cards, cfg.langs, cfg.formats, cfg.look, cfg.params),
+                files=tuple(pages),
+                texts=tuple(text_name(c) for c in cfg.cards),
+                needs=tuple(card_unit(c, lang) for c in cfg.cards for lang in cfg.langs),
+                spawn=False,
+            )
         )
-        hit = buildcache.load(pages_key) if use_cache else None
-        if hit is None:
-            pages = _html_pages(cfg, files, numbers)
-            if use_cache:
-                buildcache.store(pages_key, pages, {})
-        else:
-            pages = hit[0]
-        files.update(pages)
-        # the interactive explorer, opening in the first language and the build's theme
-        from posecards.config import ExploreConfig
-        from posecards.render.explore import explore_bytes
-
-        files["explore.html"] = explore_bytes(
-            ExploreConfig(lang=cfg.langs[0], theme=cfg.look.theme)
+        # the interactive explorer: its own text file (cards/explore.toml), templates and code
+        units.append(
+            Unit(
+                name=EXPLORE,
+                render=render_explore,
+                job=ExploreConfig(lang=cfg.langs[0], theme=cfg.look.theme),
+                files=("explore.html",),
+                texts=(text_name(EXPLORE),),
+                spawn=False,
+            )
         )
-        # helper files (the formula SVGs) and SVGs rendered only to be inlined are not outputs
-        files = {
-            k: v
-            for k, v in files.items()
-            if "/." not in k
-            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
-        }
-    files = dict(sorted(files.items()))
-    files["manifest.json"] = build_manifest(cfg, files)
-    return files
-
-
-def write_outputs(out: Path, files: Mapping[str, bytes]) -> list[str]:
-    """Write the files whose content changed, as one step that cannot be left half done.
-
-    Every new file is first written under a temporary name next to its target; only when all
-    are written are they renamed into place, with SIGINT/SIGTERM held back for those renames.
-    If anything fails before that, the temporary files are removed and DIR is unchanged.
-    """
-    import signal
-    import tempfile
-
-    changed = []
-    for rel, data in files.items():
-        if not safe_relative(rel):
-            raise ValueError(f"refusing to write outside the output folder: {rel!r}")
-        path = out / rel
-        if not (path.is_file() and path.read_bytes() == data):
-            changed.append(rel)
-    staged: list[tuple[str, Path]] = []
-    mode = file_mode()
-    _fix_modes(out, [rel for rel in files if rel not in changed], mode)
-    try:
-        for rel in changed:
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            staged.append((rel, Path(tmp_name)))
-            os.fchmod(fd, mode)  # mkstemp makes 0600; a web server must be able to read it
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(files[rel])
-        held = {signal.SIGINT, signal.SIGTERM}
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            for rel, staged_path in staged:
-                os.replace(staged_path, out / rel)
-            staged = []
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-    finally:
-        for _, leftover in staged:
-            leftover.unlink(missing_ok=True)
-    return changed
-
-
-def safe_relative(rel: str) -> bool:
-    """A manifest path: relative, no '..', no backslashes, no empty parts."""
-    parts = rel.split("/")
-    return (
-        bool(rel)
-        and not rel.startswith("/")
-        and "\\" not in rel
-        and all(p not in ("", ".", "..") for p in parts)
+        sources[text_name(EXPLORE)] = card_sources(EXPLORE)
+    return Plan(
+        made_by="posecards build",
+        out=cfg.out,
+        options={
+            "cards": list(cfg.cards),
+            "languages": list(cfg.langs),
+            "formats": list(cfg.formats),
+            "look": asdict(cfg.look),
+            "parameters": asdict(cfg.params),
+        },
+        units=tuple(units),
+        sources=sources,
     )
-
-
-def _fix_modes(out: Path, unchanged: list[str], mode: int) -> None:
-    """Files left 0600 by posecards 0.1.0 (written through mkstemp) get the umask's mode."""
-    for rel in unchanged:
-        path = out / rel
-        try:
-            if path.stat().st_mode & 0o777 == 0o600 and mode != 0o600:
-                path.chmod(mode)
-        except OSError:
-            pass

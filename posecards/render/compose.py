@@ -16,7 +16,8 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from posecards.render.paths import data_dir
+from posecards.errors import PosecardsError
+from posecards.paths import data_dir
 from posecards.render.text import CardLabels, CardText, FilledCard
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from posecards.figures.style import Theme
 
 
-class LayoutError(RuntimeError):
+class LayoutError(PosecardsError, RuntimeError):
     """The card text does not fit its page size even at the smallest allowed font size."""
 
 

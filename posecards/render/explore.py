@@ -19,8 +19,9 @@ from typing import Any
 from markupsafe import Markup
 
 from posecards.config import ExploreConfig
+from posecards.paths import data_dir
 from posecards.render.html import CSP, TemplateProblem, env
-from posecards.render.paths import data_dir
+from posecards.render.text import CardTextError
 
 STRINGS_FILE = "explore.toml"
 SCRIPTS = ("explore_math.js", "explore.js")
@@ -48,7 +49,7 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
 WIDE_VIEWS = ("alibi",)  # a whole row on wide screens, its plots side by side
 
 
-class ExploreTextError(ValueError):
+class ExploreTextError(CardTextError):
     """cards/explore.toml is malformed: names the file and the key."""
 
 

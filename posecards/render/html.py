@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from posecards.render.paths import data_dir
+from posecards.paths import data_dir
 from posecards.render.webfonts import (
     MONO_FAMILIES,
     PAGE_FAMILIES,

@@ -1,15 +1,14 @@
-"""`posecards inspect`: the inspection card of a local model, in every format, in memory.
+"""`posecards inspect`: the plan of a model's inspection card, in every format.
 
-The checkpoint is read and the numbers computed here, in the calling process (only the one
-tensor needed is read); each language is then drawn in a fresh process, as in a build, so the
-bytes do not depend on what was drawn before. Writing is left to ``build.write_outputs``.
+The checkpoint is read and the numbers computed in the calling process before the plan is made
+(only the one tensor needed is read); posecards.engine then draws each language in a fresh
+process, as in a build, so the bytes do not depend on what was drawn before, and makes the pages.
+Another output made from the reading (a file that is not drawn) is one more unit of the plan.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,21 @@ from typing import Any
 from posecards._version import __version__
 from posecards.config import InspectConfig, Look
 from posecards.content import CardContent
+from posecards.engine.inputs import text_name
+from posecards.engine.units import Context, Plan, Rendered, Unit
 from posecards.model.checkpoint import Checkpoint
 from posecards.model.names import display_name, model_slug
 from posecards.model.positions import Found, LearnedPositions, RopePositions
-from posecards.render import buildcache
-from posecards.render.build import PageSource, html_pages
+from posecards.render.build import (
+    PAGES,
+    THEME_NAMES_ZH,
+    PageSource,
+    card_sources,
+    card_unit,
+    html_pages,
+    render_unit,
+    unit_files,
+)
 
 
 def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
@@ -51,8 +60,6 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
 def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
     src = source_text(ckpt, found, lang)
     if lang == "zh":
-        from posecards.render.build import THEME_NAMES_ZH
-
         theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
         return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
     return f"{src} · theme {look.theme} · posecards {__version__} · every number computed"
@@ -71,19 +78,18 @@ class InspectJob:
     footer: str
 
 
-def render_inspection(job: InspectJob) -> dict[str, bytes]:
+def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
     import gc
 
     from posecards.figures.style import card_style
-    from posecards.render.build import render_unit
     from posecards.render.text import check_figure_ids, load_card_text
 
     text = load_card_text(job.card)
     check_figure_ids(text, job.content.figures)
-    gc.disable()  # collections only at fixed points: see render_card
+    gc.disable()  # collections only at fixed points: see render.build.render_card
     try:
         with card_style(job.look.theme) as th:
-            return render_unit(
+            files, helpers = render_unit(
                 text,
                 job.content,
                 job.stem,
@@ -96,6 +102,33 @@ def render_inspection(job: InspectJob) -> dict[str, bytes]:
             )
     finally:
         gc.enable()
+    return Rendered(files, helpers)
+
+
+@dataclass(frozen=True)
+class InspectPagesJob:
+    card: str
+    langs: tuple[str, ...]
+    formats: tuple[str, ...]
+    look: Look
+    stem: str
+    numbers: Mapping[str, Any]
+    footers: tuple[tuple[str, str], ...]  # (lang, footer)
+
+
+def render_inspection_pages(job: InspectPagesJob, ctx: Context) -> Rendered:
+    from posecards.render.text import load_card_text
+
+    files: dict[str, bytes] = {}
+    for done in ctx.needs.values():
+        files.update(done.files)
+        files.update(done.helpers)
+    footers = dict(job.footers)
+    src = PageSource(load_card_text(job.card), job.numbers, job.stem, "")
+    pages = html_pages(
+        [src], job.langs, job.formats, job.look, footers.__getitem__, files, say=ctx.say
+    )
+    return Rendered(pages)
 
 
 def _printable(value: Any) -> Any:
@@ -106,81 +139,46 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def inspect_outputs(
-    cfg: InspectConfig,
-    ckpt: Checkpoint,
-    found: Found,
-    content: CardContent,
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, bytes]:
-    """Every output file of an inspection, keyed by path relative to DIR."""
-    card = str(content.card)
-    stem = model_slug(ckpt.name)
-    jobs = [
-        InspectJob(
-            card,
-            lang,
-            cfg.formats,
-            cfg.look,
-            stem,
-            content,
-            inspect_footer(ckpt, found, cfg.look, lang),
-        )
-        for lang in cfg.langs
-    ]
-    files: dict[str, bytes] = {}
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=max(1, min(len(jobs), cfg.jobs)), mp_context=ctx, max_tasks_per_child=1
-    ) as pool:
-        for job, result in zip(jobs, pool.map(render_inspection, jobs), strict=True):
-            files.update(result)
-            if progress:
-                progress(f"inspection card ({job.lang}) rendered")
-    if "html" in cfg.formats:
-        from posecards.render.text import load_card_text
+def plan_inspection(
+    cfg: InspectConfig, out: Path, ckpt: Checkpoint, found: Found, content: CardContent
+) -> Plan:
+    """Every unit of an inspection: a drawing per language, then the pages. Not cached: the
+    units' input is the model reading, computed afresh each time."""
+    from posecards.render.text import load_card_text
 
-        src = PageSource(load_card_text(card), content.numbers, stem, "")
-        files.update(
-            html_pages(
-                [src],
-                cfg.langs,
-                cfg.formats,
-                cfg.look,
-                lambda lang: inspect_footer(ckpt, found, cfg.look, lang),
-                files,
+    card = str(content.card)
+    text = load_card_text(card)
+    stem = model_slug(ckpt.name)
+    name = text_name(card)
+    footers = tuple((lang, inspect_footer(ckpt, found, cfg.look, lang)) for lang in cfg.langs)
+    units = [
+        Unit(
+            name=card_unit(card, lang),
+            render=render_inspection,
+            job=InspectJob(card, lang, cfg.formats, cfg.look, stem, content, footer),
+            files=unit_files(stem, text.figure_ids, lang, cfg.formats),
+            texts=(name,),
+            cache=False,
+        )
+        for lang, footer in footers
+    ]
+    if "html" in cfg.formats:
+        pages = [f"{lang}/{stem}.html" for lang in cfg.langs]
+        pages += [f"{lang}/figures/{p.id}.html" for lang in cfg.langs for p in text.figures]
+        units.append(
+            Unit(
+                name=PAGES,
+                render=render_inspection_pages,
+                job=InspectPagesJob(
+                    card, cfg.langs, cfg.formats, cfg.look, stem, content.numbers, footers
+                ),
+                files=("index.html", *pages),
+                texts=(name,),
+                needs=tuple(u.name for u in units),
+                spawn=False,
+                cache=False,
             )
         )
-        files = {
-            k: v
-            for k, v in files.items()
-            if "/." not in k
-            and not (k.endswith(".svg") and "/figures/" in k and "svg" not in cfg.formats)
-        }
-    files = dict(sorted(files.items()))
-    files["manifest.json"] = _manifest(cfg, ckpt, found, files)
-    return files
-
-
-def _manifest(
-    cfg: InspectConfig, ckpt: Checkpoint, found: Found, files: Mapping[str, bytes]
-) -> bytes:
-    """The same manifest as a build's (recipe inputs, units, sha256 of every file), plus the
-    model it was made from."""
-    from posecards.render.manifest import PAGES, card_unit, inputs_of, manifest_bytes
-
-    card = f"inspect-{found.kind}"
-    text = buildcache.card_text_name(card)
-    units: dict[str, tuple[list[str], list[str]]] = {
-        card_unit(card, lang): ([text], [f for f in files if f.startswith(f"{lang}/")])
-        for lang in cfg.langs
-    }
-    pages = [f for f in files if f.endswith(".html")]
-    if pages:
-        units[PAGES] = ([text], pages)
-        for lang in cfg.langs:
-            made = units[card_unit(card, lang)][1]
-            made[:] = [f for f in made if f not in pages]
     model = {
         "name": ckpt.name,
         "format": ckpt.format,
@@ -188,9 +186,18 @@ def _manifest(
         "config": "config.json" if ckpt.config_file else None,
         "found": _printable(asdict(found)),
     }
-    options = {"languages": list(cfg.langs), "formats": list(cfg.formats), "look": asdict(cfg.look)}
-    return manifest_bytes(
-        "posecards inspect", options, inputs_of([card]), units, files, extra={"model": model}
+    return Plan(
+        made_by="posecards inspect",
+        out=out,
+        options={
+            "languages": list(cfg.langs),
+            "formats": list(cfg.formats),
+            "look": asdict(cfg.look),
+        },
+        units=tuple(units),
+        sources={name: card_sources(card)},
+        what="inspection",
+        extra={"model": model},
     )
 
 

@@ -31,92 +31,28 @@ whole contract and an example.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from posecards.content import VARIANTS
-from posecards.render.paths import data_dir
+from posecards.errors import PosecardsError
+from posecards.formatting import below, group, num, sci, sig, wl
+from posecards.paths import data_dir
 
 LANG_NAMES = {"en": "English", "zh": "中文"}
 
 
-class CardTextError(ValueError):
+class CardTextError(PosecardsError):
     """A card source file is malformed: names the file, the key and, where known, the line."""
 
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-MINUS = "\u2212"  # a real minus sign, as typeset: "−0.5", not "-0.5"
-
-
-def _minus(s: str) -> str:
-    return MINUS + s[1:] if s.startswith("-") else s
-
-
-def num(value: float, digits: int = 3) -> str:
-    """Fixed-point: num(0.98765, 2) -> '0.99'. Negative zero prints as 0."""
-    s = f"{float(value):.{digits}f}"
-    return s[1:] if s.startswith("-") and float(s) == 0 else _minus(s)
-
-
-def sci(value: float, digits: int = 1) -> str:
-    """Scientific with a real times sign: sci(1.1e-16) -> '1.1×10⁻¹⁶'."""
-    v = float(value)
-    if v == 0 or not math.isfinite(v):
-        return num(v, 0) if v == 0 else str(v)
-    exp = math.floor(math.log10(abs(v)))
-    mant = v / 10**exp
-    if round(abs(mant), digits) >= 10:
-        mant, exp = mant / 10, exp + 1
-    return _minus(f"{mant:.{digits}f}") + f"×10{str(exp).translate(_SUPERSCRIPT)}"
-
-
-def below(value: float, exponent: int) -> str:
-    """A quantity at rounding level, as a bound: below(8.9e-16, -14) -> '< 10⁻¹⁴'.
-
-    Rounding noise (10⁻¹⁶…10⁻¹³) differs from CPU to CPU in every digit; the card states the
-    bound it stays under instead. The bound is fixed in the card text, with a wide margin over
-    the values seen, so it prints the same everywhere; a value at or above it (unusual
-    parameters) prints as sci(value, 1).
-    """
-    v = abs(float(value))
-    if v < 10.0**exponent:
-        return f"< 10{str(exponent).translate(_SUPERSCRIPT)}"
-    return sci(value, 1)
-
-
-def group(value: float) -> str:
-    """Integer with thousands separators: 131072 -> '131,072'."""
-    return _minus(f"{round(float(value)):,}")
-
-
-def sig(value: float, digits: int = 3) -> str:
-    """Significant digits: sig(62831.85, 3) -> '62,800'; sig(0.0123) -> '0.0123'."""
-    v = float(value)
-    if v == 0:
-        return "0"
-    exp = math.floor(math.log10(abs(v)))
-    rounded = round(v, digits - 1 - exp)
-    if abs(rounded) >= 1000:
-        return _minus(f"{round(rounded):,}")
-    decimals = max(0, digits - 1 - exp)
-    return _minus(f"{rounded:.{decimals}f}")
-
-
-def wl(value: float) -> str:
-    """A wavelength in positions, one rule on every card: 3 significant digits below 1,000,
-    whole positions above (never rounded to a multiple of 10): 6.28, 62.8, 628, 6,283, 60,611."""
-    v = float(value)
-    return group(v) if abs(v) >= 1000 else sig(v, 3)
+if TYPE_CHECKING:
+    import jinja2
 
 
 # --- placeholders --------------------------------------------------------------------------------
@@ -129,7 +65,6 @@ class _NameProblem(Exception):
     """A value the [names.<set>] table has no entry for (raised inside Jinja, reported by fill)."""
 
 
-@jinja2.pass_context
 def _name(ctx: Any, value: Any, names_set: str) -> Any:
     """``{{ best | name('scheme') }}``: the name [names.scheme] gives the value (a list: each)."""
     table = ctx.get(NAMES, {}).get(names_set)
@@ -147,8 +82,11 @@ def _name(ctx: Any, value: Any, names_set: str) -> Any:
 
 @cache
 def _env() -> jinja2.Environment:
+    import jinja2  # lazily: planning a build (and a no-op rebuild) reads card text, fills none
+
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    env.filters.update(num=num, sci=sci, group=group, sig=sig, below=below, wl=wl, name=_name)
+    env.filters.update(num=num, sci=sci, group=group, sig=sig, below=below, wl=wl)
+    env.filters["name"] = jinja2.pass_context(_name)  # it reads the [names] tables
     return env
 
 
@@ -162,6 +100,8 @@ def fill(
 
     ``names``: the [names.<set>] tables in the text's language, for the ``name`` filter.
     """
+    import jinja2
+
     context = {k: v for k, v in values.items() if k != VARIANTS}
     context[NAMES] = names or {}
     try:

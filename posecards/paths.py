@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent.parent
+from posecards.errors import PosecardsError
+
+_PKG = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
@@ -15,7 +17,7 @@ def data_dir(name: str) -> Path:
     """
     if name == "cards" and (own := os.environ.get("POSECARDS_CARDS_DIR")):
         if not Path(own).is_dir():
-            raise FileNotFoundError(f"POSECARDS_CARDS_DIR={own} is not a folder")
+            raise PosecardsError(f"POSECARDS_CARDS_DIR={own} is not a folder")
         return Path(own)
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():

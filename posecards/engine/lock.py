@@ -16,8 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from posecards.errors import PosecardsError
 
-class BuildLockedError(RuntimeError):
+
+class BuildLockedError(PosecardsError):
     """Another posecards build holds the output folder."""
 
 

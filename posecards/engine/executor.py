@@ -1,0 +1,198 @@
+"""Running a plan: every unit from the cache or rendered, then the manifest, all in memory.
+
+Units found in the unit cache are loaded; the others run as soon as the units they need are
+done: drawing units in a pool of fresh processes (spawn, one unit per process: matplotlib keeps
+font and text-layout state between figures, which can move a coordinate by an ulp, so a figure's
+bytes would otherwise depend on what the same process drew before), the others in this process.
+Progress is reported as each unit finishes, and while a unit takes long; the outputs come out in
+one sorted order whatever finished first. Ctrl-C or SIGTERM (made a KeyboardInterrupt by the
+caller) stops the workers at once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from posecards.engine import unitcache
+from posecards.engine.inputs import text_digest
+from posecards.engine.manifest import MANIFEST, manifest_bytes
+from posecards.engine.units import Context, Plan, Rendered, RenderFn, Say, Unit, quiet
+from posecards.errors import PosecardsError
+
+# no line for this long: say which units are still being drawn
+HEARTBEAT_S = 3.0
+
+
+class WorkerLost(PosecardsError):
+    """A drawing process was killed (by a signal, or the out-of-memory killer)."""
+
+
+def _call(render: RenderFn, job: Any, ctx: Context) -> Rendered:
+    return render(job, ctx)
+
+
+def unit_keys(plan: Plan) -> dict[str, str | None]:
+    """The cache key of every unit (None: not cached, nor is anything that needs it)."""
+    digests: dict[str, str] = {}
+    keys: dict[str, str | None] = {}
+    for u in plan.units:
+        needs = [keys[n] for n in u.needs]
+        if not u.cache or any(k is None for k in needs):
+            keys[u.name] = None
+            continue
+        for name in u.texts:
+            if name not in digests:
+                digests[name] = text_digest(plan.sources[name])
+        texts = {n: digests[n] for n in u.texts}
+        keys[u.name] = unitcache.unit_key(u, texts, [k for k in needs if k], plan.libraries)
+    return keys
+
+
+def run(plan: Plan, say: Say = quiet, use_cache: bool = True, jobs: int = 1) -> dict[str, bytes]:
+    """Every output file of the plan, in memory, sorted by path, the manifest last."""
+    keys = unit_keys(plan)
+    done: dict[str, Rendered] = {}
+    for u in plan.units:
+        key = keys[u.name]
+        if use_cache and key is not None and (hit := unitcache.load(key)) is not None:
+            done[u.name] = hit
+    drawn = [u for u in plan.units if u.spawn]
+    if any(u.cache for u in drawn):
+        hits = sum(u.name in done for u in drawn)
+        say(f"{hits} of {len(drawn)} {plan.what} renders up to date in the cache")
+    todo = [u for u in plan.units if u.name not in done]
+    _Runner(plan, keys, done, say, use_cache, jobs).run(todo)
+    files: dict[str, bytes] = {}
+    for u in plan.units:
+        files.update(done[u.name].files)
+    files = dict(sorted(files.items()))
+    files[MANIFEST] = manifest_bytes(plan, files)
+    return files
+
+
+class _Heartbeat:
+    """While a unit runs in this process: its progress lines, and one every HEARTBEAT_S
+    seconds in which it said nothing."""
+
+    def __init__(self, say: Say, name: str) -> None:
+        self.outer, self.name = say, name
+        self.last = time.monotonic()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.beat, daemon=True)
+
+    def say(self, msg: str) -> None:
+        self.last = time.monotonic()
+        self.outer(msg)
+
+    def beat(self) -> None:
+        said = self.last
+        while not self.stop.wait(0.5):
+            now = time.monotonic()
+            if now - max(self.last, said) >= HEARTBEAT_S:
+                said = now
+                self.outer(f"still making {self.name} (nothing new for {now - self.last:.0f} s)")
+
+    def __enter__(self) -> Say:
+        self.thread.start()
+        return self.say
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+class _Runner:
+    def __init__(
+        self,
+        plan: Plan,
+        keys: Mapping[str, str | None],
+        done: dict[str, Rendered],
+        say: Say,
+        use_cache: bool,
+        jobs: int,
+    ) -> None:
+        self.plan, self.keys, self.done, self.say = plan, keys, done, say
+        self.use_cache, self.jobs = use_cache, jobs
+        self.workers = 1
+
+    def finish(self, unit: Unit, result: Rendered) -> None:
+        self.done[unit.name] = result
+        key = self.keys[unit.name]
+        if self.use_cache and key is not None:
+            unitcache.store(key, result)
+
+    def inline(self, unit: Unit) -> None:
+        self.say(f"{unit.name}: making {len(unit.files)} file(s)")
+        with _Heartbeat(self.say, unit.name) as say:
+            result = unit.render(unit.job, Context({n: self.done[n] for n in unit.needs}, say))
+        self.finish(unit, result)
+        self.say(f"{unit.name}: made {len(result.files)} file(s)")
+
+    def run(self, todo: list[Unit]) -> None:
+        drawn = [u for u in todo if u.spawn]
+        if not drawn:
+            for unit in todo:
+                self.inline(unit)
+            return
+        workers = self.workers = max(1, min(len(drawn), self.jobs))
+        self.say(f"rendering {len(drawn)} {self.plan.what} unit(s) in {workers} process(es)")
+        for note in dict.fromkeys(u.note for u in drawn if u.note):
+            self.say(note)
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            max_tasks_per_child=1,
+        )
+        try:
+            self._loop(pool, todo)
+        except BrokenProcessPool:
+            raise WorkerLost(
+                f"a drawing process was killed (out of memory?); {self.plan.out} was left as it was"
+            ) from None
+        except BaseException:
+            # stop now: queued units are dropped and running ones killed, not waited for
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)  # quick: the workers are gone
+            raise
+        pool.shutdown(wait=True)
+
+    def _loop(self, pool: ProcessPoolExecutor, todo: list[Unit]) -> None:
+        waiting = list(todo)
+        running: dict[Future[Rendered], Unit] = {}
+        last = time.monotonic()
+        while waiting or running:
+            for unit in [u for u in waiting if all(n in self.done for n in u.needs)]:
+                waiting.remove(unit)
+                if unit.spawn:
+                    # a fresh process gets the results it needs without their files
+                    needs = {n: Rendered({}, {}, self.done[n].meta) for n in unit.needs}
+                    running[pool.submit(_call, unit.render, unit.job, Context(needs))] = unit
+                else:
+                    self.inline(unit)
+                    last = time.monotonic()
+            if not running:
+                if waiting:  # a need that is in no plan: a bug in the plan
+                    raise RuntimeError(f"units wait for nothing: {[u.name for u in waiting]}")
+                break
+            finished, _ = wait(running, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
+            if not finished:
+                # the oldest running futures: the pool marks one more running than it draws
+                busy = [u.name for f, u in running.items() if f.running()][: self.workers]
+                if busy:
+                    quiet_s = time.monotonic() - last
+                    self.say(
+                        f"still rendering {', '.join(busy)} (nothing finished for {quiet_s:.0f} s)"
+                    )
+                continue
+            for fut in sorted(finished, key=lambda f: todo.index(running[f])):
+                unit = running.pop(fut)
+                self.finish(unit, fut.result())
+                self.say(f"{unit.name} rendered")
+            last = time.monotonic()

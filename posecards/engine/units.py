@@ -1,0 +1,82 @@
+"""A unit of work and a plan: what `build`, `deck` and `inspect` are made of.
+
+A unit names the public files it makes (worked out from the options and the text alone, so
+``--check`` needs no drawing), what it is made from (the texts it reads: its recipe, and the
+units whose results it uses: ``needs``), and how to make it: ``render(job, ctx) -> Rendered``, a
+module-level function. Units that draw run in a fresh process each (``spawn``); units that only
+assemble other units' results (HTML pages, a deck's PPTX) run in the calling process.
+A new card or output kind is a new unit in a plan, not a change here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from posecards.engine.inputs import LIBRARIES
+
+Say = Callable[[str], None]
+
+
+def quiet(_msg: str) -> None:
+    """Progress that goes nowhere (the ``say`` of a unit in a fresh process)."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What a unit made. ``files``: outputs, written into DIR and listed in the manifest;
+    ``helpers``: inputs of later units only, never written (formula SVGs, a unit's PDF pages);
+    ``meta``: JSON-able values later units read (computed numbers, slide notes)."""
+
+    files: Mapping[str, bytes]
+    helpers: Mapping[str, bytes] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a unit's render function gets besides its job: the results of the units it
+    ``needs`` (a unit in a fresh process gets only their ``meta``), and progress."""
+
+    needs: Mapping[str, Rendered] = field(default_factory=dict)
+    say: Say = quiet
+
+
+RenderFn = Callable[[Any, Context], Rendered]
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str  # "card 3 (en)": progress lines, the manifest's units, stale lines
+    render: RenderFn  # module-level: a fresh process finds it by name
+    job: Any  # frozen dataclass of plain values: everything render needs (part of the cache key)
+    files: tuple[str, ...]  # the public files it makes, relative to DIR
+    texts: tuple[str, ...] = ()  # the text files it reads ("cards/card3.toml"): its recipe
+    needs: tuple[str, ...] = ()  # units whose results it uses (earlier in the plan)
+    spawn: bool = True  # draws: run in a fresh process; False: in the calling process
+    cache: bool = True  # keep its result in the unit cache
+    note: str = ""  # said once before it is rendered (what makes it slow)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a command makes, before anything is made."""
+
+    made_by: str  # "posecards build"
+    out: Path
+    options: Mapping[str, Any]  # recorded in the manifest (one schema: see engine.manifest)
+    units: tuple[Unit, ...]  # in the order they are rendered; a unit after the ones it needs
+    sources: Mapping[str, tuple[Path, ...]]  # text name -> the files its digest is made of
+    what: str = "card"  # progress: "3 of 10 card renders up to date in the cache"
+    libraries: tuple[str, ...] = LIBRARIES
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more manifest keys (the model)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every public file of the plan, sorted (the manifest besides)."""
+        return tuple(sorted({f for u in self.units for f in u.files}))
+
+    def unit(self, name: str) -> Unit:
+        return next(u for u in self.units if u.name == name)
