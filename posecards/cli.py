@@ -38,6 +38,7 @@ from posecards.config import (
     QUICK_SEEDS,
     QUICK_STEPS,
     SIZES,
+    SVG_TEXTS,
     THEMES,
     BuildConfig,
     DeckConfig,
@@ -229,6 +230,15 @@ OptScale = Annotated[
         "slide card), tagged to print at slide size [default: 1].",
     ),
 ]
+OptSvgText = Annotated[
+    str | None,
+    typer.Option(
+        "--svg-text",
+        help="SVG text: outline (glyphs as paths, drawn the same without fonts; the text kept "
+        "as titles) or live (<text> for editing where the fonts are installed) "
+        f"[default: {_DEFAULT.look.svg_text}].",
+    ),
+]
 OptDModelOrNone = Annotated[
     int | None,
     typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
@@ -273,6 +283,7 @@ def build(
     base: OptBaseOrNone = None,
     positions: OptPositionsOrNone = None,
     scale: OptScale = None,
+    svg_text: OptSvgText = None,
     jobs: OptJobs = None,
     check: Annotated[
         bool,
@@ -310,6 +321,8 @@ def build(
         given["size"] = _one("--size", size, SIZES)
     if scale is not None:
         given["scale"] = _scale(scale)
+    if svg_text is not None:
+        given["svg_text"] = _one("--svg-text", svg_text, SVG_TEXTS)
     given.update(_given_params(d_model, base, positions))
     commands.not_a_folder(out)
     if render and not check:
@@ -531,6 +544,7 @@ def figure(
     d_model: OptDModel = D.d_model,
     base: OptBase = D.base,
     positions: OptPositions = D.positions,
+    svg_text: OptSvgText = None,
 ) -> None:
     """Render one figure on its own."""
     fid = _figure_id(figure_id)
@@ -543,9 +557,10 @@ def figure(
     lang_ = _one("--lang", lang, LANGS)
     theme_ = _one("--theme", theme, THEMES)
     params = _params(d_model, base, positions)
+    svg_text_ = _one("--svg-text", svg_text or Look().svg_text, SVG_TEXTS)
     if why := commands.writable(out.parent if str(out.parent) else Path(".")):
         fail(f"cannot write to --out {out}: {why}")
-    commands.figure(fid, params, lang_, theme_, fmt, out)
+    commands.figure(fid, params, lang_, theme_, fmt, out, svg_text=svg_text_)
     typer.echo(f"wrote {out}", err=True)
 
 

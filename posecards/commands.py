@@ -40,6 +40,7 @@ def build_options(cfg: BuildConfig) -> dict[str, Any]:
         "theme": cfg.look.theme,
         "size": cfg.look.size,
         "scale": cfg.look.scale,
+        "svg_text": cfg.look.svg_text,
         "d_model": cfg.params.d_model,
         "base": cfg.params.base,
         "positions": cfg.params.positions,
@@ -82,7 +83,7 @@ def build_config(
         cards=o["cards"],
         langs=o["langs"],
         formats=o["formats"],
-        look=Look(theme=o["theme"], size=o["size"], scale=o["scale"]),
+        look=Look(theme=o["theme"], size=o["size"], scale=o["scale"], svg_text=o["svg_text"]),
         params=PEParams(d_model=o["d_model"], base=o["base"], positions=o["positions"]),
         jobs=jobs,
         check=check,
@@ -283,12 +284,20 @@ def figure_ids() -> dict[str, int]:
     return {fid: c for c in CARD_IDS for fid in load_card_text(c).figure_ids}
 
 
-def figure(figure_id: str, params: PEParams, lang: str, theme: str, fmt: str, out: Path) -> None:
+def figure(
+    figure_id: str,
+    params: PEParams,
+    lang: str,
+    theme: str,
+    fmt: str,
+    out: Path,
+    svg_text: str = "outline",
+) -> None:
     """`posecards figure`: one figure on its own, written atomically."""
     from posecards.render.figure import render_figure
     from posecards.render.files import write_bytes_atomic
 
-    data = render_figure(figure_id, params, lang, theme, fmt)
+    data = render_figure(figure_id, params, lang, theme, fmt, svg_text=svg_text)
     try:
         write_bytes_atomic(out, data)
     except OSError as exc:

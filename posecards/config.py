@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 THEMES: tuple[str, ...] = ("light", "dark")
+SVG_TEXTS: tuple[str, ...] = ("outline", "live")  # --svg-text
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).
-DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
 # page sizes (their geometry: templates/layouts.toml; slide = 1920 x 1080 px)
 SIZES: tuple[str, ...] = ("slide", "4x3", "a4", "square")
 # size name -> physical width in inches a PNG card is tagged with (pHYs), so slide software places
@@ -37,11 +38,13 @@ class PEParams:
 
 @dataclass(frozen=True)
 class Look:
-    """How a card looks: theme, page size, and the PNG resolution (--scale)."""
+    """How a card looks: theme, page size, the PNG resolution (--scale), and the SVG text
+    (--svg-text: "outline", glyphs as paths, or "live" <text>; posecards.render.files)."""
 
     theme: str = "light"
     size: str = "slide"
     scale: int = 1
+    svg_text: str = "outline"
 
 
 @dataclass(frozen=True)

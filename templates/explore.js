@@ -49,7 +49,7 @@
   // controls -> state
   // ------------------------------------------------------------------------------------------
   const CONTROL_IDS = [
-    "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "factor", "orig",
+    "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
   ];
   function roundSig(x, digits) {
@@ -68,6 +68,7 @@
       p: Math.min(Number(v("p")), ctx - 1),
       k: Math.min(Number(v("k")), ctx - 1),
       ropeType: v("rope-type"),
+      partial: Number(v("partial")),
       factor: Number(v("factor")),
       orig: Math.round(Math.pow(2, Number(v("orig")))),
       betaFast: Number(v("beta-fast")),
@@ -83,9 +84,10 @@
     };
   }
 
-  /** The Hugging Face rope_parameters dict and the call the scaling view makes. */
+  /** The Hugging Face rope_parameters dict (head_inv_freq's) and the call the views make. */
   function ropeCall(s) {
-    const sc = { rope_type: s.ropeType };
+    const sc = { rope_type: s.ropeType, rope_theta: s.base };
+    if (s.partial !== 1 || s.ropeType === "proportional") sc.partial_rotary_factor = s.partial;
     if (s.ropeType !== "default") sc.factor = s.factor;
     if (["yarn", "longrope", "llama3"].includes(s.ropeType)) sc.original_max_position_embeddings = s.orig;
     if (s.ropeType === "yarn") {
@@ -99,7 +101,7 @@
     }
     if (s.ropeType === "longrope") {
       // short factors 1; long factors rise geometrically from 1 (fastest pair) to the factor
-      const half = s.d / 2;
+      const half = Math.trunc(s.d * s.partial) / 2;
       sc.short_factor = Array.from({ length: half }, () => 1.0);
       sc.long_factor = Array.from({ length: half }, (_, i) => Math.pow(s.factor, half > 1 ? i / (half - 1) : 1));
     }
@@ -137,6 +139,7 @@
     out("ctx", group(s.ctx));
     out("p", group(s.p));
     out("k", group(s.k));
+    out("partial", num(s.partial, 2));
     out("factor", sig(s.factor));
     out("orig", group(s.orig));
     out("beta-fast", sig(s.betaFast));
@@ -528,10 +531,11 @@
     const lam = P.wavelengths(s.d, s.base);
     const half = lam.length;
     let scaled = null, err = null;
-    if (s.ropeType !== "default") {
+    if (s.ropeType !== "default" || s.partial !== 1) {
       const c = ropeCall(s);
       try {
-        scaled = P.ropeInvFreq(s.d, s.base, c.scaling, c.seqLen, c.mpe).invFreq.map((w) => (2 * Math.PI) / w);
+        // head_inv_freq: the rotated pairs only (partial), zeros for pairs that never turn
+        scaled = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen).invFreq.filter((w) => w > 0).map((w) => (2 * Math.PI) / w);
       } catch (e) {
         err = e;
       }
@@ -561,8 +565,8 @@
     }
     let turnScaled = 0;
     if (scaled) {
-      for (let i = 0; i < half; i++) turnScaled += scaled[i] <= s.ctx;
-      polyline(g, lam.map((_, i) => i), scaled, fr.X, fr.Y, colors.ok, 2.5);
+      for (let i = 0; i < scaled.length; i++) turnScaled += scaled[i] <= s.ctx;
+      polyline(g, scaled.map((_, i) => i), scaled, fr.X, fr.Y, colors.ok, 2.5);
     }
     g.restore();
     // the context label above its line on the left (short wavelengths lie below it there), the
@@ -573,6 +577,7 @@
     label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 20 : legendY, colors.accent, "right", "bottom");
     let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
     if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
+    if (scaled && scaled.length < half) text += " " + fill("ladder_rotating", { n: String(scaled.length), pairs: String(half) });
     readout($("ro-ladder"), text);
     if (err) showError($("ro-ladder"), err);
     cv.setAttribute("aria-label", t("ladder_title"));
@@ -586,21 +591,24 @@
       shown.short_factor = `[1.0 × ${s.d / 2}]`;
       shown.long_factor = `[1 … ${sig(s.factor)}, ${s.d / 2}]`;
     }
-    const args = [String(s.d), String(s.base), JSON.stringify(shown).replace(/"(\[[^\]]*\])"/g, "$1")];
-    if (c.seqLen !== null) args.push(`seq_len=${c.seqLen}`);
+    const args = [String(s.d), JSON.stringify(shown).replace(/"(\[[^\]]*\])"/g, "$1")];
     if (c.mpe !== null) args.push(`max_position_embeddings=${c.mpe}`);
-    $("call-scaling").textContent = `rope_inv_freq(${args.join(", ")})`;
-    let res;
+    if (c.seqLen !== null) args.push(`seq_len=${c.seqLen}`);
+    $("call-scaling").textContent = `head_inv_freq(${args.join(", ")})`;
+    let res, base;
     try {
-      res = P.ropeInvFreq(s.d, s.base, c.scaling, c.seqLen, c.mpe);
+      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen);
+      // unscaled: the same rotated pairs (proportional: the whole head's ladder)
+      const p = s.ropeType === "proportional" ? 1 : s.partial;
+      base = P.headInvFreq(s.d, { rope_type: "default", rope_theta: s.base, partial_rotary_factor: p }).invFreq;
     } catch (e) {
       frame(sf, { lo: 1, hi: 10, log: true }, { lo: 0.1, hi: 1, log: true });
       showError($("ro-scaling"), e);
       return;
     }
-    const base = P.ropeInvFreq(s.d, s.base).invFreq;
-    const lam = base.map((w) => (2 * Math.PI) / w);
-    const ratio = res.invFreq.map((w, i) => w / base[i]);
+    const still = res.invFreq.filter((w) => w === 0).length; // proportional: never turn
+    const lam = base.slice(0, res.invFreq.length - still).map((w) => (2 * Math.PI) / w);
+    const ratio = lam.map((_, i) => res.invFreq[i] / base[i]);
     const lo = Math.min(...ratio), hi = Math.max(...ratio);
     const fr = frame(sf, { lo: Math.min(...lam) / 1.3, hi: Math.max(...lam, s.orig) * 1.3, log: true, label: t("ax_orig_wavelength") }, {
       lo: Math.min(lo, 0.5) / 1.5, hi: Math.max(hi, 1) * 1.5, log: true, label: t("ax_ratio"),
@@ -622,10 +630,12 @@
       label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(s.orig) - 6, fr.box.y0 + 4, colors.warn, "right", "top");
     }
     const kept = ratio.filter((r) => r === 1).length;
-    readout($("ro-scaling"), fill("scaling_readout", {
+    let text = fill("scaling_readout", {
       af: num(res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
       kept: String(kept), pairs: String(ratio.length),
-    }));
+    });
+    if (still) text += " " + fill("scaling_still", { n: String(still) });
+    readout($("ro-scaling"), text);
     cv.setAttribute("aria-label", t("scaling_title"));
   });
 

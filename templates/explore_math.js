@@ -530,12 +530,6 @@
     }
     const lowFreqFactor = positive("scaling['low_freq_factor']", scaling.low_freq_factor, "float");
     const highFreqFactor = positive("scaling['high_freq_factor']", scaling.high_freq_factor, "float");
-    if (highFreqFactor <= lowFreqFactor) {
-      throw valueError(
-        "scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'], " +
-          `got ${floatRepr(highFreqFactor)} <= ${floatRepr(lowFreqFactor)}`
-      );
-    }
     const length = originalLength(scaling, "llama3", maxPositionEmbeddings);
     const lowFreqWavelen = length / lowFreqFactor; // longer wavelengths: divide by s
     const highFreqWavelen = length / highFreqFactor; // shorter wavelengths: keep
@@ -543,11 +537,20 @@
     const out = new Float64Array(dim / 2);
     for (let k = 0; k < dim / 2; k++) {
       const wavelen = (2 * Math.PI) / theta[k]; // lambda_k
-      // a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
-      const smooth = (length / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
-      const smoothed = ((1 - smooth) * theta[k]) / factor + smooth * theta[k];
       let v = wavelen > lowFreqWavelen ? theta[k] / factor : theta[k];
-      if (wavelen >= highFreqWavelen && wavelen <= lowFreqWavelen) v = smoothed;
+      // the smooth band; empty when high_freq_factor <= low_freq_factor (a step, as in HF)
+      if (wavelen >= highFreqWavelen && wavelen <= lowFreqWavelen) {
+        if (highFreqFactor === lowFreqFactor) {
+          throw valueError(
+            "scaling['high_freq_factor'] == scaling['low_freq_factor'] and a wavelength lies " +
+              "exactly at original_max_position_embeddings / low_freq_factor: transformers " +
+              "computes 0/0 there"
+          );
+        }
+        // a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        const smooth = (length / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
+        v = ((1 - smooth) * theta[k]) / factor + smooth * theta[k];
+      }
       out[k] = v;
     }
     return [out, 1.0];
@@ -616,6 +619,76 @@
 
   function ropeInvFreq(dim, base = 10000.0, scaling = null, seqLen = null, maxPositionEmbeddings = null) {
     const [invFreq, attentionFactor] = ropeInvFreqArrays(dim, base, scaling, seqLen, maxPositionEmbeddings);
+    return { invFreq: Array.from(invFreq), attentionFactor };
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // rope_partial.py: partial rotary and Gemma 4's proportional RoPE
+  // ---------------------------------------------------------------------------------------
+  const HEAD_ROPE_TYPES = [...ROPE_TYPES, "proportional"];
+  const trimZeros = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
+  /** Python's format(x, "g"). */
+  function fmtG(x) {
+    if (!Number.isFinite(x)) return floatRepr(x);
+    const [m, e] = x.toExponential(5).split("e");
+    const ex = parseInt(e, 10);
+    if (ex < -4 || ex >= 6) return trimZeros(m) + "e" + (ex < 0 ? "-" : "+") + String(Math.abs(ex)).padStart(2, "0");
+    return trimZeros(x.toFixed(Math.max(0, 5 - ex)));
+  }
+  function fraction(name, value) {
+    let v = NaN;
+    try { v = toFloat(value); } catch (e) { /* same message below */ }
+    if (!(v > 0 && v <= 1)) throw valueError(`${name} must be a number in (0, 1], got ${repr(value, "float")}`);
+    return v;
+  }
+  /** Rotated slots d = int(head_dim * p), even and >= 2. */
+  function rotaryDim(headDim, partialRotaryFactor = 1.0) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const p = fraction("partial_rotary_factor", partialRotaryFactor);
+    const d = Math.trunc(headDim * p);
+    if (d < 2 || d % 2) {
+      throw valueError(`rotary dim int(head_dim * partial_rotary_factor) = int(${headDim} * ${fmtG(p)}) = ${d}; it must be an even number >= 2`);
+    }
+    return d;
+  }
+  /** Turning pairs of proportional RoPE: r = int(p * head_dim // 2). */
+  function proportionalPairs(headDim, partialRotaryFactor) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const p = fraction("partial_rotary_factor", partialRotaryFactor);
+    const r = Math.floor((p * headDim) / 2);
+    if (r < 1) throw valueError(`proportional RoPE with head_dim ${headDim} and partial_rotary_factor ${fmtG(p)} turns no pair`);
+    return r;
+  }
+  /** theta_k = base^(-2k/head_dim) / factor for k < r, 0 beyond; (head_dim/2,). */
+  function proportionalInvFreq(headDim, base, partialRotaryFactor = 1.0, factor = 1.0) {
+    const r = proportionalPairs(headDim, partialRotaryFactor);
+    if (headDim % 2) throw valueError(`head_dim must be even for proportional RoPE, got ${headDim}`);
+    const out = new Float64Array(headDim / 2);
+    out.set(ropeInvFreqArrays(headDim, base, { rope_type: "linear", factor })[0].subarray(0, r));
+    return out;
+  }
+  /** What a transformers rotary module holds for one head: [inv_freq, attention factor]. */
+  function headInvFreqArrays(headDim, parameters, maxPositionEmbeddings = null, seqLen = null, partialInDefault = true) {
+    headDim = checkPositiveInt("head_dim", headDim);
+    const params = { ...parameters };
+    const ropeType = truthy(params.rope_type) ? params.rope_type : truthy(params.type) ? params.type : "default";
+    if (!(typeof ropeType === "string" && HEAD_ROPE_TYPES.includes(ropeType))) {
+      throw valueError(`unknown rope_type ${repr(ropeType)}; choose one of: ${HEAD_ROPE_TYPES.join(", ")}`);
+    }
+    let partial = params.partial_rotary_factor;
+    delete params.partial_rotary_factor;
+    partial = isNone(partial) ? 1.0 : fraction("partial_rotary_factor", partial);
+    if (isNone(params.rope_theta)) throw valueError("parameters['rope_theta'] is required");
+    if (ropeType === "proportional") {
+      const unknown = Object.keys(params).filter((k) => !["rope_type", "type", "rope_theta", "factor"].includes(k)).sort();
+      if (unknown.length) throw valueError(`unknown key(s) ${unknown.map(strRepr).join(", ")} for rope_type 'proportional'`);
+      return [proportionalInvFreq(headDim, toFloat(params.rope_theta), partial, isNone(params.factor) ? 1.0 : params.factor), 1.0];
+    }
+    if (ropeType === "default" && !partialInDefault) partial = 1.0;
+    return ropeInvFreqArrays(rotaryDim(headDim, partial), 10000.0, params, seqLen, maxPositionEmbeddings);
+  }
+  function headInvFreq(...args) {
+    const [invFreq, attentionFactor] = headInvFreqArrays(...args);
     return { invFreq: Array.from(invFreq), attentionFactor };
   }
 
@@ -801,11 +874,16 @@
     offsetProfile,
     wavelengths,
     ropeInvFreq,
+    headInvFreq,
+    rotaryDim,
+    proportionalPairs,
+    proportionalInvFreq: (...a) => Array.from(proportionalInvFreq(...a)),
     alibiSlopes,
     t5RelativeBucket,
     debertaLogBucket,
     ROPE_TYPES: Object.freeze(ROPE_TYPES.slice()),
     SCALING_KEYS: Object.freeze(SCALING_KEYS.slice()),
+    HEAD_ROPE_TYPES: Object.freeze(HEAD_ROPE_TYPES.slice()),
     // internals the page and the tests use
     _internal: Object.freeze({
       pairFrequencies, ropeInvFreqArrays, logf32, logf32Exact, floatRepr, repr, FLOAT_KEYS,

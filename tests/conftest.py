@@ -74,8 +74,40 @@ def require_chromium() -> str:
     return CHROMIUM
 
 
+def fontless_env(tmp: Path, files: list[Path] | None = None) -> dict[str, str] | None:
+    """On a machine with no system font at all, Chromium loads no web font either; give it
+    fontconfig with matplotlib's STIX files only (no page glyph comes from them:
+    test_browser.py checks every glyph is drawn by an embedded face), or with ``files``
+    (LibreOffice: posecards' own font files). None where fonts exist."""
+    listed = (
+        subprocess.run(["fc-list"], capture_output=True, text=True)
+        if shutil.which("fc-list")
+        else None
+    )
+    if listed is not None and listed.stdout.strip():
+        return None
+    import matplotlib
+
+    fonts = tmp / "stix-only"
+    fonts.mkdir(parents=True, exist_ok=True)
+    stix = sorted(Path(matplotlib.get_data_path(), "fonts", "ttf").glob("STIX*.ttf"))
+    for f in files if files is not None else stix:
+        if not (fonts / f.name).exists():
+            (fonts / f.name).symlink_to(f)
+    conf = tmp / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<fontconfig>'
+        '<include ignore_missing="yes">/etc/fonts/conf.d</include>'
+        f"<dir>{fonts}</dir><cachedir>{tmp / 'fc-cache'}</cachedir></fontconfig>\n",
+        encoding="utf-8",
+    )
+    return {**os.environ, "FONTCONFIG_FILE": str(conf)}
+
+
 def launch_chromium(playwright: Any, env: dict[str, str] | None = None) -> Any:
     """A new headless Chromium (the session's ``browser`` unless a test needs its own env)."""
+    if env is None:
+        env = fontless_env(Path(tempfile.mkdtemp(prefix="posecards-fc-")))
     return playwright.chromium.launch(
         executable_path=require_chromium(),
         args=CHROMIUM_ARGS,

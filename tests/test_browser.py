@@ -188,6 +188,7 @@ def test_card_pages_carry_their_fonts(
     )
     pages = _card_pages(built)
     layouts: dict[str, dict[Path, list[str]]] = {}
+    shots: dict[str, dict[Path, bytes]] = {"system": {}, "no fonts": {}}
     # the session's browser for the system fonts; a second one with the fonts hidden
     no_fonts = launch_chromium(playwright_session, {**os.environ, "FONTCONFIG_FILE": str(hidden)})
     try:
@@ -196,6 +197,7 @@ def test_card_pages_carry_their_fonts(
             for path in pages:
                 page = _load(chromium, path, 1440, 1000)
                 layouts[run][path] = page.evaluate(_TEXT_BOXES)
+                shots[run][path] = _pixels(page.screenshot(full_page=True))
                 if run == "system":
                     faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
                     assert faces and all(f.startswith("posecards ") for f, _ in faces), faces
@@ -217,3 +219,15 @@ def test_card_pages_carry_their_fonts(
         no_fonts.close()
     for path in pages:
         assert layouts["no fonts"][path] == layouts["system"][path], f"{path.name} reflows"
+        # issue 18: not one pixel comes from a system font
+        assert shots["no fonts"][path] == shots["system"][path], f"{path.name}: pixels differ"
+
+
+def _pixels(png: bytes) -> bytes:
+    """A screenshot's RGB pixels (its PNG encoding aside)."""
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    return f"{img.size}".encode() + img.tobytes()

@@ -10,7 +10,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
-from posecards.config import Look, PEParams
+from posecards.config import CARD_IDS, Look, PEParams
 from posecards.content import compute_card
 from posecards.figures.style import MissingGlyphError, card_style
 from posecards.render.build import footer_text
@@ -23,11 +23,11 @@ MIN_PX = 16
 
 @pytest.fixture(scope="module")
 def contents() -> dict[int, object]:
-    return {c: compute_card(c, PEParams()) for c in (1, 2, 3, 4, 5)}
+    return {c: compute_card(c, PEParams()) for c in CARD_IDS}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("card", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("card", list(CARD_IDS))
 def test_slide_card_text_is_readable_and_inside(card: int, lang: str, contents: dict) -> None:
     text = load_card_text(card)
     content = contents[card]

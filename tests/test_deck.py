@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -314,9 +315,15 @@ def has_image(resources: object, depth: int = 0) -> bool:
 def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> None:
     """LibreOffice converts both decks headless; every page has ink and an image where the
     slide has a picture; every font is embedded and the Chinese deck uses a CJK font."""
+    from conftest import fontless_env
     from pypdf import PdfReader
 
+    from posecards import fonts
+
     plan = plan_deck(CARD_IDS)
+    # a machine with no fonts: LibreOffice gets posecards' own files (what the PPTX names)
+    own = [fonts.cjk_drawn_path()] + [f.path for f in fonts.font_files()[1:]]
+    env = fontless_env(tmp_path / "fonts", own)
     for lang in ("en", "zh"):
         out = tmp_path / lang
         profile = tmp_path / f"profile-{lang}"
@@ -334,6 +341,7 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
             check=True,
             capture_output=True,
             timeout=600,
+            env=env,
         )
         pdf = out / "deck.pdf"
         reader = PdfReader(str(pdf))
@@ -363,3 +371,16 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
             for p in pngs:
                 with Image.open(p) as im:
                     assert max(ImageStat.Stat(im.convert("L")).stddev) > 5, p.name
+
+
+def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> None:
+    """Every reader draws the deck: Ghostscript like poppler, no warnings, TrueType fonts."""
+    from filecheck import tools_missing
+    from test_fonts import check_pdf
+
+    if missing := tools_missing():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must have {missing} (.ci/run installs them)")
+        pytest.skip(f"{missing} not installed")
+    for lang in ("en", "zh"):
+        check_pdf(deck_built / lang / "deck.pdf", dpi=72)

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from posecards.config import ExploreConfig
 from posecards.encodings.alibi import alibi_slopes
 from posecards.encodings.buckets import deberta_log_bucket, log_float32, t5_relative_bucket
+from posecards.encodings.rope_partial import HEAD_ROPE_TYPES, head_inv_freq
 from posecards.encodings.rope_scaling import ROPE_TYPES, rope_inv_freq
 from posecards.encodings.similarity import offset_profile
 from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
@@ -388,6 +389,98 @@ def test_rope_inv_freq_real_configs(api: Page) -> None:
         assert rel_err(j["ok"]["attentionFactor"], factor) <= 1e-12
 
 
+@st.composite
+def head_cases(draw: st.DrawFn) -> tuple[Any, ...]:
+    """head_inv_freq: partial rotary and proportional RoPE on top of every scaling type."""
+    valid = draw(st.booleans())
+
+    def pick(ok: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return ok if valid else mostly(ok, bad)
+
+    head = draw(
+        pick(st.sampled_from([32, 64, 80, 96, 128, 256, 512]), st.sampled_from([7, 0, -8, 2.5]))
+    )
+    rope_type = draw(
+        pick(st.sampled_from(HEAD_ROPE_TYPES), st.sampled_from(["mrope", "", None, 3]))
+    )
+    partial = draw(pick(st.sampled_from([None, 0.25, 0.4, 0.5, 0.75, 1.0, 0.3]),
+                        st.sampled_from([0.0, 1.5, -0.25, "x", 1e-5, math.nan])))  # fmt: skip
+    params: dict[str, Any] = {"rope_theta": draw(pick(st.sampled_from([1e4, 5e5, 1e6, 1e7]),
+                                                      st.sampled_from([None, 1.0, 0.5])))}  # fmt: skip
+    if rope_type is not None:
+        params[draw(st.sampled_from(["rope_type", "rope_type", "type"]))] = rope_type
+    if partial is not None:
+        params["partial_rotary_factor"] = partial
+    if rope_type not in (None, "default", ""):
+        params["factor"] = draw(
+            pick(st.sampled_from([1.0, 2.0, 8.0, 40.0]), st.sampled_from([0.0, None]))
+        )
+    if rope_type in ("yarn", "llama3", "longrope"):
+        params["original_max_position_embeddings"] = 4096
+    if rope_type == "llama3":
+        params |= {"low_freq_factor": 1.0, "high_freq_factor": draw(st.sampled_from([1.0, 4.0]))}
+    if rope_type == "longrope":
+        p = partial if isinstance(partial, float) and 0 < partial <= 1 else 1.0
+        d = int(head * p) if isinstance(head, int) and head > 0 else 2
+        params |= {"short_factor": [1.0] * (d // 2), "long_factor": [2.0] * (d // 2)}
+    if not valid and draw(st.integers(0, 3)) == 0:
+        params[draw(st.sampled_from(["bogus", "beta_fast", "mscale"]))] = 1
+    mpe = draw(st.sampled_from([None, 131072]))
+    seq_len = draw(st.sampled_from([None, 8192, 200000]))
+    in_default = draw(st.booleans())
+    return (head, params, mpe, seq_len, in_default)
+
+
+def _head_py(head: Any, params: dict[str, Any], mpe: Any, seq_len: Any, in_default: bool) -> Any:
+    return head_inv_freq(
+        head, params, max_position_embeddings=mpe, seq_len=seq_len, partial_in_default=in_default
+    )
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(head_cases(), min_size=30, max_size=45))
+def test_head_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
+    js = run_js(api, [_call("headInvFreq", *c) for c in cases])
+    for case, j in zip(cases, js, strict=True):
+        py = run_py(_head_py, *case)
+        if not same_outcome("headInvFreq", j, py, case):
+            continue
+        inv, factor = py["ok"]
+        kind = case[1].get("rope_type") or case[1].get("type") or "default"
+        err = rel_err(j["ok"]["invFreq"], inv)
+        assert err <= 1e-12, f"headInvFreq{case}: invFreq {err}"
+        note(f"headInvFreq invFreq [{kind}] (relative)", err, len(inv))
+        assert rel_err(j["ok"]["attentionFactor"], factor) <= 1e-12
+
+
+def test_head_inv_freq_real_configs(api: Page) -> None:
+    """Card 6's heads: Phi-2, Qwen3-Next, Gemma 4's full layers, DeepSeek-V3's rope slice; the
+    same p read as partial and as proportional; the misfits' messages."""
+    cases: list[tuple[Any, ...]] = [
+        (80, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.4}, None, None, True),
+        (256, {"rope_type": "default", "rope_theta": 1e7, "partial_rotary_factor": 0.25}, None, None, True),
+        (512, {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25}, None, None, True),
+        (512, {"rope_type": "default", "rope_theta": 1e6, "partial_rotary_factor": 0.25}, None, None, True),
+        (64, {"type": "yarn", "rope_theta": 1e4, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+              "beta_fast": 32, "beta_slow": 1, "original_max_position_embeddings": 4096}, 163840, None, True),
+        (128, {"rope_type": "linear", "rope_theta": 1e6, "factor": 8.0}, None, None, True),
+        (128, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}, None, None, False),
+        (64, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.3}, None, None, True),
+        (8, {"rope_type": "proportional", "rope_theta": 1e4, "partial_rotary_factor": 0.1}, None, None, True),
+        (64, {"rope_type": "proportional", "rope_theta": 1e4, "beta_fast": 32}, None, None, True),
+        (64, {"rope_type": "mrope", "rope_theta": 1e4}, None, None, True),
+        (64, {"rope_type": "default"}, None, None, True),
+    ]  # fmt: skip
+    js = run_js(api, [_call("headInvFreq", *c) for c in cases])
+    for case, j in zip(cases, js, strict=True):
+        py = run_py(_head_py, *case)
+        if same_outcome("headInvFreq", j, py, case):
+            assert rel_err(j["ok"]["invFreq"], py["ok"][0]) <= 1e-12, case
+            assert j["ok"]["attentionFactor"] == pytest.approx(py["ok"][1], rel=1e-12)
+    assert js[2]["ok"]["invFreq"].count(0) == 192  # Gemma 4: 192 of 256 pairs never turn
+    assert "turns no pair" in js[8]["err"] and "must be an even number" in js[7]["err"]
+
+
 @BATCH
 @given(
     st.lists(
@@ -576,6 +669,7 @@ def test_zz_report_agreement() -> None:
         "offsetProfile",
         "wavelengths",
         "ropeInvFreq",
+        "headInvFreq",
         "alibiSlopes",
         "t5RelativeBucket",
         "debertaLogBucket",
@@ -597,7 +691,7 @@ def test_zz_report_agreement() -> None:
 # the page
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
-            "rope-type", "factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff",
+            "rope-type", "partial", "factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff",
             "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
 
 
@@ -644,8 +738,10 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
         page.keyboard.press(key)
 
     # every control changes what the page shows
-    rope_controls = {"factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff"}
-    for rope_type in ("yarn", "llama3", "dynamic", "longrope", "linear", "ntk"):
+    rope_controls = {
+        "partial", "factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff"
+    }  # fmt: skip
+    for rope_type in ("yarn", "llama3", "dynamic", "longrope", "linear", "ntk", "proportional"):
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
         for control in CONTROLS:
@@ -665,6 +761,8 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
                 page.focus("#base")
                 page.keyboard.press("Control+a")
                 page.keyboard.type("500000")
+            elif control == "partial":  # it starts at its maximum, 1
+                press(control, "ArrowLeft")
             else:
                 press(control, "ArrowRight" if control != "k" else "ArrowUp")
             after = (_readouts(page), _canvases(page))
@@ -717,6 +815,25 @@ def test_numbers_on_the_page_are_pythons(browser: Any, explore_file: Path) -> No
     assert f"{kept} of 64 pairs unchanged" in text["ro-scaling"]
     slopes = alibi_slopes(12)
     assert f"slope {slopes[0]:.4f}" in text["ro-alibi"]
+    # Gemma 4's full layers: head 512 (d), theta 10^6, proportional, p = 0.25
+    page.fill("#base", "1000000")
+    page.dispatch_event("#base", "input")
+    page.evaluate("() => { for (const [id, v] of [['d', '512'], ['partial', '0.25'], "
+                  "['factor', '1']]) { const e = document.getElementById(id); e.value = v; "
+                  "e.dispatchEvent(new Event('input')); } }")  # fmt: skip
+    page.select_option("#rope-type", "proportional")
+    text = _readouts(page)
+    inv, _ = head_inv_freq(
+        512, {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25, "factor": 1.0}
+    )  # fmt: skip
+    zero = int(np.sum(inv == 0))
+    assert f"Only {inv.size - zero} of the 256 pairs turn." in text["ro-ladder"]
+    assert f"{zero} pairs have frequency 0" in text["ro-scaling"]
+    assert "head_inv_freq(512" in page.inner_text("#call-scaling")
+    # the same p as partial rotary: 64 pairs turn, their slowest near 2 pi b
+    page.select_option("#rope-type", "default")
+    text = _readouts(page)
+    assert "Only 64 of the 256 pairs turn." in text["ro-ladder"]
     t5 = t5_relative_bucket(-np.arange(0, 257), True, 32, 128)
     last = int(np.argmax(t5 == t5.max()))
     assert f"from distance {last} on" in text["ro-buckets"]
@@ -753,7 +870,7 @@ def test_layout_phone_and_desktop(
 def test_page_is_deterministic_and_small() -> None:
     a = explore_bytes(ExploreConfig(lang="zh", theme="dark"))
     assert a == explore_bytes(ExploreConfig(lang="zh", theme="dark"))
-    assert len(a) < 1_000_000
+    assert len(a) < 100 * 1024  # the brief: under 100 KB
     html = unescape(a.decode("utf-8"))
     assert "script-src 'sha256-" in html and "default-src 'none'" in html
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from posecards.config import PEParams
+from posecards.config import CARD_IDS, Look, PEParams
 from posecards.content import CardContent, compute_card
 from posecards.figures import roles
 from posecards.figures.style import STYLE_DIR, card_style
@@ -39,7 +39,7 @@ REDESIGN: set[str] = set()
 def card_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
     """(content, card text, footer) per card id; computed once per session."""
     out: dict[str, tuple[CardContent, Any, str | None]] = {}
-    for c in (1, 2, 3, 4, 5):
+    for c in CARD_IDS:
         out[str(c)] = (compute_card(c, PEParams()), load_card_text(c), None)
     return out
 
@@ -91,6 +91,10 @@ def _report(
     card: str, lang: str, size: str, contents: dict[str, tuple[CardContent, Any, str | None]]
 ) -> LayoutReport:
     content, text, footer = contents[card]
+    if footer is None and card.isdigit():  # the card's own footer (card 6's names its configs)
+        from posecards.render.build import footer_text
+
+        footer = footer_text(PEParams(), Look(), lang, int(card))
     try:
         return measure_card(card, content, lang, size, "light", footer=footer, text=text)
     except LayoutError as exc:
@@ -108,7 +112,7 @@ def _check(card: str, report: LayoutReport) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("card", ["1", "2", "3", "4", "5"])
+@pytest.mark.parametrize("card", [str(c) for c in CARD_IDS])
 def test_card_layout(card: str, lang: str, size: str, card_contents: dict) -> None:
     report = _report(card, lang, size, card_contents)
     assert report.texts
@@ -135,8 +139,8 @@ def _standalone(card: str, fid: str, lang: str, theme_name: str, contents: dict)
         return measure_figure(fig, scale=page_scale("figure"))
 
 
-_FIGURE_PAGE_ONLY = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).figures]
-_PANELS = [(str(c), p.id) for c in (1, 2, 3, 4, 5) for p in load_card_text(c).panels]
+_FIGURE_PAGE_ONLY = [(str(c), p.id) for c in CARD_IDS for p in load_card_text(c).figures]
+_PANELS = [(str(c), p.id) for c in CARD_IDS for p in load_card_text(c).panels]
 
 
 @pytest.mark.parametrize("theme_name", ["light", "dark"])
@@ -212,6 +216,19 @@ def test_ink_boxes_are_tighter_than_line_boxes() -> None:
         fig.text(0.1, 0.6 - 1.15 * 20 / 72 / 3.0, "mon", fontsize=20, va="baseline")
         rep = measure_figure(fig)
     assert rep.overlaps == []
+
+
+def test_lines_of_one_label_that_touch_are_found() -> None:
+    """Issue 18.6: the gap between the lines of one multi-line label is measured too."""
+    with card_style("light"):
+        fig = _figure()
+        fig.text(0.1, 0.7, "注意力权重\n位置编码", fontsize=16, linespacing=0.8)
+        fig.text(0.1, 0.3, "注意力权重\n位置编码", fontsize=16)
+        fig.text(0.6, 0.3, "one line", fontsize=16)
+        rep = measure_figure(fig)
+    assert rep.lines_touch == ["注意力权重\n位置编码"]
+    assert rep.overlaps == []
+    assert any("lines touch inside" in p for p in rep.problems())
 
 
 def test_scatter_points_under_a_label_are_found() -> None:

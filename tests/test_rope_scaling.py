@@ -722,7 +722,9 @@ def test_rope_types_cover_hf_except_proportional() -> None:
             "low_freq_factor",
         ),
         ({"dim": 8, "scaling": {k: v for k, v in _llama3().items() if k != "factor"}}, "factor"),
-        ({"dim": 8, "scaling": _llama3(high_freq_factor=1.0)}, "high_freq_factor"),
+        # high_freq_factor <= low_freq_factor is a step, as in HF (tests/test_modern_math.py);
+        # a factor that is not a number > 0 is still refused
+        ({"dim": 8, "scaling": _llama3(high_freq_factor=0.0)}, "high_freq_factor"),
         (
             {"dim": 8, "scaling": {"rope_type": "linear", "facotr": 2}},
             "unknown scaling key.*'facotr'",

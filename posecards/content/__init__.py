@@ -89,4 +89,8 @@ def card_inputs(card: int) -> tuple[Path, ...]:
         from posecards.experiment.files import QUOTED, measurements_path
 
         return (measurements_path(), QUOTED)
+    if card == 6:
+        from posecards.content.configs import config_files
+
+        return config_files()
     return ()

@@ -134,9 +134,15 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, fl
         fig.savefig(buf, format="png", dpi=dpi, metadata=SAVE_METADATA["png"])
         out["png"] = buf.getvalue()
     fig.set_layout_engine("none")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", dpi=dpi, metadata=SAVE_METADATA["svg"])
-    return out["png"], buf.getvalue(), sizes
+    return out["png"], slide_svg(fig, dpi), sizes
+
+
+def slide_svg(fig: Figure, dpi: float) -> bytes:
+    """A slide picture's SVG (glyphs as outlines, text kept as titles), placed at the slide's
+    13.333 x 7.5 in (960 x 540 pt)."""
+    from posecards.render.files import figure_bytes
+
+    return figure_bytes(fig, "svg", print_width=deck_look().width, dpi=dpi)
 
 
 def _png(rgba: Any) -> bytes:
@@ -242,7 +248,6 @@ class _Page:
         import numpy as np
 
         from posecards.figures.roles import SCRIPT_FRACTION
-        from posecards.render.files import SAVE_METADATA
         from posecards.render.measure import measure_figure
 
         look = self.look
@@ -251,9 +256,7 @@ class _Page:
         rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
         self.fig.set_layout_engine("none")
         out = {"png": _png(rgba)}
-        buf = io.BytesIO()
-        self.fig.savefig(buf, format="svg", dpi=self.dpi, metadata=SAVE_METADATA["svg"])
-        out["svg"] = buf.getvalue()
+        out["svg"] = slide_svg(self.fig, self.dpi)
         picture_png = None
         min_fig = None
         if has_picture:
@@ -283,6 +286,7 @@ class _Page:
             if t.script_px is not None and t.script_px < script_floor - 1e-6
         ]
         problems += [f"overlap: {a!r} / {b!r}" for a, b in report.overlaps]
+        problems += [f"lines touch inside: {a!r}" for a in report.lines_touch]
         problems += [f"outside the page: {a!r}" for a in report.outside]
         problems += [f"on its data: {a!r} on {b}" for a, b in report.on_data]
         return SlidePicture(

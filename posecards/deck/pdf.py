@@ -38,18 +38,6 @@ class PageBook:
 def merge_pages(pages: list[tuple[bytes, int, float]]) -> bytes:
     """One page per (PDF, page number, scale factor), in order; deterministic bytes. Pages
     taken from the same PDF share its embedded fonts."""
-    from pypdf import PdfReader, PdfWriter
+    from posecards.render.files import scaled_pdf_pages
 
-    writer = PdfWriter()
-    readers: dict[bytes, PdfReader] = {}
-    for data, number, scale in pages:
-        if data not in readers:
-            readers[data] = PdfReader(io.BytesIO(data))
-        page = writer.add_page(readers[data].pages[number])
-        if abs(scale - 1.0) > 1e-12:
-            page.scale_by(scale)
-    # no dates, producer or random file id: the same slides give the same bytes
-    writer._info = None
-    buf = io.BytesIO()
-    writer.write(buf)
-    return buf.getvalue()
+    return scaled_pdf_pages(pages)

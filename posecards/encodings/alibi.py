@@ -17,9 +17,25 @@ import numpy as np
 from posecards.encodings._checks import F64, check_positive_int
 
 
-def _power_of_two_slopes(n: int, max_bias: float = 8.0) -> list[float]:
-    # m_h = 2^(-max_bias·h/n), h = 1..n  (start = 2^(-max_bias/n), ratio = start)
-    return [2.0 ** (-max_bias * h / n) for h in range(1, n + 1)]
+def _check_max_bias(max_bias: float) -> float:
+    if not (math.isfinite(max_bias) and max_bias > 0):
+        raise ValueError(f"max_bias must be a positive finite number, got {max_bias!r}")
+    return float(max_bias)
+
+
+def alibi_geometric_slopes(n_heads: int, max_bias: float = 8.0) -> F64:
+    """The geometric sequence m_h = 2^(-B·h/n), h = 1..n (B = max_bias), shape (n_heads,).
+
+    This is the paper's sentence ("the geometric sequence that starts at 2^(-8/n) and uses that
+    same value as its ratio") applied to any n. For n a power of two it is :func:`alibi_slopes`;
+    for other n it is NOT the rule the ALiBi models were trained with (Press et al.'s
+    ``get_slopes``, BLOOM, MPT, Baichuan): a port that uses it for 12 or 40 heads gives every head
+    a different slope from the checkpoint's (the pitfall of card 7).
+    """
+    n = check_positive_int("n_heads", n_heads)
+    b = _check_max_bias(max_bias)
+    h = np.arange(1, n + 1, dtype=np.float64)  # (n,)
+    return np.asarray(2.0 ** (-b * h / n), dtype=np.float64)  # (n_heads,)
 
 
 def alibi_slopes(n_heads: int, max_bias: float = 8.0) -> F64:
@@ -33,12 +49,10 @@ def alibi_slopes(n_heads: int, max_bias: float = 8.0) -> F64:
     families agree. Slopes are positive; they are not sorted when n is not a power of two.
     """
     n = check_positive_int("n_heads", n_heads)
-    if not (math.isfinite(max_bias) and max_bias > 0):
-        raise ValueError(f"max_bias must be a positive finite number, got {max_bias!r}")
     big = 2 ** math.ceil(math.log2(n))
-    s = _power_of_two_slopes(big, max_bias)  # (N,)
+    s = alibi_geometric_slopes(big, max_bias)  # (N,)
     if big != n:
-        s = (s[1::2] + s[0::2])[:n]  # even h (= the N/2-head slopes) first, then odd h
+        s = np.concatenate([s[1::2], s[0::2]])[:n]  # even h (= the N/2-head slopes), then odd h
     return np.asarray(s, dtype=np.float64)  # (n_heads,)
 
 

@@ -97,3 +97,53 @@ def float32_angle_error(
 def as32(x: npt.ArrayLike) -> F64:
     """Round to float32 (IEEE round to nearest even), kept as float64: fl32(x)."""
     return np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+# --- low-precision formats: what a position or an inverse frequency becomes when it is cast ---
+
+# significand bits (the implicit leading 1 included) of the floating-point formats torch uses
+SIGNIFICAND_BITS: dict[str, int] = {"bfloat16": 8, "float16": 11, "float32": 24}
+FLOAT_DTYPES: tuple[str, ...] = tuple(SIGNIFICAND_BITS)
+
+
+def _check_dtype(dtype: str) -> str:
+    if dtype not in SIGNIFICAND_BITS:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of: {', '.join(FLOAT_DTYPES)}")
+    return dtype
+
+
+def round_to_dtype(x: npt.ArrayLike, dtype: str) -> F64:
+    """Round to ``dtype`` ("bfloat16", "float16" or "float32"), kept as float64: fl_dtype(x).
+
+    IEEE round to nearest, ties to even, through float32 first as torch does (its bfloat16 and
+    float16 are converted from float32): a value that is exact in float32 (every position below
+    2^24, every float32 ``inv_freq``) is rounded once.
+
+        float32   numpy's float64 -> float32 cast
+        float16   then numpy's float32 -> float16 cast (11-bit significand, subnormals below 2^-14,
+                  inf from 65520 on)
+        bfloat16  the top 16 bits of the float32 pattern, rounded like c10's round_to_nearest_even:
+                  u + 0x7FFF + ((u >> 16) & 1), then the low 16 bits cleared (8-bit significand,
+                  float32's exponent range)
+    """
+    _check_dtype(dtype)
+    arr = np.asarray(x, dtype=np.float64)  # (...)
+    with np.errstate(over="ignore"):  # beyond the format's range: inf, as IEEE (and torch) round
+        f32 = arr.astype(np.float32)  # (...)
+        if dtype == "float32":
+            return f32.astype(np.float64)
+        if dtype == "float16":
+            return f32.astype(np.float16).astype(np.float64)
+    u = f32.view(np.uint32).astype(np.uint64)  # (...) the float32 bit pattern, room for a carry
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)  # (...)
+    out = rounded.view(np.float32).astype(np.float64)  # (...)
+    return np.where(np.isnan(arr), np.nan, out)  # NaN stays NaN (its payload is not kept)
+
+
+def first_inexact_integer(dtype: str) -> int:
+    """The smallest positive integer ``dtype`` cannot hold: 2^p + 1 for a p-bit significand.
+
+    Every integer up to 2^p is exact; 2^p + 1 lies halfway between 2^p and 2^p + 2 and rounds to
+    the even one, 2^p. bfloat16: 257, float16: 2049, float32: 16,777,217.
+    """
+    return int(2 ** SIGNIFICAND_BITS[_check_dtype(dtype)] + 1)

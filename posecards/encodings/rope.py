@@ -25,6 +25,7 @@ from posecards.encodings._checks import (
     as_positions,
     check_even_dim,
     check_layout,
+    check_positive_int,
 )
 
 
@@ -200,4 +201,28 @@ def rope_relative_upper_bound(distances: npt.ArrayLike, inv_freq: npt.ArrayLike)
         rc = r[start : start + chunk]  # (c,)
         partial_sums = np.cumsum(np.exp(1j * np.outer(rc, theta)), axis=1)  # (c, d/2) S_1..S_d/2
         out[start : start + chunk] = np.abs(partial_sums).mean(axis=1)  # (c,)
+    return out
+
+
+def rope_pair_slots(head_dim: int, rotated_dim: int, layout: str = "half", first: int = 0) -> I64:
+    """Which pair each slot of a head belongs to, shape ``(head_dim,)``; -1: the slot does not rotate.
+
+    The rotated block is slots ``first .. first + rotated_dim - 1`` (partial rotary: ``first = 0``
+    and ``rotated_dim = int(head_dim * p)``; MLA: ``first = qk_nope_head_dim``,
+    ``rotated_dim = qk_rope_head_dim``). Inside it, slot ``first + s`` holds pair
+    ``s mod rotated_dim/2`` in the ``"half"`` layout (pairs ``(k, k + rotated_dim/2)``, HF
+    ``rotate_half`` on ``q[..., :rotary_dim]``) and pair ``s // 2`` in the ``"interleaved"`` layout
+    (pairs ``(2k, 2k + 1)``: GLM, Cohere, Llama 4, DeepSeek ``rope_interleave``).
+    """
+    check_layout(layout)
+    head_dim = check_positive_int("head_dim", head_dim)
+    rotated_dim = check_even_dim("rotated_dim", rotated_dim)
+    if isinstance(first, bool) or not isinstance(first, int | np.integer) or first < 0:
+        raise ValueError(f"first must be an integer >= 0, got {first!r}")
+    if first + rotated_dim > head_dim:
+        raise ValueError(f"first + rotated_dim = {first + rotated_dim} exceeds head_dim {head_dim}")
+    s = np.arange(rotated_dim, dtype=np.int64)  # (rotated_dim,)
+    pair = s % (rotated_dim // 2) if layout == "half" else s // 2  # (rotated_dim,)
+    out = np.full(head_dim, -1, dtype=np.int64)  # (head_dim,)
+    out[first : first + rotated_dim] = pair
     return out

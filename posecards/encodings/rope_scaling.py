@@ -31,7 +31,9 @@ llama3    lambda_k < L / high_freq_factor: theta_k;                 1
           lambda_k > L / low_freq_factor: theta_k / s;
           between: (1 - a) theta_k / s + a theta_k,
           a = (L / lambda_k - low_freq_factor)
-              / (high_freq_factor - low_freq_factor)
+              / (high_freq_factor - low_freq_factor);
+          high_freq_factor <= low_freq_factor (Llama 4 Scout: both
+          1): no band between, a step at L / low_freq_factor
 ========  ========================================================  =========================
 
 Defaults and quirks copied from transformers 5.23.0:
@@ -51,10 +53,15 @@ Defaults and quirks copied from transformers 5.23.0:
   (Phi-3); the long factors are used only when ``seq_len`` is given and ``> L``.
 - dynamic: the threshold is ``max_position_embeddings`` (not ``original_max_position_embeddings``).
 
+- llama3: ``high_freq_factor <= low_freq_factor`` only makes transformers warn; it then computes a
+  step (keep ``theta_k`` up to the wavelength ``L / low_freq_factor``, divide by ``s`` beyond), and
+  so does this function. With equal factors a wavelength exactly at ``L / low_freq_factor`` would
+  be 0/0 in transformers; that (measure-zero) case raises.
+
 Differences on purpose: ``partial_rotary_factor`` other than 1 is refused (``dim`` is the rotary
-dim), unknown keys are refused (a typo would silently change a figure), and an impossible value
-(dim 2 for ``ntk``/``dynamic``, ``high_freq_factor <= low_freq_factor``) raises instead of warning
-or dividing by 0.
+dim: see ``rope_partial.head_inv_freq`` for partial and proportional RoPE), unknown keys are
+refused (a typo would silently change a figure), and an impossible value (dim 2 for
+``ntk``/``dynamic``) raises instead of dividing by 0.
 """
 
 from __future__ import annotations
@@ -153,8 +160,12 @@ def _ntk_base(dim: int, base: float, alpha: float, rope_type: str) -> float:
     return base * alpha ** (dim / (dim - 2))
 
 
-def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
-    """m(s, mscale) = 0.1 * mscale * ln(s) + 1 for s > 1, else 1 (HF ``get_mscale``)."""
+def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
+    """YaRN's magnitude ``m(s, mscale) = 0.1 * mscale * ln(s) + 1`` for ``s > 1``, else 1.
+
+    HF ``get_mscale`` (modeling_rope_utils) and DeepSeek's ``yarn_get_mscale`` (the MLA softmax
+    scale, ``posecards.encodings.mla``) are this function.
+    """
     if scale <= 1.0:
         return 1.0
     return 0.1 * mscale * math.log(scale) + 1.0
@@ -191,11 +202,11 @@ def _yarn(
         mscale = scaling.get("mscale")
         mscale_all_dim = scaling.get("mscale_all_dim")
         if mscale and mscale_all_dim:  # truthiness, as in HF
-            attention_factor = _yarn_mscale(factor, float(mscale)) / _yarn_mscale(
+            attention_factor = yarn_mscale(factor, float(mscale)) / yarn_mscale(
                 factor, float(mscale_all_dim)
             )
         else:
-            attention_factor = _yarn_mscale(factor)
+            attention_factor = yarn_mscale(factor)
 
     beta_fast = float(scaling.get("beta_fast") or 32)  # HF: `or 32`
     beta_slow = float(scaling.get("beta_slow") or 1)  # HF: `or 1`
@@ -273,24 +284,27 @@ def _llama3(
             raise _missing(key, "llama3")
     low_freq_factor = _positive("scaling['low_freq_factor']", scaling["low_freq_factor"])
     high_freq_factor = _positive("scaling['high_freq_factor']", scaling["high_freq_factor"])
-    if high_freq_factor <= low_freq_factor:
-        raise ValueError(
-            f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'], "
-            f"got {high_freq_factor} <= {low_freq_factor}"
-        )
     length = _original_length(scaling, "llama3", max_position_embeddings)
 
     low_freq_wavelen = length / low_freq_factor  # longer wavelengths: divide by s
     high_freq_wavelen = length / high_freq_factor  # shorter wavelengths: keep
     theta = _default_inv_freq(dim, base)  # (dim/2,)
     wavelen = 2 * math.pi / theta  # (dim/2,) lambda_k
-    # a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    smooth = (length / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    smoothed = (1 - smooth) * theta / factor + smooth * theta  # (dim/2,)
     inv_freq = np.where(wavelen > low_freq_wavelen, theta / factor, theta)  # (dim/2,)
     # Boundaries belong to the smooth band (HF: ~(w < high) * ~(w > low)); a is 1 resp. 0 there.
+    # With high_freq_factor <= low_freq_factor the band is empty (or one exact wavelength): a step.
     medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)  # (dim/2,)
-    inv_freq = np.where(medium, smoothed, inv_freq)  # (dim/2,)
+    if np.any(medium):
+        if high_freq_factor == low_freq_factor:
+            raise ValueError(
+                "scaling['high_freq_factor'] == scaling['low_freq_factor'] and a wavelength lies "
+                "exactly at original_max_position_embeddings / low_freq_factor: transformers "
+                "computes 0/0 there"
+            )
+        # a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smooth = (length / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth) * theta / factor + smooth * theta  # (dim/2,)
+        inv_freq = np.where(medium, smoothed, inv_freq)  # (dim/2,)
     return np.asarray(inv_freq, dtype=np.float64), 1.0
 
 
@@ -348,19 +362,37 @@ def rope_inv_freq(
     if rope_type == "dynamic":
         factor = _factor(scaling, rope_type)
         if seq_len is None:  # HF: seq_len defaults to max_position_embeddings, alpha = 1
-            alpha = 1.0
-        elif max_position_embeddings is None:
+            return _default_inv_freq(dim, _ntk_base(dim, base, 1.0, rope_type)), 1.0
+        if max_position_embeddings is None:
             raise ValueError(
                 "max_position_embeddings is required for rope_type 'dynamic' with seq_len"
             )
-        else:
-            # alpha = s * max(seq_len, M) / M - (s - 1), M = max_position_embeddings
-            length = max(seq_len, max_position_embeddings)
-            alpha = factor * length / max_position_embeddings - (factor - 1)
-        # base' = base * alpha^(d/(d-2))
-        return _default_inv_freq(dim, _ntk_base(dim, base, alpha, rope_type)), 1.0
+        dyn_base = dynamic_ntk_base(dim, base, factor, seq_len, max_position_embeddings)
+        return _default_inv_freq(dim, dyn_base), 1.0
     if rope_type == "yarn":
         return _yarn(dim, base, scaling, max_position_embeddings)
     if rope_type == "longrope":
         return _longrope(dim, base, scaling, seq_len, max_position_embeddings)
     return _llama3(dim, base, scaling, max_position_embeddings)
+
+
+def dynamic_ntk_base(
+    dim: int, base: float, factor: float, seq_len: int, max_position_embeddings: int
+) -> float:
+    """The base dynamic NTK scaling rotates a sequence of ``seq_len`` tokens with (HF 5.23.0
+    ``_compute_dynamic_ntk_parameters``)::
+
+        alpha = s * max(seq_len, M) / M - (s - 1),   M = max_position_embeddings, s = factor
+        base' = base * alpha^(d/(d-2))
+
+    ``seq_len <= M`` gives alpha = 1, the base itself. The base belongs to the sequence being
+    rotated: a cache that keeps the base of an earlier, longer call (the pitfall of card 7) rotates
+    a short prompt as if it were that long.
+    """
+    dim = check_even_dim("dim", dim)
+    base = check_base(base)
+    s = _positive("factor", factor)
+    n = check_positive_int("seq_len", seq_len)
+    m = check_positive_int("max_position_embeddings", max_position_embeddings)
+    alpha = s * max(n, m) / m - (s - 1)  # 1 when seq_len <= M
+    return _ntk_base(dim, base, alpha, "dynamic")  # base * alpha^(d/(d-2))

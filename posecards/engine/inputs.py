@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+from posecards.fonts import font_inputs
 from posecards.paths import data_dir
 
 # Libraries whose versions can change output bytes (a plan may add its own: the deck's).
@@ -70,7 +71,8 @@ def sha256_file(path: Path) -> str:
 @cache
 def shared_inputs() -> tuple[tuple[str, str], ...]:
     """(name, sha256) of every file all outputs are made from: posecards' code and style files
-    ("posecards/..."), the templates ("templates/..."). Names do not depend on where posecards
+    ("posecards/..."), the templates ("templates/..."), the font files ("fonts/...": sha256
+    memoised by size and mtime, posecards.fonts). Names do not depend on where posecards
     is installed, so a manifest written on one machine is checked on another."""
     out = []
     for p in sorted(_PKG.rglob("*")):
@@ -83,6 +85,7 @@ def shared_inputs() -> tuple[tuple[str, str], ...]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     ]
+    out += font_inputs()
     return tuple(out)
 
 

@@ -30,6 +30,7 @@ from posecards.engine.manifest import (
 from posecards.engine.site import changed_files
 from posecards.engine.units import Plan
 from posecards.errors import PosecardsError
+from posecards.fonts import FONT_INPUT_PREFIX
 
 
 @dataclass
@@ -167,12 +168,15 @@ def judge(verdict: Verdict, plan: Plan, doc: Mapping[str, Any]) -> None:
     changed = sorted(n for n in set(now) | set(then) if now.get(n) != then.get(n))
     shared = [n for n in changed if not n.startswith("cards/")]
     for kind, prefix in (
+        ("fonts changed", FONT_INPUT_PREFIX),
         ("templates changed", "templates/"),
         ("style changed", "posecards/style/"),
         ("code changed", "posecards/"),
     ):
         names = [n for n in shared if n.startswith(prefix)]
         shared = [n for n in shared if not n.startswith(prefix)]
+        if names and prefix == FONT_INPUT_PREFIX:  # the file name alone: NotoSansCJKsc-Regular.otf
+            names = [n.removeprefix(prefix) for n in names]
         if names:
             verdict.add(f"{kind}: {_few(names)}", expected)
     if shared:

@@ -3,6 +3,7 @@ One schema for `posecards build`, `deck` and `inspect`:
 
     posecards, made_by          the version and the command that wrote the folder
     libraries                   name -> version of every library the bytes depend on
+    fonts                       every font file drawn with: file, package, version, sha256
     cards, languages, formats,  the options the bytes depend on (those the command has)
     look, parameters
     (model)                     an inspection's model: weight files, what was found
@@ -26,6 +27,7 @@ from typing import Any
 from posecards._version import __version__
 from posecards.engine.inputs import library_versions, shared_inputs, text_digest
 from posecards.engine.units import Plan
+from posecards.fonts import FONT_PACKAGES, font_records
 
 MANIFEST = "manifest.json"
 
@@ -64,6 +66,7 @@ def recipe(plan: Plan, inputs: Mapping[str, str]) -> dict[str, Any]:
         "posecards": __version__,
         "made_by": plan.made_by,
         "libraries": libraries,
+        "fonts": font_records(dict(library_versions(FONT_PACKAGES))),
         **plan.options,
         **plan.extra,
         "inputs": dict(sorted(inputs.items())),
@@ -107,6 +110,7 @@ _RECORDED: dict[str, tuple[str, ...]] = {
     "theme": ("look", "theme"),
     "size": ("look", "size"),
     "scale": ("look", "scale"),
+    "svg_text": ("look", "svg_text"),
     "d_model": ("parameters", "d_model"),
     "base": ("parameters", "base"),
     "positions": ("parameters", "positions"),

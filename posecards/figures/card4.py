@@ -212,7 +212,10 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     dec = np.asarray(data["decoder"])
     md = float(data["max_distance"])
     ax.axvline(md, color=theme.muted, linewidth=1.2, linestyle=":")
-    ax.text(md, 0.5, " " + t("t5_md", n=md), ha="left", va="bottom", color=theme.muted)
+    # a gap in data units, not a leading space: a space's width is the font's, not a margin
+    ax.text(
+        md + 0.01 * float(n[-1]), 0.5, t("t5_md", n=md), ha="left", va="bottom", color=theme.muted
+    )
     (l_dec,) = ax.step(n, dec, where="post", color=theme.accent, linewidth=2.2)
     (l_enc,) = ax.step(n, enc, where="post", color=theme.warn, linewidth=2.2, linestyle=(0, (5, 2)))
     for line, start, top, key, label_y in (

@@ -1,13 +1,14 @@
 """The look of every figure, applied inside a context (no import-time side effects).
 
-Fonts: Noto Sans CJK SC (OFL) comes first in ``font.family`` so that Chinese glyphs render and
-strings with ``$math$`` keep the same font; DejaVu Sans is the fallback for symbols.
+Fonts: only the files posecards names (posecards/fonts.py), never a system font found by family
+name. ``font.family`` is Noto Sans CJK SC, DejaVu Sans, then the regular CJK face again: Noto
+first so that Chinese glyphs render and strings with ``$math$`` keep one font; bold text is
+DejaVu Sans Bold where it has the glyph and regular Noto Sans CJK SC for Chinese.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import tomllib
 from collections.abc import Iterator
@@ -19,22 +20,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from posecards.errors import PosecardsError
+from posecards.fonts import CJK_FAMILY, FAMILIES, MissingFontError
 
 if TYPE_CHECKING:
     from matplotlib.colors import Colormap
 
 STYLE_DIR = Path(__file__).resolve().parent.parent / "style"
-CJK_FAMILY = "Noto Sans CJK SC"
-# Where a free (OFL) Noto Sans CJK SC is found: mplfonts' copy first, then Debian's fonts-noto-cjk.
-_DEBIAN_CJK = (
-    Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"),
-    Path("/usr/share/fonts/opentype/noto/NotoSansCJKsc-Regular.otf"),
-)
-CJK_INSTALL_HINT = "install it with 'pip install mplfonts' or 'apt-get install fonts-noto-cjk'"
-
-
-class MissingFontError(PosecardsError, RuntimeError):
-    """No CJK font is available, so Chinese text would render as empty boxes."""
+__all__ = ["CJK_FAMILY", "MissingFontError", "card_style", "named_fonts", "theme"]
 
 
 @dataclass(frozen=True)
@@ -96,28 +88,26 @@ def visible_cmap(th: Theme, role: str) -> Colormap:
     return ListedColormap(base(np.linspace(lo, hi, 256)), name=f"{name}-{th.name}-{role}")
 
 
-def cjk_font_path() -> Path:
-    """Path of a free Noto Sans CJK SC font file, or MissingFontError saying how to get one."""
-    spec = importlib.util.find_spec("mplfonts")
-    candidates: list[Path] = []
-    if spec is not None and spec.submodule_search_locations:
-        for loc in spec.submodule_search_locations:
-            # never SimHei (not a free font), only the OFL Noto file
-            candidates.append(Path(loc) / "fonts" / "NotoSansCJKsc-Regular.otf")
-    candidates.extend(_DEBIAN_CJK)
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise MissingFontError(f"no Chinese font (Noto Sans CJK SC) found; {CJK_INSTALL_HINT}")
-
-
-@cache
-def _register_cjk_font() -> str:
+@contextlib.contextmanager
+def named_fonts() -> Iterator[None]:
+    """For the block, matplotlib's font manager knows only posecards' font files
+    (posecards.fonts.font_entries), and PDFs embed them with TrueType outlines; its lookup
+    caches are emptied on the way in and out, so no installed font is found by family name,
+    here or after the block from a stale cache entry."""
     from matplotlib import font_manager
 
-    path = cjk_font_path()
-    font_manager.fontManager.addfont(str(path))
-    return font_manager.FontProperties(fname=str(path)).get_name()
+    from posecards.fonts import font_entries, truetype_pdf_fonts
+
+    fm = font_manager.fontManager
+    saved = fm.ttflist
+    fm.ttflist = list(font_entries())
+    font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
+    try:
+        with truetype_pdf_fonts():
+            yield
+    finally:
+        fm.ttflist = saved
+        font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
 
 
 class _GlyphLog(logging.Handler):
@@ -152,7 +142,6 @@ def card_style(theme_name: str = "light") -> Iterator[Theme]:
     import matplotlib.pyplot as plt
 
     th = theme(theme_name)
-    family = _register_cjk_font()
     styles = [str(STYLE_DIR / "card.mplstyle"), str(STYLE_DIR / f"{th.name}.mplstyle")]
     handler = _GlyphLog()
     loggers = [logging.getLogger("matplotlib"), logging.getLogger("matplotlib.font_manager")]
@@ -160,8 +149,9 @@ def card_style(theme_name: str = "light") -> Iterator[Theme]:
         lg.addHandler(handler)
     try:
         with (
+            named_fonts(),
             plt.style.context(styles),
-            plt.rc_context({"font.family": [family, "DejaVu Sans"]}),
+            plt.rc_context({"font.family": list(FAMILIES)}),
             warnings.catch_warnings(record=True) as caught,
         ):
             warnings.simplefilter("always")

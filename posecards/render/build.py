@@ -64,6 +64,19 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
         if lang == "zh":
             return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
         return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
+    if card == 6:  # published configs: the card does not use d_model/base/positions
+        from posecards.content.configs import model_ids
+
+        ids = ", ".join(model_ids())
+        if lang == "zh":
+            return (
+                f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
+                f" · 主题：{theme_zh} · posecards {__version__}"
+            )
+        return (
+            f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
+            f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
+        )
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
     if lang == "zh":
@@ -98,7 +111,7 @@ def formula_svg_bytes(tex: str, size: float) -> bytes:
     fig = Figure(figsize=(12.0, 0.2 + 0.45 * len(lines)))
     for i, line in enumerate(lines):
         fig.text(0.01, 1 - (i + 0.5) / len(lines), line, fontsize=size, va="center")
-    return figure_bytes(fig, "svg", tight=True)
+    return figure_bytes(fig, "svg", tight=True, svg_text="live")  # inlined in the page
 
 
 def render_card(job: CardJob, ctx: Context) -> Rendered:
@@ -129,6 +142,7 @@ def render_card(job: CardJob, ctx: Context) -> Rendered:
                 size=job.look.size,
                 footer=footer_text(job.params, job.look, job.lang, job.card),
                 scale=job.look.scale,
+                svg_text=job.look.svg_text,
             )
     finally:
         gc.enable()
@@ -136,18 +150,28 @@ def render_card(job: CardJob, ctx: Context) -> Rendered:
 
 
 def encode_figure(
-    fig: Any, fid: str, lang: str, formats: tuple[str, ...], scale: int
+    fig: Any, fid: str, lang: str, formats: tuple[str, ...], scale: int, svg_text: str = "outline"
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """A standalone figure, encoded: the files asked for (``--format``), and the SVG the HTML
-    pages inline (a helper when SVG files were not asked for)."""
+    """A standalone figure, encoded: the files asked for (``--format``, SVG text per
+    ``svg_text``), and the live-text SVG the HTML pages inline (a helper, never written)."""
     from posecards.render.files import figure_bytes_multi
 
-    wanted = [f for f in FIGURE_FORMATS if f in formats or (f == "svg" and "html" in formats)]
+    wanted = [f for f in FIGURE_FORMATS if f in formats] + (
+        ["svg-live"] if "html" in formats else []
+    )
     files: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}
-    for fmt, data in figure_bytes_multi(fig, wanted, scale).items():
-        (files if fmt in formats else helpers)[f"{lang}/figures/{fid}.{fmt}"] = data
+    for fmt, data in figure_bytes_multi(fig, wanted, scale, svg_text=svg_text).items():
+        if fmt == "svg-live":
+            helpers[live_svg_name(lang, fid)] = data
+        else:
+            files[f"{lang}/figures/{fid}.{fmt}"] = data
     return files, helpers
+
+
+def live_svg_name(lang: str, fid: str) -> str:
+    """The live-text SVG of a figure that its HTML pages inline (a helper, never written)."""
+    return f"{lang}/figures/{fid}.live.svg"
 
 
 def render_unit(
@@ -161,6 +185,7 @@ def render_unit(
     size: str,
     footer: str,
     scale: int = 1,
+    svg_text: str = "outline",
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """The whole card and its standalone figures for one language, encoded (inside card_style):
     its files and its helpers. Shared by the cards and the inspection card; garbage collection
@@ -177,13 +202,13 @@ def render_unit(
     if whole:
         fig = compose_card(filled, text, content.figures, th, size, footer)
         print_width = PRINT_WIDTH[size]
-        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width).items():
+        for fmt, data in figure_bytes_multi(fig, whole, scale, print_width, svg_text).items():
             files[f"{lang}/{stem}.{fmt}"] = data
         del fig
         gc.collect()
     for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
-        public, inline = encode_figure(fig, fid, lang, formats, scale)
+        public, inline = encode_figure(fig, fid, lang, formats, scale, svg_text)
         files.update(public)
         helpers.update(inline)
         del fig
@@ -262,7 +287,7 @@ def html_pages(
             ]
             panels = []
             for fid, title, alt, caption in filled.panels:
-                svg = files[f"{lang}/figures/{fid}.svg"]
+                svg = files[live_svg_name(lang, fid)]
                 panels.append(
                     PanelView(
                         id=fid,
@@ -287,7 +312,7 @@ def html_pages(
                     title=title,
                     alt=alt,
                     caption=caption,
-                    svg=inline_svg(files[f"{lang}/figures/{fid}.svg"], fid, alt),
+                    svg=inline_svg(files[live_svg_name(lang, fid)], fid, alt),
                     downloads=[
                         (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
                     ],

@@ -94,6 +94,7 @@ def csp(script: str) -> str:
 def explore_page(cfg: ExploreConfig) -> str:
     """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
     from posecards._version import __version__
+    from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
 
     strings = load_strings()
@@ -132,7 +133,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 theme=cfg.theme,
                 s=strings,
                 views=views,
-                rope_types=("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"),
+                rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 csp=csp(script),
                 css=Markup(_source("explore.css")),  # noqa: S704 - our own stylesheet

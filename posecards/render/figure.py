@@ -65,8 +65,9 @@ def render_figure(
     lang: str = "en",
     theme_name: str = "light",
     fmt: str = "png",
+    svg_text: str = "outline",
 ) -> bytes:
-    """Compute and draw one figure; return the encoded file."""
+    """Compute and draw one figure; return the encoded file (SVG text per ``svg_text``)."""
     from posecards.content import compute_card
     from posecards.figures.style import card_style
     from posecards.render.files import figure_bytes
@@ -76,4 +77,4 @@ def render_figure(
         raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
     with card_style(theme_name):
         fig = draw_standalone(figure_id, content.figures[figure_id], lang, theme_name)
-        return figure_bytes(fig, fmt)
+        return figure_bytes(fig, fmt, svg_text=svg_text)

@@ -3,7 +3,9 @@ never leaves a half-written file in place (write to a temporary name, then renam
 
 from __future__ import annotations
 
+import html
 import io
+import re
 import struct
 import zlib
 from collections.abc import Sequence
@@ -36,18 +38,43 @@ PDF_RASTER_DPI = 300
 PNG_PPI = 144.0
 
 
+# SVG text: "outline" draws every glyph as a path (the same in PowerPoint, Keynote, Inkscape and
+# librsvg with no fonts installed) and keeps each text as the <title> of its group, so it can
+# still be found and copied; "live" keeps <text> elements for editing where the fonts exist
+# (the HTML pages inline live SVGs with their fonts embedded).
+SVG_TEXT = ("outline", "live")
+
+
+def placed_points(fig: Figure, print_width: float) -> tuple[float, float]:
+    """(width, height) in points a figure is placed at when it is ``print_width`` inches wide:
+    whole points across (960 for a slide, 720 for 4:3, 595 for A4, 540 for a square card), the
+    height in proportion (to 0.01 pt)."""
+    w, h = (float(v) for v in fig.get_size_inches())
+    width = float(round(print_width * 72.0))
+    return width, round(width * h / w, 2)
+
+
 def figure_bytes(
     fig: Figure,
     fmt: str,
     tight: bool = False,
     scale: int = 1,
     print_width: float | None = None,
+    svg_text: str = "outline",
+    dpi: float | None = None,
 ) -> bytes:
     """Encode a figure deterministically as png, svg or pdf (``tight``: crop to the content).
 
     PNG: ``scale`` times the figure's pixels, tagged (pHYs) so that it is ``print_width``
-    inches wide (default: PNG_PPI·scale pixels per inch). PDF: images at PDF_RASTER_DPI.
+    inches wide (default: PNG_PPI·scale pixels per inch). SVG and PDF: the same layout, placed
+    at ``print_width`` inches if given (SVG width/height in pt over the same viewBox; the PDF
+    page scaled); SVG text per ``svg_text`` (SVG_TEXT). PDF: images at PDF_RASTER_DPI.
+    ``dpi``: pixels per inch of the images inside an SVG (default: the style's).
     """
+    import matplotlib as mpl
+
+    if svg_text not in SVG_TEXT:
+        raise ValueError(f"svg_text must be one of {', '.join(SVG_TEXT)}, got {svg_text!r}")
     buf = io.BytesIO()
     kwargs: dict[str, Any] = {"format": fmt, "metadata": SAVE_METADATA[fmt]}
     if tight:
@@ -56,13 +83,72 @@ def figure_bytes(
         kwargs["dpi"] = fig.dpi * scale
     if fmt == "pdf":
         kwargs["dpi"] = PDF_RASTER_DPI
-    fig.savefig(buf, **kwargs)
+    if fmt == "svg" and dpi is not None:
+        kwargs["dpi"] = dpi
+    fonttype = "none" if svg_text == "live" else "path"
+    with mpl.rc_context({"svg.fonttype": fonttype}):
+        fig.savefig(buf, **kwargs)
     data = buf.getvalue()
     if fmt == "png":
         width_px = struct.unpack(">I", data[16:20])[0]
         ppi = width_px / print_width if print_width else PNG_PPI * scale
         data = png_with_ppi(data, ppi)
+    elif fmt == "svg":
+        if svg_text == "outline":
+            data = findable_svg(data)
+        if print_width:
+            data = placed_svg(data, *placed_points(fig, print_width))
+    elif fmt == "pdf" and print_width:
+        width_pt = float(fig.get_size_inches()[0]) * 72.0
+        data = scaled_pdf_pages([(data, 0, placed_points(fig, print_width)[0] / width_pt)])
     return data
+
+
+_TEXT_COMMENT = re.compile(rb'(<g id="text_\d+">\s*)<!-- (.*?) -->', re.S)
+
+
+def findable_svg(svg: bytes) -> bytes:
+    """An outlined SVG with each text's string as the <title> of its group (matplotlib writes
+    it as a comment there): searchable, copyable and read aloud, drawn by no one."""
+
+    def title(m: re.Match[bytes]) -> bytes:
+        text = m.group(2).decode("utf-8")
+        return m.group(1) + f"<title>{html.escape(text, quote=False)}</title>".encode()
+
+    return _TEXT_COMMENT.sub(title, svg)
+
+
+_SVG_SIZE = re.compile(rb'(<svg [^>]*?)width="[^"]*" height="[^"]*"')
+
+
+def placed_svg(svg: bytes, width_pt: float, height_pt: float) -> bytes:
+    """The SVG with its width and height set to the placed size in points (the viewBox, and so
+    the drawing, unchanged)."""
+    size = f'width="{width_pt:g}pt" height="{height_pt:g}pt"'.encode()
+    out, n = _SVG_SIZE.subn(lambda m: m.group(1) + size, svg, count=1)
+    assert n == 1, "no <svg width height> found"
+    return out
+
+
+def scaled_pdf_pages(pages: Sequence[tuple[bytes, int, float]]) -> bytes:
+    """One PDF of the given pages (PDF bytes, page number, scale factor), in order, each scaled
+    (content and page box) by its factor; deterministic bytes. Pages taken from the same PDF
+    share its embedded fonts."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    readers: dict[bytes, PdfReader] = {}
+    for data, number, factor in pages:
+        if data not in readers:
+            readers[data] = PdfReader(io.BytesIO(data))
+        page = writer.add_page(readers[data].pages[number])
+        if abs(factor - 1.0) > 1e-12:
+            page.scale_by(factor)
+    # no dates, producer or random file id: the same pages give the same bytes
+    writer._info = None
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
 
 
 def png_with_ppi(data: bytes, ppi: float) -> bytes:
@@ -90,9 +176,15 @@ def png_with_ppi(data: bytes, ppi: float) -> bytes:
 
 
 def figure_bytes_multi(
-    fig: Figure, formats: Sequence[str], scale: int = 1, print_width: float | None = None
+    fig: Figure,
+    formats: Sequence[str],
+    scale: int = 1,
+    print_width: float | None = None,
+    svg_text: str = "outline",
 ) -> dict[str, bytes]:
-    """Encode one figure in several formats with the same layout.
+    """Encode one figure in several formats with the same layout. "svg" follows ``svg_text``;
+    "svg-live" is the live-text SVG the HTML pages inline (the same bytes as "svg" when
+    ``svg_text`` is "live"). SVG and PDF are placed at ``print_width`` inches if given.
 
     The layout is computed once by a canonical Agg draw at the figure's dpi (the PNG encoding
     when PNG is asked for at scale 1, which draws with Agg anyway, else a plain Agg draw) and then
@@ -108,9 +200,15 @@ def figure_bytes_multi(
     else:
         fig.canvas.draw()
     fig.set_layout_engine("none")
-    for fmt in ("svg", "pdf"):
-        if fmt in formats:
-            out[fmt] = figure_bytes(fig, fmt)
+    if "svg" in formats:
+        out["svg"] = figure_bytes(fig, "svg", print_width=print_width, svg_text=svg_text)
+    if "svg-live" in formats:
+        if svg_text == "live" and "svg" in out:
+            out["svg-live"] = out["svg"]
+        else:
+            out["svg-live"] = figure_bytes(fig, "svg", print_width=print_width, svg_text="live")
+    if "pdf" in formats:
+        out["pdf"] = figure_bytes(fig, "pdf", print_width=print_width)
     if "png" in formats and scale != 1:
         out["png"] = figure_bytes(fig, "png", scale=scale, print_width=print_width)
     return out

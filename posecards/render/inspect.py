@@ -99,6 +99,7 @@ def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
                 size=job.look.size,
                 footer=job.footer,
                 scale=job.look.scale,
+                svg_text=job.look.svg_text,
             )
     finally:
         gc.enable()

@@ -5,7 +5,7 @@ box of each of its lines (glyph extents, not line boxes), and the card is checke
 
 - text smaller than the page's floor (18 px at slide size; sub/superscripts 14 px; other pages
   in proportion to their text scale),
-- pairs of texts whose ink boxes intersect,
+- pairs of texts whose ink boxes intersect, and lines of one multi-line text that touch,
 - texts that leave the page,
 - labels written in an axes (annotations, legend entries) that sit on a line or a marker of the
   data drawn in the same axes.
@@ -57,6 +57,7 @@ class LayoutReport:
     floor_script_px: float
     texts: list[TextItem]
     overlaps: list[tuple[str, str]] = field(default_factory=list)
+    lines_touch: list[str] = field(default_factory=list)  # multi-line texts whose lines touch
     outside: list[str] = field(default_factory=list)
     on_data: list[tuple[str, str]] = field(default_factory=list)  # (label, what it sits on)
 
@@ -83,6 +84,7 @@ class LayoutReport:
         """One line per defect; empty when the card passes."""
         out = [f"under the floor ({self.floor_px:.1f} px): {s}" for s in self.small]
         out += [f"overlap: {a!r} / {b!r}" for a, b in self.overlaps]
+        out += [f"lines touch inside: {a!r}" for a in self.lines_touch]
         out += [f"outside the page: {a!r}" for a in self.outside]
         out += [f"on its data: {a!r} on {b}" for a, b in self.on_data]
         return out
@@ -231,6 +233,9 @@ def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
     for a, b in itertools.combinations(items, 2):
         if any(_intersect(p, q) for p in a.boxes for q in b.boxes):
             report.overlaps.append((a.text, b.text))
+    for it in items:  # the lines of one label: their ink must not touch either
+        if any(_intersect(p, q, tol=0.0) for p, q in itertools.pairwise(it.boxes)):
+            report.lines_touch.append(it.text)
     for it in items:
         if any(
             b[0] < -TOLERANCE_PX

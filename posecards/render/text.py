@@ -598,8 +598,8 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         )
     formula = need("formula")
     panels_raw = need("panels")
-    if not isinstance(panels_raw, dict) or not 3 <= len(panels_raw) <= 5:
-        raise CardTextError(f"{path.name}: a card has 3 to 5 [panels.<figure-id>] tables")
+    if not isinstance(panels_raw, dict) or not 3 <= len(panels_raw) <= 6:
+        raise CardTextError(f"{path.name}: a card has 3 to 6 [panels.<figure-id>] tables")
     panels = _panel_entries(panels_raw, "panels", src)
     figures_raw = data.get("figures", {})
     if not isinstance(figures_raw, dict):

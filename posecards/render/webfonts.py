@@ -28,6 +28,10 @@ _BOLD_TAGS = frozenset({"h1", "h2", "h3", "b", "strong", "th"})
 _BOLD_CLASSES = frozenset({"current"})
 # name table entries kept: names, version, and the licence (OFL / Bitstream Vera) with its URL
 _NAME_IDS = (0, 1, 2, 3, 4, 5, 6, 13, 14)
+# Layout tables are left out: matplotlib draws the figures without OpenType features (no GPOS
+# kerning, no GSUB substitutions), so the browser draws their live text with the same advances
+# as the PNGs; and reading Noto CJK's GSUB/GPOS was most of a subset's cost (issue 24).
+_LAYOUT_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH")
 
 
 Style = Literal["normal", "italic", "oblique"]
@@ -140,20 +144,13 @@ def text_runs(page: str) -> dict[tuple[tuple[str, ...], int, Style], set[str]]:
 
 @cache
 def _face_file(face: Face) -> tuple[str, int] | None:
-    """The font file (and index in a collection) matplotlib draws `face` with, or None."""
-    from matplotlib import font_manager
+    """The font file (and index in a collection) matplotlib draws `face` with inside
+    card_style, or None: one of the files posecards names (posecards.fonts.face_path), never
+    a font found by family name."""
+    from posecards.fonts import face_path
 
-    from posecards.figures.style import card_style
-
-    with card_style():
-        prop = font_manager.FontProperties(
-            family=[face.family], weight=face.weight, style=face.style
-        )
-        try:
-            path = font_manager.findfont(prop, fallback_to_default=False, rebuild_if_missing=False)
-        except ValueError:
-            return None
-    return str(path), int(getattr(path, "face_index", 0))
+    path = face_path(face.family, face.weight, face.style)
+    return None if path is None else (str(path), 0)
 
 
 @cache
@@ -190,12 +187,19 @@ def _subset_woff(face: Face, chars: frozenset[str]) -> bytes:
 
     where = _face_file(face)
     assert where is not None  # only faces with a cmap get characters
-    font = TTFont(where[0], fontNumber=where[1], recalcTimestamp=False)
+    # lazy: only the tables a subset keeps are read; the head/CFF boxes are the full font's
+    font = TTFont(
+        where[0], fontNumber=where[1], recalcTimestamp=False, recalcBBoxes=False, lazy=True
+    )
+    for tag in _LAYOUT_TABLES:  # before the subsetter reads them
+        if tag in font:
+            del font[tag]
     opts = subset.Options()
     opts.name_IDs = list(_NAME_IDS)
     opts.hinting = False
     opts.desubroutinize = True
-    opts.drop_tables = [*opts.drop_tables, "FFTM"]  # FontForge timestamps
+    opts.drop_tables = [*opts.drop_tables, "FFTM", *_LAYOUT_TABLES]  # FFTM: FontForge times
+    opts.layout_features = []
     opts.flavor = "woff"
     sub = subset.Subsetter(opts)
     sub.populate(unicodes=sorted(ord(c) for c in chars))
