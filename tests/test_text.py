@@ -367,8 +367,10 @@ def test_placeholders_command_lists_values_and_choices() -> None:
 def test_every_card_lists_its_sources_consistently() -> None:
     """Each card lists its sources (authors, year, title, arXiv id or where to find it); a
     paper cited by two cards is the same entry in both."""
+    from posecards.config import CARD_IDS
+
     seen: dict[str, object] = {}
-    for c in (1, 2, 3, 4, 5):
+    for c in CARD_IDS:
         sources = load_card_text(c).sources
         assert sources, c
         for s in sources:
