@@ -184,6 +184,10 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         return apply_rope(q, p, inv_freq) @ apply_rope(k, p, inv_freq).T / np.sqrt(d)  # (n, n)
 
     plain = q @ k.T / np.sqrt(d)  # (n, n): no position anywhere (NoPE)
+
+    def nope(p: np.ndarray) -> np.ndarray:
+        return q @ k.T / np.sqrt(d)  # (n, n): the positions p enter nowhere
+
     # ALiBi's bias depends on i - j only: the block of a longer bias at positions s..s+n-1
     bias = alibi_bias(1, n + WHERE_SHIFT, causal=False)[0]  # (n+s, n+s)
     biased, biased_shifted = plain + bias[:n, :n], plain + bias[WHERE_SHIFT:, WHERE_SHIFT:]
@@ -191,7 +195,7 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "added": float(np.abs(added(pos + s) - added(pos)).max()),
         "rotated": float(np.abs(rotated(pos + s) - rotated(pos)).max()),
         "bias": float(np.abs(biased_shifted - biased).max()),
-        "none": 0.0,  # the scores of NoPE do not involve positions at all
+        "none": float(np.abs(nope(pos + s) - nope(pos)).max()),
     }
     data: dict[str, Any] = {
         "places": ["added", "rotated", "bias", "none"],
@@ -207,6 +211,7 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "where_added": changes["added"],
         "where_rotated": changes["rotated"],
         "where_bias": changes["bias"],
+        "where_none": changes["none"],
         "where_score_scale": data["score_scale"],
     }
     return data, numbers
@@ -221,6 +226,7 @@ def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     norm_long = normalised_positions(pos, n)  # (n,)
     norm_short = normalised_positions(short, COUNT_SHORT)  # (N_short,)
     lam = wavelengths(params.d_model, params.base)  # (d/2,)
+    periods = 2 ** np.arange(1, bits + 1)  # (bits,): digit j flips every 2^j, period 2^(j+1)
     data: dict[str, Any] = {
         "positions": pos,
         "short_positions": short,
@@ -240,7 +246,8 @@ def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "count_p": COUNT_P,
         "count_norm_long": float(norm_long[COUNT_P]),
         "count_norm_short": float(norm_short[COUNT_P]),
-        "count_period_max": 2**bits,
+        "count_period_min": int(periods[0]),
+        "count_period_max": int(periods[-1]),
         # the sinusoidal encoding's digits: each pair's wavelength is b^(2/d) times the last
         "count_pair_ratio": float(lam[1] / lam[0]) if lam.size > 1 else 1.0,
     }

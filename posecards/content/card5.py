@@ -134,6 +134,8 @@ def compute(params: PEParams) -> CardContent:
     numbers["n_schemes"] = len(SCHEMES)
     numbers["n_with_positions"] = len(with_pos)
     numbers["n_models"] = len({(r["scheme"], r["seed"]) for r in doc["results"]})
+    numbers["n_rows"] = len(ROWS)  # the table's rows: the schemes and RoPE's rescalings
+    numbers["n_scalings"] = len(SCALINGS)
     # windows of WINDOW positions can dip below the best possible mean loss (test-set noise)
     lows = {sc: float(_windows(_curves(doc, sc, None, longest))[1].min()) for sc in SCHEMES}
     lowest = min(lows, key=lambda sc: lows[sc])

@@ -209,7 +209,13 @@ def draw_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     tint = [[bool(v) for v in row] for row in np.asarray(data["held_cells"])]
     _table(ax, cells, header, theme, tint)
     ax.set_title(
-        t("table_title", L=int(data["train_length"]), h=float(data["held"])),
+        t(
+            "table_title",
+            L=int(data["train_length"]),
+            m_lo=int(multiples[1]),
+            m_hi=int(multiples[-1]),
+            h=float(data["held"]),
+        ),
         fontsize=roles.fontsize("subplot_title"),
     )
 
