@@ -16,8 +16,16 @@ from posecards.render.figure import draw_standalone
 from posecards.render.files import figure_bytes
 from posecards.render.text import load_card_text
 
-IDS = ["c1-permutation", "c1-pe-table", "c1-trajectory", "c1-wavelengths", "c1-pairs"]
-PANEL_IDS = IDS[:4]  # c1-pairs: a figure page only
+IDS = [
+    "c1-permutation",
+    "c1-where",
+    "c1-counting",
+    "c1-wavelengths",
+    "c1-pe-table",
+    "c1-trajectory",
+    "c1-pairs",
+]
+PANEL_IDS = IDS[:4]  # the table, the trajectory and the pairs: figure pages only
 
 
 @pytest.fixture(scope="module")
@@ -83,21 +91,26 @@ def test_pe_table_closed_form(params: PEParams) -> None:
 
 
 def test_trajectory(content: CardContent) -> None:
+    """The card's own positions 0..positions-1 (128, what its footer says; issue 23: the UMAP
+    used 0-255 under a footer saying positions = 128)."""
     f = content.figures["c1-trajectory"]
-    p = np.arange(256.0)
-    assert f["umap"].shape == (256, 2) and np.all(np.isfinite(f["umap"]))
+    n = PEParams().positions
+    p = np.arange(float(n))
+    assert list(f["positions"]) == list(range(n))
+    assert f["umap"].shape == (n, 2) and np.all(np.isfinite(f["umap"]))
     np.testing.assert_allclose(f["fast"], np.c_[np.sin(p), np.cos(p)], atol=1e-12)
     # slow pair i = d/4 = 128: ω = b^(-2i/d) = b^(-1/2)
     w = 10000.0**-0.5
     np.testing.assert_allclose(f["slow"], np.c_[np.sin(p * w), np.cos(p * w)], atol=1e-12)
     assert list(f["slow_dims"]) == [256, 257]
     assert f["slow_wavelength"] == pytest.approx(2 * math.pi * 100.0)
-    # positions 0..255 turn the slow pair by 255·ω: (N-1)/λ turns
-    assert content.numbers["slow_turns"] == pytest.approx(255 / (200 * math.pi))
-    assert content.numbers["fast_turns"] == pytest.approx(255 / (2 * math.pi))  # 40.58
+    # positions 0..N-1 turn the slow pair by (N-1)·ω: (N-1)/λ turns
+    assert content.numbers["slow_turns"] == pytest.approx((n - 1) / (200 * math.pi))
+    assert content.numbers["fast_turns"] == pytest.approx((n - 1) / (2 * math.pi))  # 20.21
+    assert content.numbers["traj_n"] == n and content.numbers["traj_last"] == n - 1
     # PCA against an independent eigen-decomposition (axes agree up to sign)
-    angle = p[:, None] * 10000.0 ** (-2 * np.arange(256) / 512)  # (256, d/2)
-    x = np.empty((256, 512))
+    angle = p[:, None] * 10000.0 ** (-2 * np.arange(256) / 512)  # (n, d/2)
+    x = np.empty((n, 512))
     x[:, 0::2], x[:, 1::2] = np.sin(angle), np.cos(angle)
     x -= x.mean(axis=0)
     evals, evecs = np.linalg.eigh(x.T @ x)
@@ -107,6 +120,76 @@ def test_trajectory(content: CardContent) -> None:
     step = np.linalg.norm(np.diff(f["umap"], axis=0), axis=1)
     spread = np.linalg.norm(f["umap"][:, None] - f["umap"][None], axis=2)
     assert np.median(step) < 0.1 * np.median(spread)
+
+
+def test_trajectory_samples_long_position_ranges() -> None:
+    """At most TRAJECTORY_POSITIONS points, spread over 0..positions-1, both ends included."""
+    from posecards.content.card1 import TRAJECTORY_POSITIONS, _trajectory
+
+    data, numbers = _trajectory(PEParams(d_model=64, positions=5000))
+    pos = np.asarray(data["positions"])
+    assert pos.size == TRAJECTORY_POSITIONS and pos[0] == 0 and pos[-1] == 4999
+    assert numbers["traj_last"] == 4999
+
+
+# --- where position enters ------------------------------------------------------------------
+
+
+def test_where_position_enters_shift_changes(content: CardContent) -> None:
+    """Shift every position by 100: added sinusoids change the scores (absolute), RoPE and the
+    ALiBi bias do not (relative), NoPE has nothing to change."""
+    f = content.figures["c1-where"]
+    assert list(f["places"]) == ["added", "rotated", "bias", "none"]
+    added, rotated, bias, none = (float(v) for v in f["change"])
+    assert added > 0.5 * content.numbers["where_score_scale"]  # a large change
+    assert rotated < 1e-13 and bias == 0.0 and none == 0.0
+    assert content.numbers["where_shift"] == f["shift"] == 100
+
+
+def test_where_added_change_recomputed_independently() -> None:
+    """The added-encoding change, recomputed with torch's own sin/cos (same random head)."""
+    import torch
+
+    from posecards.content.card1 import DEMO_D_MODEL, WHERE_SHIFT, WHERE_TOKENS, _where
+
+    d, n = DEMO_D_MODEL, WHERE_TOKENS
+    rng = np.random.default_rng(7)
+    x = torch.from_numpy(rng.standard_normal((n, d)))
+    w_q = torch.from_numpy(rng.standard_normal((d, d)) / np.sqrt(d))
+    w_k = torch.from_numpy(rng.standard_normal((d, d)) / np.sqrt(d))
+    inv = torch.tensor(10000.0, dtype=torch.float64) ** (
+        -torch.arange(0, d, 2, dtype=torch.float64) / d
+    )
+
+    def scores(shift: float) -> torch.Tensor:
+        ang = (torch.arange(n, dtype=torch.float64) + shift)[:, None] * inv
+        pe = torch.stack([ang.sin(), ang.cos()], dim=-1).reshape(n, d)  # interleaved
+        xp = x + pe
+        return (xp @ w_q) @ (xp @ w_k).T / d**0.5
+
+    ref = float((scores(WHERE_SHIFT) - scores(0.0)).abs().max())
+    assert _where(PEParams())[1]["where_added"] == pytest.approx(ref, rel=1e-12)
+
+
+# --- counting to a sinusoid -----------------------------------------------------------------
+
+
+def test_counting_panel(content: CardContent) -> None:
+    f = content.figures["c1-counting"]
+    n, p = int(f["length"]), int(f["p"])
+    assert f["normalised"][p] == pytest.approx(p / (n - 1))
+    assert f["normalised_short"][p] == pytest.approx(p / (int(f["short_length"]) - 1))
+    digits = np.asarray(f["digits"])  # (bits, n)
+    assert [int("".join(str(int(b)) for b in digits[::-1, q]), 2) for q in range(n)] == list(
+        range(n)
+    ) or digits.shape[0] < 4  # the digits read back as the positions (mod 2^bits)
+    assert all(
+        sum(int(digits[j, q]) << j for j in range(digits.shape[0])) == q % 2 ** digits.shape[0]
+        for q in range(n)
+    )
+    nums = content.numbers
+    assert nums["count_pair_ratio"] == pytest.approx(10000.0 ** (2 / 512))
+    assert nums["count_period_max"] == 2 ** digits.shape[0]
 
 
 # --- wavelengths ----------------------------------------------------------------------------

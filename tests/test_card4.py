@@ -105,9 +105,10 @@ def _independent_ratios(base: float, d: int = 128, length: int = 8192) -> dict[s
     hi = min(math.ceil(d * math.log(length / (2 * math.pi * 1)) / (2 * math.log(base))), d - 1)
     r = np.clip((k - lo) / (hi - lo), 0, 1)
     yarn = (1 - r) + r / 4
-    # Llama 3: keep λ < L/4, divide by 8 for λ > L, smooth in between
+    # Llama 3 at the same factor 4 as the others (issue 23: it was drawn at 8 beside them at 4):
+    # keep λ < L/4, divide by 4 for λ > L, smooth in between
     a = (length / lam - 1) / (4 - 1)
-    llama = np.where(lam < length / 4, 1.0, np.where(lam > length, 1 / 8, (1 - a) / 8 + a))
+    llama = np.where(lam < length / 4, 1.0, np.where(lam > length, 1 / 4, (1 - a) / 4 + a))
     return {
         "linear": np.full(d // 2, 0.25),
         "ntk": 4.0 ** (-2 * k / (d - 2)),  # base' = base·4^(d/(d-2))
@@ -128,7 +129,10 @@ def test_rope_ratios_closed_form(base: float) -> None:
     np.testing.assert_allclose(
         data["attention_factor"], [1, 1, 1, 1, 0.1 * math.log(4) + 1, 1], rtol=1e-15
     )
+    assert set(data["factor"]) == {4.0}  # one factor for every method on the plot
+    np.testing.assert_allclose(data["score_factor"], data["attention_factor"] ** 2, rtol=1e-15)
     nums = content.numbers
+    assert nums["llama3_factor"] == nums["rope_factor"] == 4 and nums["llama31_factor"] == 8
     assert nums["yarn_untouched"] == int(np.sum(expected["yarn"] == 1.0))
     assert nums["llama3_untouched"] == int(np.sum(np.isclose(expected["llama3"], 1.0, rtol=1e-12)))
 

@@ -125,6 +125,70 @@ def test_text_is_filled_in_both_languages(card: CardContent) -> None:
         assert "Press" in blob
 
 
+def test_spreads_compare_like_with_like(card: CardContent, doc: dict[str, Any]) -> None:
+    """Issue 23: "0.04 nats at 1x" left NoPE out while the 8x spread kept it in. Now both
+    spreads exist for the five schemes with positions and for all six, from the file."""
+    L = doc["config"]["train_length"]
+    top = max(doc["config"]["eval_lengths"])
+    at1 = {s: _per_seed(doc, s, None, L).mean() for s in SCHEMES}
+    atmax = {s: _per_seed(doc, s, None, top).mean() for s in SCHEMES}
+    with_pos = [s for s in SCHEMES if s != "nope"]
+    n = card.numbers
+    assert n["spread_1x"] == pytest.approx(np.ptp([at1[s] for s in with_pos]), abs=1e-5)
+    assert n["spread_max"] == pytest.approx(np.ptp([atmax[s] for s in with_pos]), abs=1e-5)
+    assert n["spread_1x_all"] == pytest.approx(np.ptp(list(at1.values())), abs=1e-5)
+    assert n["spread_max_all"] == pytest.approx(np.ptp(list(atmax.values())), abs=1e-5)
+    assert n["spread_1x_all"] > 5 * n["spread_1x"]  # NoPE is the outlier at 1x
+    assert n["n_models"] == len(SCHEMES) * len(doc["config"]["seeds"])  # 18 models, not six
+
+
+def test_points_under_the_best_possible_are_said_to_be_noise(card: CardContent) -> None:
+    """A window mean can fall under the source entropy (test-set noise); the caption says so."""
+    beyond = card.figures["c5-beyond"]
+    lows = {s: float(np.min(beyond[f"{s}_mean"])) for s in SCHEMES}
+    n = card.numbers
+    assert n["lowest_window"] == min(lows.values())
+    assert n["below_best"] == (min(lows.values()) < n["entropy"])
+    assert card.variants["panels.c5-beyond.caption"] == (
+        "dips-below-best" if n["below_best"] else "above-best"
+    )
+
+
+def test_order_contrast_says_when_our_seeds_disagree(
+    card: CardContent, doc: dict[str, Any]
+) -> None:
+    """Where our order at 8x differs from Press et al.'s, check the seed ranges directly: if
+    they overlap, the card must not present the difference as a finding."""
+    top = max(doc["config"]["eval_lengths"])
+    n = card.numbers
+    flipped = list(n["flipped"])
+    ours, theirs = list(n["our_order"]), list(n["quoted_order"])
+    # every flipped scheme pairs with another flipped one in the opposite order
+    for i, a in enumerate(flipped):
+        assert any(
+            (ours.index(a) < ours.index(b)) != (theirs.index(a) < theirs.index(b))
+            for b in flipped[:i] + flipped[i + 1 :]
+        )
+    ranges = {s: _per_seed(doc, s, None, top) for s in flipped}
+    overlap = all(
+        ranges[a].max() >= ranges[b].min() and ranges[b].max() >= ranges[a].min()
+        for i, a in enumerate(flipped)
+        for b in flipped[i + 1 :]
+    )
+    expect = (
+        "same-order" if not flipped else ("other-order-within-noise" if overlap else "other-order")
+    )
+    assert card.variants["pitfalls.toy"] == expect
+    if flipped == ["rope", "t5"]:  # the shipped file: RoPE's worst seed is worse than every T5
+        assert ranges["rope"].max() > ranges["t5"].min()
+
+
+def test_shaded_cells_are_those_that_held(card: CardContent) -> None:
+    t = card.figures["c5-table"]
+    mean = np.asarray(t["mean"])
+    np.testing.assert_array_equal(t["held_cells"], mean - mean[:, :1] < t["held"])
+
+
 def _shifted(doc: dict[str, Any], scheme: str, delta: float) -> dict[str, Any]:
     """A copy of the results where ``scheme``'s loss past the training length rises by delta."""
     out = copy.deepcopy(doc)

@@ -100,7 +100,9 @@ def test_check_imports_nothing_heavy(deck_built: Path) -> None:
 def test_files_and_slide_count(deck_built: Path) -> None:
     plan = plan_deck(CARD_IDS)
     kinds = [s.kind for s in plan]
-    assert kinds[0] == "title" and kinds[-1] == "closing"
+    assert kinds[0] == "title" and kinds[-1] == "sources"
+    n_sources = kinds.count("sources")
+    assert n_sources >= 1 and kinds[kinds.index("closing") + 1 :] == ["sources"] * n_sources
     assert kinds.count("overview") == len(CARD_IDS)
     from posecards.deck.notes import load_deck_text
 
@@ -166,6 +168,26 @@ def test_pptx_reads_back_as_a_teacher_needs_it(deck_built: Path) -> None:
 KNOWN_LAYOUT: set[str] = set()
 
 
+def test_last_slides_list_every_source_once_as_text(deck_built: Path) -> None:
+    """The deck ends with the sources of its cards: authors, year, title and arXiv id as text,
+    each paper once, in the order the cards cite them, in the notes, the PPTX and the PDF."""
+    from posecards.render.text import load_card_text
+
+    expected: dict[str, object] = {}
+    for c in CARD_IDS:
+        for src in load_card_text(c).sources:
+            expected.setdefault(src.key, src)
+    for lang in ("en", "zh"):
+        slides = json.loads((deck_built / lang / "notes.json").read_text(encoding="utf-8"))
+        items = [i for s in slides if s["kind"] == "sources" for i in s["items"]]
+        assert items == [src.text(lang) for src in expected.values()]  # type: ignore[attr-defined]
+        assert all(re.search(r"\(\d{4}\)\. .+\. (arXiv:\d{4}\.\d{4,5}|.+)$", i) for i in items)
+        assert slides[-1]["kind"] == "sources" and slides[-1]["notes"]
+        with zipfile.ZipFile(deck_built / lang / "deck.pptx") as z:
+            xml = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("ppt/slides/"))
+        assert "arXiv:2104.09864" in xml and "RoFormer" in xml
+
+
 def test_text_sizes_and_layout_at_1920(deck_built: Path) -> None:
     """Figure text >= 28 px (sub/superscripts >= 0.7 of that) and slide text >= 36 px at
     1920 x 1080, no text on text or on its data, nothing outside: measured on every slide by
@@ -176,7 +198,7 @@ def test_text_sizes_and_layout_at_1920(deck_built: Path) -> None:
         for s in slides:
             if s["kind"] in ("panel", "animation"):
                 assert s["min_figure_px"] >= 28 - 1e-6, (lang, s["stem"], s["min_figure_px"])
-            elif s["kind"] in ("title", "closing"):
+            elif s["kind"] in ("title", "closing", "sources"):
                 assert s["min_text_px"] >= 36 - 1e-6, (lang, s["stem"], s["min_text_px"])
             if s["kind"] == "overview":
                 continue  # the card itself: tests/test_layout.py
@@ -290,11 +312,10 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     text_slides = [
         {**m, "subtitle": "s", "items": ["a", "b"]}
         for m in slides
-        if m["kind"] in ("title", "closing")
+        if m["kind"] in ("title", "closing", "sources")
     ]
     one = write_pptx(text_slides, {}, "en", "light")
     assert one == write_pptx(text_slides, {}, "en", "light")
-    import zipfile
 
     with zipfile.ZipFile(io.BytesIO(files["en/deck.pptx"])) as z:
         assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}

@@ -18,9 +18,11 @@ from posecards.config import CARD_IDS, PEParams
 from posecards.content import compute_card
 from posecards.render.text import CardTextError, check_figure_ids, load_card_text
 
-# the figures that left the cards for issue 11 (content/cardN.py: EXTRA_IDS and comments)
+# the figures that left the cards for issue 11 (content/cardN.py: EXTRA_IDS and comments), and
+# card 1's table and trajectory, which made room for where position enters and the road from
+# counting to sinusoids (issue 23)
 FIGURE_PAGE_ONLY = {
-    1: ("c1-pairs",),
+    1: ("c1-pe-table", "c1-trajectory", "c1-pairs"),
     2: ("c2-curves", "c2-float32", "c2-layouts"),
     3: ("c3-layouts",),
     4: ("c4-alibi-slopes", "c4-deberta"),

@@ -21,6 +21,7 @@ from transformers.models.llama.modeling_llama import (
 
 from posecards.encodings.rope import (
     apply_rope,
+    apply_rope_complex,
     rope_angles,
     rope_layout_inverse_permutation,
     rope_layout_permutation,
@@ -221,6 +222,49 @@ def test_longrope_switch_through_llama_module() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Meta LLaMA complex form (interleaved layout)
+
+
+@pytest.mark.parametrize(("dim", "n"), [(2, 3), (16, 10), (128, 7)])
+def test_complex_multiplication_is_meta_and_the_interleaved_rotation(dim: int, n: int) -> None:
+    """RoPE as q·e^(imθ) (card 3's formula box): the same numbers as Meta's complex code and as
+    the interleaved rotation; the half layout is the same product after the permutation."""
+    rng = np.random.default_rng(dim + 1)
+    inv_freq, _ = rope_inv_freq(dim, 10000.0)
+    positions = rng.uniform(0, 3000, n)
+    x = rng.normal(size=(2, n, dim))
+    ref = meta_apply_rotary_emb(
+        torch.from_numpy(x), torch.from_numpy(positions), torch.from_numpy(inv_freq)
+    ).numpy()
+    got = apply_rope_complex(x, positions, inv_freq)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got, apply_rope(x, positions, inv_freq, "interleaved"), atol=1e-12)
+    perm = rope_layout_permutation(dim)
+    np.testing.assert_allclose(
+        apply_rope(x[..., perm], positions, inv_freq, "half"), got[..., perm], atol=1e-12
+    )
+
+
+def test_complex_score_keeps_only_the_offset() -> None:
+    """<R_m q, R_n k> = Re Σ z_i conj(w_i) e^(i(m−n)θ_i), z, w the pairs of q, k as complex."""
+    rng = np.random.default_rng(5)
+    dim = 32
+    inv_freq, _ = rope_inv_freq(dim, 10000.0)
+    q, k = rng.normal(size=(2, 6, dim))
+    m, n = rng.uniform(0, 500, 6), rng.uniform(0, 500, 6)
+    scores = rope_scores(q, k, m, n, inv_freq, "interleaved")  # (6, 6)
+    z, w = q[:, 0::2] + 1j * q[:, 1::2], k[:, 0::2] + 1j * k[:, 1::2]
+    phase = np.exp(1j * (m[:, None, None] - n[None, :, None]) * inv_freq)
+    expected = np.real((z[:, None, :] * np.conj(w)[None, :, :] * phase).sum(axis=2))
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-11)
+
+
+def test_complex_rope_rejects_bad_shapes() -> None:
+    with pytest.raises(ValueError, match="shape"):
+        apply_rope_complex(np.ones(8), 3, np.ones(4))
+    with pytest.raises(ValueError, match="even"):
+        apply_rope_complex(np.ones((3, 7)), 3, np.ones(3))
+    with pytest.raises(ValueError, match="one entry per row"):
+        apply_rope_complex(np.ones((3, 8)), 4, np.ones(4))
 
 
 @pytest.mark.parametrize(("dim", "n"), [(2, 3), (16, 10), (128, 7)])

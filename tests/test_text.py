@@ -355,3 +355,68 @@ def test_placeholders_command_lists_values_and_choices() -> None:
     assert "deck.toml line" in out and "panels.c5-rope-scaling.pitfall: " in out
     bad = run("placeholders", "9")
     assert bad.returncode == 2 and bad.stderr.startswith("posecards: error: unknown card 9")
+
+
+# --- sources (issue 23): every card names its papers, as text --------------------------------
+
+
+def test_every_card_lists_its_sources_consistently() -> None:
+    """Each card lists its sources (authors, year, title, arXiv id or where to find it); a
+    paper cited by two cards is the same entry in both."""
+    from posecards.config import CARD_IDS
+
+    seen: dict[str, object] = {}
+    for c in CARD_IDS:
+        sources = load_card_text(c).sources
+        assert sources, c
+        for s in sources:
+            assert s.authors and s.title and 1990 < s.year < 2030
+            assert s.arxiv or s.where is not None, s.key
+            assert seen.setdefault(s.key, s) == s, s.key
+    assert load_card_text(3).sources[0].text("en") == (
+        "Su, Lu, Pan et al. (2021). RoFormer: Enhanced Transformer with Rotary Position "
+        "Embedding. arXiv:2104.09864"
+    )
+
+
+def test_a_bad_source_names_its_line(tmp_path: Path) -> None:
+    folder = _copy_cards(tmp_path)
+    _edit(folder, "card3.toml", 'arxiv = "2104.09864"', 'arxiv = "2104-09864"')
+    line = _line(folder, "card3.toml", "[sources.su2021]")
+    with pytest.raises(CardTextError, match=rf"^card3\.toml line {line}: source 'su2021': arxiv"):
+        load_card_text(3, folder)
+
+
+def test_the_card_page_lists_the_sources_and_loads_nothing() -> None:
+    from dataclasses import asdict
+
+    from markupsafe import Markup
+
+    from posecards.figures.style import theme
+    from posecards.render.html import card_page
+    from posecards.render.text import fill_card
+
+    text = load_card_text(3)
+    filled = fill_card(text, "zh", {k: 1.0 for k in _placeholder_names(text)})
+    page = card_page(
+        lang="zh",
+        card=filled,
+        panels=[],
+        formula_svg=Markup("<svg></svg>"),
+        downloads=[],
+        other_lang=None,
+        footer="",
+        theme=asdict(theme("light")),
+        nav=[],
+    )
+    assert '<section class="sources">' in page and "<h2>来源</h2>" in page
+    for s in text.sources:
+        assert f"<li>{s.text('zh')}</li>" in page
+    assert "http" not in page.split('<section class="sources">')[1].split("</section>")[0]
+
+
+def _placeholder_names(text: object) -> set[str]:
+    from posecards.render.text import all_texts, placeholders
+
+    fields = text.fields()  # type: ignore[attr-defined]
+    return {n for _, b in all_texts(fields) for n, _ in placeholders(b.en) + placeholders(b.zh)}

@@ -1,10 +1,13 @@
 """Card 1: why position? Self-attention alone cannot see word order.
 
 Panels: the permutation demo (attention with and without PE on a sentence and its reversal),
-the PE values for d_model = 8 as a table, the trajectory of PE vectors in 2-D (UMAP and PCA;
-two raw pairs on their circles are the figure c1-pairs), and the wavelength ladder against
-typical context lengths. The learned-table
-comparison (no row past the end, memory) feeds a takeaway and a pitfall.
+where position can enter a model (added to the input, rotating q and k, a bias on the scores,
+nowhere) with what a shift of every position does to the scores in each case, the road from
+counting to the sinusoid (integer, normalised, binary digits, their smooth twins), and the
+wavelength ladder against typical context lengths. Figure pages: the PE values for
+d_model = 8 as a table, the trajectory of the PE vectors in 2-D (UMAP and PCA) and two raw
+pairs on their circles (c1-pairs). The learned-table comparison (no row past the end, memory)
+feeds a takeaway and a pitfall.
 """
 
 from __future__ import annotations
@@ -16,9 +19,13 @@ import numpy as np
 from posecards.cache import array_key, memo_array
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar
+from posecards.encodings.alibi import alibi_bias
 from posecards.encodings.attention import attention_permutation_demo
+from posecards.encodings.counting import binary_digits, normalised_positions, smooth_digits
 from posecards.encodings.learned import PositionOutOfRangeError, learned_pe
 from posecards.encodings.projection import project_2d
+from posecards.encodings.rope import apply_rope
+from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sampling import spread_positions
 from posecards.encodings.sinusoidal import sinusoidal_pe, wavelengths
 
@@ -31,8 +38,18 @@ DEMO_D_MODEL = 16  # a small attention head: the property shown does not depend 
 # PE table panel: a small encoding that fits on a slide
 TABLE_D_MODEL = 8
 TABLE_POSITIONS = 10
-# trajectory panel: positions 0..255
+# trajectory (figure page): the card's positions 0..positions-1, at most this many of them
 TRAJECTORY_POSITIONS = 256
+# where position enters: one head of width DEMO_D_MODEL on WHERE_TOKENS random tokens, every
+# position shifted by WHERE_SHIFT
+WHERE_TOKENS = 8
+WHERE_SHIFT = 100
+# the road from counting (c1-counting): positions 0..COUNT_POSITIONS-1, COUNT_BITS binary digits, and a
+# shorter sequence of COUNT_SHORT tokens to show that p / (N - 1) depends on N
+COUNT_POSITIONS = 16
+COUNT_BITS = 3
+COUNT_SHORT = 8
+COUNT_P = 5  # the position whose normalised value is compared
 # typical context lengths marked on the wavelength ladder
 CONTEXT_LENGTHS: tuple[int, ...] = (512, 2048, 8192, 32768, 131072)
 COUNT_CONTEXT = 2048  # "how many pairs turn at least once within this context"
@@ -65,6 +82,8 @@ def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         )
         numbers[f"dev_plain_{lang}"] = demo.deviation_without_pe
         numbers[f"dev_pe_{lang}"] = demo.deviation_with_pe
+        numbers[f"wdev_plain_{lang}"] = data[f"weight_deviation_without_pe_{lang}"]
+        numbers[f"wdev_pe_{lang}"] = data[f"weight_deviation_with_pe_{lang}"]
     data["order"] = np.asarray(demo.order, dtype=np.int64)
     data["demo_d_model"] = DEMO_D_MODEL
     numbers["demo_d_model"] = DEMO_D_MODEL
@@ -99,25 +118,28 @@ def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
 def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     d = params.d_model
-    pe = sinusoidal_pe(TRAJECTORY_POSITIONS, d, params.base)  # (256, d)
+    # the card's positions 0..positions-1 (the footer's), at most TRAJECTORY_POSITIONS of them
+    positions = spread_positions(params.positions, TRAJECTORY_POSITIONS)  # (n,)
+    pe = sinusoidal_pe(positions, d, params.base)  # (n, d)
     slow = d // 4  # pair index of the slow pair: dims (2·slow, 2·slow + 1)
     lam = wavelengths(d, params.base)  # (d/2,)
+    last = int(positions[-1])
     # how many full turns each pair makes over positions 0..N-1: the angle runs from 0 to
     # (N-1)·ω, so (N-1)/λ turns (not N/λ)
-    fast_turns = (TRAJECTORY_POSITIONS - 1) / float(lam[0])
-    slow_turns = (TRAJECTORY_POSITIONS - 1) / float(lam[slow])
+    fast_turns = last / float(lam[0])
+    slow_turns = last / float(lam[slow])
     data = {
-        "positions": np.arange(TRAJECTORY_POSITIONS, dtype=np.int64),
+        "positions": positions.astype(np.int64),
         # the UMAP fit costs seconds (numba): cached by the exact input bytes and library versions
         "umap": memo_array(
             "umap",
             array_key("umap", [pe], seed=0),
             lambda: project_2d(pe, method="umap", seed=0),
             libraries=("umap-learn", "numba", "pynndescent", "numpy", "scikit-learn"),
-        ),  # (256, 2)
-        "pca": project_2d(pe, method="pca"),  # (256, 2)
-        "fast": pe[:, 0:2].copy(),  # (256, 2): pair 0 = dims 0, 1
-        "slow": pe[:, 2 * slow : 2 * slow + 2].copy(),  # (256, 2)
+        ),  # (n, 2)
+        "pca": project_2d(pe, method="pca"),  # (n, 2)
+        "fast": pe[:, 0:2].copy(),  # (n, 2): pair 0 = dims 0, 1
+        "slow": pe[:, 2 * slow : 2 * slow + 2].copy(),  # (n, 2)
         "slow_pair": slow,
         "slow_dims": np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
         "fast_wavelength": float(lam[0]),
@@ -128,8 +150,8 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "base": params.base,
     }
     numbers: dict[str, Scalar] = {
-        "traj_n": TRAJECTORY_POSITIONS,
-        "traj_last": TRAJECTORY_POSITIONS - 1,
+        "traj_n": int(positions.size),
+        "traj_last": last,
         "slow_pair": slow,
         "slow_dim0": 2 * slow,
         "slow_dim1": 2 * slow + 1,
@@ -137,6 +159,97 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "lam_slow": float(lam[slow]),
         "slow_turns": slow_turns,
         "fast_turns": fast_turns,
+    }
+    return data, numbers
+
+
+def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """Where position can enter, and what shifting every position by WHERE_SHIFT does to the
+    attention scores in each case: the largest change of one head's scores."""
+    d, n, s = DEMO_D_MODEL, WHERE_TOKENS, float(WHERE_SHIFT)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((n, d))  # (n, d): token embeddings
+    w_q = rng.standard_normal((d, d)) / np.sqrt(d)  # (d, d)
+    w_k = rng.standard_normal((d, d)) / np.sqrt(d)  # (d, d)
+    pos = np.arange(n, dtype=np.float64)  # (n,)
+
+    def added(p: np.ndarray) -> np.ndarray:
+        xp = x + sinusoidal_pe(p, d, params.base)  # (n, d): position added to the input
+        return (xp @ w_q) @ (xp @ w_k).T / np.sqrt(d)  # (n, n)
+
+    inv_freq, _ = rope_inv_freq(d, params.base)  # (d/2,)
+    q, k = x @ w_q, x @ w_k  # (n, d) each
+
+    def rotated(p: np.ndarray) -> np.ndarray:
+        return apply_rope(q, p, inv_freq) @ apply_rope(k, p, inv_freq).T / np.sqrt(d)  # (n, n)
+
+    plain = q @ k.T / np.sqrt(d)  # (n, n): no position anywhere (NoPE)
+
+    def nope(p: np.ndarray) -> np.ndarray:
+        return q @ k.T / np.sqrt(d)  # (n, n): the positions p enter nowhere
+
+    # ALiBi's bias depends on i - j only: the block of a longer bias at positions s..s+n-1
+    bias = alibi_bias(1, n + WHERE_SHIFT, causal=False)[0]  # (n+s, n+s)
+    biased, biased_shifted = plain + bias[:n, :n], plain + bias[WHERE_SHIFT:, WHERE_SHIFT:]
+    changes = {
+        "added": float(np.abs(added(pos + s) - added(pos)).max()),
+        "rotated": float(np.abs(rotated(pos + s) - rotated(pos)).max()),
+        "bias": float(np.abs(biased_shifted - biased).max()),
+        "none": float(np.abs(nope(pos + s) - nope(pos)).max()),
+    }
+    data: dict[str, Any] = {
+        "places": ["added", "rotated", "bias", "none"],
+        "change": np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
+        "shift": WHERE_SHIFT,
+        "width": d,
+        "tokens": n,
+        "score_scale": float(np.abs(plain).mean()),
+    }
+    numbers: dict[str, Scalar] = {
+        "where_shift": WHERE_SHIFT,
+        "where_n": n,
+        "where_added": changes["added"],
+        "where_rotated": changes["rotated"],
+        "where_bias": changes["bias"],
+        "where_none": changes["none"],
+        "where_score_scale": data["score_scale"],
+    }
+    return data, numbers
+
+
+def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+    """The road from counting to the sinusoid: p, p / (N - 1) for two lengths N, binary digits
+    and their smooth twins over positions 0..COUNT_POSITIONS-1."""
+    n, bits = COUNT_POSITIONS, COUNT_BITS
+    pos = np.arange(n, dtype=np.float64)  # (n,)
+    short = np.arange(COUNT_SHORT, dtype=np.float64)  # (N_short,)
+    norm_long = normalised_positions(pos, n)  # (n,)
+    norm_short = normalised_positions(short, COUNT_SHORT)  # (N_short,)
+    lam = wavelengths(params.d_model, params.base)  # (d/2,)
+    periods = 2 ** np.arange(1, bits + 1)  # (bits,): digit j flips every 2^j, period 2^(j+1)
+    data: dict[str, Any] = {
+        "positions": pos,
+        "short_positions": short,
+        "normalised": norm_long,
+        "normalised_short": norm_short,
+        "digits": binary_digits(pos, bits).T.copy(),  # (bits, n): digit j in row j
+        "smooth": smooth_digits(pos, bits).T.copy(),  # (bits, n)
+        "length": n,
+        "short_length": COUNT_SHORT,
+        "p": COUNT_P,
+    }
+    numbers: dict[str, Scalar] = {
+        "count_n": n,
+        "count_last": n - 1,
+        "count_short": COUNT_SHORT,
+        "count_bits": bits,
+        "count_p": COUNT_P,
+        "count_norm_long": float(norm_long[COUNT_P]),
+        "count_norm_short": float(norm_short[COUNT_P]),
+        "count_period_min": int(periods[0]),
+        "count_period_max": int(periods[-1]),
+        # the sinusoidal encoding's digits: each pair's wavelength is b^(2/d) times the last
+        "count_pair_ratio": float(lam[1] / lam[0]) if lam.size > 1 else 1.0,
     }
     return data, numbers
 
@@ -216,6 +329,8 @@ def title_numbers(params: PEParams) -> dict[str, Scalar]:
         "positions": params.positions,
         "demo_d_model": DEMO_D_MODEL,
         **_pe_table(params)[1],
+        **_where(params)[1],
+        **_counting(params)[1],
     }
 
 
@@ -224,6 +339,8 @@ def compute(params: PEParams) -> CardContent:
     table, n2 = _pe_table(params)
     traj, n3 = _trajectory(params)
     waves, n4 = _wavelengths(params)
+    where, n5 = _where(params)
+    counting, n6 = _counting(params)
     numbers: dict[str, Scalar] = {
         "d_model": params.d_model,
         "base": params.base,
@@ -232,15 +349,19 @@ def compute(params: PEParams) -> CardContent:
         **n2,
         **n3,
         **n4,
+        **n5,
+        **n6,
         **_learned_vs_sinusoidal(params),
     }
     return CardContent(
         card=1,
         figures={
             "c1-permutation": perm,
-            "c1-pe-table": table,
-            "c1-trajectory": traj,
+            "c1-where": where,
+            "c1-counting": counting,
             "c1-wavelengths": waves,
+            "c1-pe-table": table,  # figure pages: the encoding for d = 8, as numbers
+            "c1-trajectory": traj,  # figure pages: the path in 2-D (UMAP, PCA)
             "c1-pairs": traj,  # figure pages: two pairs on their unit circles
         },
         numbers=numbers,

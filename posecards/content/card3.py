@@ -19,6 +19,7 @@ from posecards.config import PEParams
 from posecards.content import CardContent
 from posecards.encodings.rope import (
     apply_rope,
+    apply_rope_complex,
     rope_layout_permutation,
     rope_relative_upper_bound,
     rope_scores,
@@ -273,6 +274,18 @@ def _values_pitfall(params: PEParams, numbers: dict[str, float | int | str | boo
     )
 
 
+def _complex_view(params: PEParams, numbers: dict[str, float | int | str | bool]) -> None:
+    """RoPE as complex multiplication (the formula box): pair i read as z = q_2i + i q_2i+1 and
+    multiplied by e^(i m theta_i) gives the same numbers as the rotation in the interleaved
+    layout (the score identity Re sum z conj(w) e^(i (m - n) theta) is checked in the tests)."""
+    pos, _ = _shown_positions(params.positions)  # (n,)
+    inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (HEAD_DIM/2,)
+    q = np.random.default_rng(SEED + 3).standard_normal((pos.size, HEAD_DIM))  # (n, HEAD_DIM)
+    rotated = apply_rope(q, pos, inv_freq, layout="interleaved")  # (n, HEAD_DIM)
+    multiplied = apply_rope_complex(q, pos, inv_freq)  # (n, HEAD_DIM)
+    numbers["complex_err"] = float(np.abs(multiplied - rotated).max())
+
+
 def compute(params: PEParams) -> CardContent:
     """Everything card 3 shows, for the given parameters."""
     numbers: dict[str, float | int | str | bool] = {
@@ -295,4 +308,5 @@ def compute(params: PEParams) -> CardContent:
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     _values_pitfall(params, numbers)
+    _complex_view(params, numbers)
     return CardContent(card=CARD, figures=figures, numbers=numbers)

@@ -35,8 +35,8 @@ ALIBI_MATRIX_LEN = 16
 # --- RoPE scaling ------------------------------------------------------------------------
 ROPE_DIM = 128  # head dimension of Llama-style models
 ROPE_ORIG = 8192  # original context length L (original_max_position_embeddings)
-ROPE_FACTOR = 4
-LLAMA3_FACTOR = 8
+ROPE_FACTOR = 4  # every method on the plot at the same factor, Llama 3's too
+LLAMA31_FACTOR = 8  # the factor Llama 3.1 ships with (its config.json), quoted in the text
 # (key, scaling dict, seq_len): six settings, in legend order; the card draws ROPE_SHOWN (the
 # two dynamic-NTK rows are in the exported data and the alt text only)
 ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
@@ -57,7 +57,7 @@ ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
         "llama3",
         {
             "rope_type": "llama3",
-            "factor": LLAMA3_FACTOR,
+            "factor": ROPE_FACTOR,
             "low_freq_factor": 1.0,
             "high_freq_factor": 4.0,
             "original_max_position_embeddings": ROPE_ORIG,
@@ -175,7 +175,8 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         rope_pairs=ROPE_DIM // 2,
         rope_orig=ROPE_ORIG,
         rope_factor=ROPE_FACTOR,
-        llama3_factor=LLAMA3_FACTOR,
+        llama3_factor=ROPE_FACTOR,
+        llama31_factor=LLAMA31_FACTOR,
         rope_longest=float(wavelength[-1]),
         pi_short_orig=float(wavelength[0]),
         pi_short_scaled=float(wavelength[0] / ratio[at["linear"], 0]),
@@ -189,6 +190,7 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         dyn2_len=2 * ROPE_ORIG,
         dyn4_len=4 * ROPE_ORIG,
         yarn_attention=float(attention[at["yarn"]]),
+        yarn_score_factor=float(attention[at["yarn"]]) ** 2,  # cos, sin x a: q·k x a^2
         yarn_untouched=int(untouched[at["yarn"]]),
         llama3_untouched=int(untouched[at["llama3"]]),
         llama3_ratio_low=float(ratio[at["llama3"], -1]),
@@ -201,6 +203,8 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         "ratio": ratio,  # (6, 64)
         "factor": np.asarray(factors, dtype=np.float64),  # (6,)
         "attention_factor": np.asarray(attention, dtype=np.float64),  # (6,)
+        # cos and sin are multiplied by the attention factor, so q and k are, and q·k by its square
+        "score_factor": np.asarray(attention, dtype=np.float64) ** 2,  # (6,)
         "seq_len": np.asarray(
             [s if s is not None else 0 for _, _, s in ROPE_SCHEMES], dtype=np.float64
         ),  # (6,), 0 = not used

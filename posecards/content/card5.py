@@ -123,9 +123,25 @@ def compute(params: PEParams) -> CardContent:
     order = sorted(range(len(SCHEMES)), key=lambda i: last[i])
     numbers["best_at_max"] = SCHEMES[order[0]]
     numbers["best_at_max_loss"] = last[order[0]]
-    trained = [float(table[i, 0, 0]) for i, s in enumerate(SCHEMES) if s != "nope"]
-    numbers["spread_1x"] = max(trained) - min(trained)
-    numbers["spread_max"] = max(last) - min(last)
+    # spreads (max - min over schemes) at 1x and at the longest length: the five schemes with
+    # position information, and all six (NoPE included); like is compared with like
+    first = [float(table[i, 0, 0]) for i in range(len(SCHEMES))]
+    with_pos = [i for i, s in enumerate(SCHEMES) if s != "nope"]
+    numbers["spread_1x"] = max(first[i] for i in with_pos) - min(first[i] for i in with_pos)
+    numbers["spread_max"] = max(last[i] for i in with_pos) - min(last[i] for i in with_pos)
+    numbers["spread_1x_all"] = max(first) - min(first)
+    numbers["spread_max_all"] = max(last) - min(last)
+    numbers["n_schemes"] = len(SCHEMES)
+    numbers["n_with_positions"] = len(with_pos)
+    numbers["n_models"] = len({(r["scheme"], r["seed"]) for r in doc["results"]})
+    numbers["n_rows"] = len(ROWS)  # the table's rows: the schemes and RoPE's rescalings
+    numbers["n_scalings"] = len(SCALINGS)
+    # windows of WINDOW positions can dip below the best possible mean loss (test-set noise)
+    lows = {sc: float(_windows(_curves(doc, sc, None, longest))[1].min()) for sc in SCHEMES}
+    lowest = min(lows, key=lambda sc: lows[sc])
+    numbers["lowest_window"] = lows[lowest]
+    numbers["lowest_window_scheme"] = lowest
+    numbers["below_best"] = lows[lowest] < float(cfg["source_entropy"])
 
     q = quoted()
     ppl = np.array(q["perplexity"], dtype=np.float64)  # (methods, lengths); nan = out of memory
@@ -134,11 +150,28 @@ def compute(params: PEParams) -> CardContent:
     press_order = [q["methods"][i] for i in np.argsort(ppl[:, col], kind="stable")]
     ours = {s: last[SCHEMES.index(s)] for s in q["methods"]}
     our_order = sorted(q["methods"], key=lambda s: ours[s])
+    # pairs the two orders rank differently, and whether our seeds agree on each of them: at
+    # the longest length, do the two schemes' seed ranges (min..max) overlap?
+    rank_q, rank_o = press_order.index, our_order.index
+    flipped = [
+        (a, b)
+        for i, a in enumerate(our_order)
+        for b in our_order[i + 1 :]
+        if (rank_q(a) < rank_q(b)) != (rank_o(a) < rank_o(b))
+    ]
+    lo_hi = {s: table[SCHEMES.index(s), -1, 1:] for s in q["methods"]}  # (min, max) over seeds
+
+    def overlap(a: str, b: str) -> bool:
+        return bool(lo_hi[a][1] >= lo_hi[b][0] and lo_hi[b][1] >= lo_hi[a][0])
+
+    numbers["flipped_within_noise"] = bool(flipped) and all(overlap(a, b) for a, b in flipped)
+    flipped_ids = tuple(dict.fromkeys(x for pair in flipped for x in pair))
     numbers["same_order_as_quoted"] = press_order == our_order
     # scheme ids, printed through [names.*] of the card text: "ALiBi < RoPE < T5 bias"
     orders = {
         "our_order": tuple(our_order),  # lowest loss at the longest length first
         "quoted_order": tuple(press_order),  # lowest perplexity first
+        "flipped": flipped_ids,  # the schemes the two orders rank differently
     }
     numbers["quoted_compare_length"] = int(q["eval_lengths"][col])
     numbers["quoted_train_length"] = int(q["train_length"])
@@ -180,6 +213,10 @@ def compute(params: PEParams) -> CardContent:
             rope_scaling_dict("yarn", longest / L, L),
         )[1],
     }
+    # cos and sin x a make q and k x a each, so every score q·k x a^2
+    rope_fig["yarn_score_factor"] = float(rope_fig["yarn_attention"]) ** 2
+    numbers["yarn_attention"] = float(rope_fig["yarn_attention"])
+    numbers["yarn_score_factor"] = rope_fig["yarn_score_factor"]
     for method in ("none", *SCALINGS):
         x, mean, lo, hi = _windows(
             _curves(doc, "rope", None if method == "none" else method, longest)
@@ -200,6 +237,8 @@ def compute(params: PEParams) -> CardContent:
         "uniform": numbers["uniform"],
         "train_length": L,
         "held": FLAT,
+        # the cells the table shades: within FLAT nats of the row's 1x value
+        "held_cells": (table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
     }
     figures["c5-quoted"] = {
         "methods": list(q["methods"]),
@@ -207,10 +246,14 @@ def compute(params: PEParams) -> CardContent:
         "perplexity": ppl,  # (methods, lengths), nan = out of memory
         "train_length": int(q["train_length"]),
         "source": str(q["short"]),
+        "source_zh": str(q["short_zh"]),  # the same, for the Chinese card
         "citation": str(q["citation"]),
     }
     numbers["quoted_source"] = str(q["short"])
+    numbers["quoted_source_zh"] = str(q["short_zh"])
     numbers["quoted_model"] = str(q["model"])
+    numbers["quoted_params_en"] = int(q["parameters"]) / 1e6  # "247M parameters"
+    numbers["quoted_params_zh"] = int(q["parameters"]) / 1e8  # "2.47 亿个参数"
     numbers["quoted_data"] = str(q["data"])
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
     return CardContent(
@@ -223,13 +266,20 @@ def variants(n: dict[str, Scalar]) -> dict[str, str]:
     pi_worse = float(n["rope_linear_8x"]) > float(n["rope_8x"])
     uniform = float(n["uniform"])
     both_worse = float(n["learned_2x"]) > uniform and float(n["sinusoidal_2x"]) > uniform
-    same_order = "same-order" if n["same_order_as_quoted"] else "other-order"
+    if n["same_order_as_quoted"]:
+        same_order = "same-order"
+    else:  # do our seeds agree where the two orders differ?
+        same_order = "other-order-within-noise" if n["flipped_within_noise"] else "other-order"
     return {
         "takeaways.alibi": "held" if n["alibi_held"] else "not-held",
         "takeaways.absolute": "worse-than-guessing" if both_worse else "otherwise",
         "takeaways.rope": "pi-worse" if pi_worse else "otherwise",
         "pitfalls.toy": same_order,
         "pitfalls.nope": "learnt" if n["nope_learnt"] else "still-learning",
+        "panels.c5-beyond.caption": "dips-below-best" if n["below_best"] else "above-best",
         DECK_FIELD + "panels.c5-rope-scaling.pitfall": "pi-worse" if pi_worse else "pi-helped",
         DECK_FIELD + "panels.c5-quoted.numbers": same_order,
+        DECK_FIELD + "panels.c5-beyond.read": "dips-below-best"
+        if n["below_best"]
+        else "above-best",
     }

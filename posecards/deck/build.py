@@ -22,7 +22,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.config import DeckConfig, Look, PEParams
-from posecards.deck.plan import PlannedSlide, picture_name, plan_deck
+from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, picture_name, plan_deck
 from posecards.engine.inputs import LIBRARIES, text_name
 from posecards.engine.units import Context, Plan, Rendered, Unit
 from posecards.paths import data_dir
@@ -60,7 +60,7 @@ class FrameJob:
     theme: str
     params: PEParams
     cards: tuple[int, ...]
-    slides: tuple[PlannedSlide, ...]  # the title slide and the closing slide
+    slides: tuple[PlannedSlide, ...]  # the title, closing and sources slides
 
 
 @dataclass(frozen=True)
@@ -272,10 +272,10 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
 
 
 def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
-    """The title slide and the closing (pitfalls) slide of one language (they quote numbers
-    of the cards: from the card slide units it needs)."""
+    """The title slide, the closing (pitfalls) slide and the sources slides of one language
+    (they quote numbers of the cards: from the card slide units it needs)."""
     from posecards.deck import draw as d
-    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
     from posecards.figures.style import card_style
     from posecards.render.text import fill, load_card_text
@@ -306,6 +306,16 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
                     agenda = [f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards]
                     pic = d.title_slide(filled.title, subtitle, agenda, th)
                     extra = {"subtitle": subtitle, "items": agenda}
+                elif s.kind == "sources":
+                    filled = fill_slide(deck.sources, job.lang, params)
+                    pages = deck_sources(job.cards)
+                    items = [src.text(job.lang) for src in pages[s.page]]
+                    title = filled.title
+                    if len(pages) > 1:
+                        title = f"{title} ({s.page + 1}/{len(pages)})"
+                    pic = d.bullets_slide(title, items, th, d.deck_look().sources_size)
+                    filled = FilledSlideText(title, filled.notes)
+                    extra = {"items": items}
                 else:
                     filled = fill_slide(deck.closing, job.lang, params)
                     items = []
@@ -427,7 +437,7 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
                 texts=(text_name(job.card), deck_text),
             )
         )
-    frames = tuple(s for s in plan if s.kind in ("title", "closing"))
+    frames = tuple(s for s in plan if s.kind in FRAME_KINDS)
     for lang in cfg.langs:
         units.append(
             Unit(

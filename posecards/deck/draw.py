@@ -41,6 +41,8 @@ class DeckLook:
     title_max_lines: int
     body_box: Box
     body_size: float
+    sources_size: float  # the sources slides: one line or two per paper
+    sources_per_slide: int
     deck_title_size: float
     deck_title_box: Box
     deck_subtitle_box: Box
@@ -357,17 +359,21 @@ def title_slide(title: str, subtitle: str, agenda: list[str], th: Theme) -> Slid
     return page.finish(lines, has_picture=False)
 
 
-def bullets_slide(title: str, items: list[str], th: Theme) -> SlidePicture:
+def bullets_slide(
+    title: str, items: list[str], th: Theme, size: float | None = None
+) -> SlidePicture:
+    """Title and bullets (the pitfalls; the sources at ``size`` = look.sources_size)."""
     look = deck_look()
+    size = look.body_size if size is None else size
     page = _Page(th, look.magnify)
     lines = _title(page, title)
     box = look.body_box
     y = box[1] + 0.05
-    indent = look.body_size * 1.1 / 72.0
+    indent = size * 1.1 / 72.0
     inner = (box[0] + indent, box[1], box[2] - indent, box[3])
     for item in items:
-        wrapped = page.wrap(item, inner, look.body_size)
-        y = page.block(wrapped, box, look.body_size, y=y, bullet=True) + 0.12
+        wrapped = page.wrap(item, inner, size)
+        y = page.block(wrapped, box, size, y=y, bullet=True) + 0.12
     return page.finish(lines, has_picture=False)
 
 

@@ -18,6 +18,7 @@ Schema:
     [panels.<figure-id>]       one slide per panel, redrawn at slide scale
     [animations.<name>]        card = N (shown after card N's panels); title and notes
     [closing]                  title, notes, and [closing.items.<N>] one line per card
+    [sources]                  title and notes of the last slides: the cards' [sources.<key>]
     [names.<set>]              what ``{{ value | name('<set>') }}`` prints for each value
 
 The subtitle and the closing items have one phrasing each (no variants); the title and closing
@@ -75,6 +76,7 @@ class DeckText:
     animations: Mapping[str, SlideText]
     closing: SlideText
     closing_items: Mapping[int, Bilingual]
+    sources: SlideText  # the last slides list the cards' sources (posecards.deck.plan)
 
 
 def _squash(s: str, lang: str) -> str:
@@ -151,7 +153,8 @@ def load_deck_text(folder: Path | None = None) -> DeckText:
     )
     items_raw = closing_raw.get("items", {}) if isinstance(closing_raw, dict) else {}
     items = {int(k): _bi(v, src, f"closing.items.{k}") for k, v in items_raw.items()}
-    return DeckText(path, title, subtitle, cards, panels, anims, closing, items)
+    sources = _slide(data.get("sources"), src, "sources", REQUIRED_OTHER)
+    return DeckText(path, title, subtitle, cards, panels, anims, closing, items, sources)
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,26 @@
 """Which slides the deck has, in which order: title, then per card its overview and one slide
-per panel (and its animation), then the pitfalls. Reads only the card and deck text files."""
+per panel (and its animation), then the pitfalls, then the sources. Reads only the card and deck
+text files."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from posecards.deck.notes import load_deck_text
-from posecards.render.text import load_card_text
+from posecards.render.text import Source, load_card_text
+
+# Slides made by the frame unit (not by one card's unit): they quote several cards
+FRAME_KINDS = ("title", "closing", "sources")
 
 
 @dataclass(frozen=True)
 class PlannedSlide:
     n: int  # 1-based slide number
-    kind: str  # "title" | "overview" | "panel" | "animation" | "closing"
+    kind: str  # "title" | "overview" | "panel" | "animation" | "closing" | "sources"
     slug: str  # file name part: slides/<nn>-<slug>.png
     card: int | None = None
     figure: str | None = None  # panel slides: the figure id; animation slides: the name
+    page: int = 0  # sources slides: which page of the deck's sources (deck_sources)
 
     @property
     def stem(self) -> str:
@@ -36,7 +41,25 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
                     PlannedSlide(len(slides) + 1, "animation", f"animation-{name}", c, name)
                 )
     slides.append(PlannedSlide(len(slides) + 1, "closing", "pitfalls"))
+    pages = deck_sources(cards)
+    for i in range(len(pages)):
+        slug = "sources" if len(pages) == 1 else f"sources-{i + 1}"
+        slides.append(PlannedSlide(len(slides) + 1, "sources", slug, page=i))
     return slides
+
+
+def deck_sources(cards: tuple[int, ...]) -> list[list[Source]]:
+    """The sources of the deck's cards, each once, in the order the cards first cite them, cut
+    into pages of ``sources_per_slide`` (templates/deck.toml) for the last slides."""
+    from posecards.deck.draw import deck_look
+
+    seen: dict[str, Source] = {}
+    for c in cards:
+        for s in load_card_text(c).sources:
+            seen.setdefault(s.key, s)
+    per = deck_look().sources_per_slide
+    every = list(seen.values())
+    return [every[i : i + per] for i in range(0, len(every), per)]
 
 
 def picture_name(lang: str, stem: str) -> str:

@@ -313,12 +313,13 @@ def write_pptx(
             _fill(
                 title, look.title_box, [(s["title"], look.title_size, th.text, True)], "Title", lang
             )
-            if kind == "closing":
+            if kind in ("closing", "sources"):
+                size = look.sources_size if kind == "sources" else look.body_size
                 _fill(
                     _placeholder(slide, "body"),
                     look.body_box,
-                    [(x, look.body_size, th.text, False) for x in s["items"]],
-                    "Pitfalls",
+                    [(x, size, th.text, False) for x in s["items"]],
+                    "Sources" if kind == "sources" else "Pitfalls",
                     lang,
                     bullet=th.accent,
                 )

@@ -53,6 +53,23 @@ def rope_angles(positions: int | npt.ArrayLike, inv_freq: npt.ArrayLike) -> F64:
     return np.outer(pos, theta)  # (n, dim/2)
 
 
+def _rope_inputs(
+    arr: F64, positions: int | npt.ArrayLike, inv_freq: npt.ArrayLike
+) -> tuple[int, F64, F64]:
+    """The checked inputs of a rotation of ``arr`` (shape ``(..., n, dim)``): ``dim``, the
+    frequencies ``(dim/2,)`` and one position per row ``(n,)``."""
+    dim = check_even_dim("dim", arr.shape[-1])
+    theta = _as_inv_freq(inv_freq)  # (dim/2,)
+    _check_inv_freq_len(theta, dim)
+    pos = as_positions(positions)  # (n,)
+    if pos.size != arr.shape[-2]:
+        raise ValueError(
+            f"positions must have one entry per row of x: x has n = {arr.shape[-2]}, "
+            f"positions has {pos.size}"
+        )
+    return dim, theta, pos
+
+
 def apply_rope(
     x: npt.ArrayLike,
     positions: int | npt.ArrayLike,
@@ -72,15 +89,7 @@ def apply_rope(
     squeeze = arr.ndim == 1
     if squeeze:
         arr = arr[None, :]  # (1, dim)
-    dim = check_even_dim("dim", arr.shape[-1])
-    theta = _as_inv_freq(inv_freq)  # (dim/2,)
-    _check_inv_freq_len(theta, dim)
-    pos = as_positions(positions)  # (n,)
-    if pos.size != arr.shape[-2]:
-        raise ValueError(
-            f"positions must have one entry per row of x: x has n = {arr.shape[-2]}, "
-            f"positions has {pos.size}"
-        )
+    dim, theta, pos = _rope_inputs(arr, positions, inv_freq)  # dim, (dim/2,), (n,)
     angles = np.outer(pos, theta)  # (n, dim/2)
     cos, sin = np.cos(angles), np.sin(angles)  # (n, dim/2)
     half = dim // 2
@@ -96,6 +105,29 @@ def apply_rope(
     else:
         out[..., 0::2], out[..., 1::2] = y1, y2
     return out[0] if squeeze else out
+
+
+def apply_rope_complex(
+    x: npt.ArrayLike, positions: int | npt.ArrayLike, inv_freq: npt.ArrayLike
+) -> F64:
+    """RoPE as complex multiplication: pair ``k`` read as ``z_k = x_2k + i x_(2k+1)`` (the
+    interleaved layout) becomes ``z_k e^(i m theta_k)``; shape ``(..., n, dim)`` as ``x``.
+
+    ``(a + ib) e^(it) = (a cos t - b sin t) + i (b cos t + a sin t)``: the same numbers as
+    ``apply_rope(x, positions, inv_freq, "interleaved")``, computed with complex128 (Meta
+    LLaMA's ``torch.view_as_complex`` route). The half layout pairs ``x_k`` with ``x_(k+dim/2)``
+    instead: the same product after ``rope_layout_permutation``. The score follows:
+    ``<R_m q, R_n k> = Re sum_k q~_k conj(k~_k) e^(i (m - n) theta_k)``.
+    """
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim < 2:
+        raise ValueError(f"x must have shape (..., n, dim), got {arr.shape}")
+    dim, theta, pos = _rope_inputs(arr, positions, inv_freq)  # dim, (dim/2,), (n,)
+    z = arr[..., 0::2] + 1j * arr[..., 1::2]  # (..., n, dim/2) complex128
+    turned = z * np.exp(1j * np.outer(pos, theta))  # (..., n, dim/2)
+    out = np.empty_like(arr)  # (..., n, dim)
+    out[..., 0::2], out[..., 1::2] = turned.real, turned.imag
+    return out
 
 
 def rope_layout_permutation(dim: int) -> I64:

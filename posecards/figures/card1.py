@@ -20,8 +20,8 @@ def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
     return text_colour_on(cmap(norm(value)))
 
 
-def _annotate(ax: Axes, values: np.ndarray, fmt: str) -> None:
-    """Write each cell's value on an imshow heatmap drawn on ``ax``."""
+def _annotate(ax: Axes, values: np.ndarray, fmt: str, x0: float = 0.0) -> None:
+    """Write each cell's value on an imshow heatmap drawn on ``ax`` (column c at x0 + c)."""
     im = ax.images[-1]
     cmap, norm = im.get_cmap(), im.norm
     for (r, c), v in np.ndenumerate(values):
@@ -29,7 +29,7 @@ def _annotate(ax: Axes, values: np.ndarray, fmt: str) -> None:
         if float(text) == 0:
             text = text.lstrip("-")  # no "-0.00"
         ax.text(
-            c,
+            x0 + c,
             r,
             text.replace("-", "\u2212"),
             ha="center",
@@ -48,14 +48,14 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
             "row_plain",
             data[f"weights_plain_{lang}"],
             data[f"weights_plain_reordered_{lang}"],
-            data[f"deviation_without_pe_{lang}"],
+            data[f"weight_deviation_without_pe_{lang}"],  # the weights shown, not the outputs
             theme.ok,
         ),
         (
             "row_pe",
             data[f"weights_pe_{lang}"],
             data[f"weights_pe_reordered_{lang}"],
-            data[f"deviation_with_pe_{lang}"],
+            data[f"weight_deviation_with_pe_{lang}"],
             theme.warn,
         ),
     ]
@@ -198,6 +198,105 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data["d_model"])))
 
 
+# where position enters: the columns of the diagram, left to right, and the colour of each
+WHERE_PLACES = ("added", "rotated", "bias", "none")
+
+
+def draw_where(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """One head's pipeline x -> q, k -> q·k -> softmax, the three places a position scheme can
+    act on it (and NoPE, which acts nowhere), and the change of the scores under a shift."""
+    colours = dict(zip(WHERE_PLACES, theme.categorical, strict=False))
+    colours["none"] = theme.muted
+    ax = fig.subplots()
+    ax.set_axis_off()
+    ann = roles.fontsize("annotation")
+    y_pipe, y_how, y_who, y_card, y_shift, y_value = 6.0, 5.2, 4.05, 3.0, 2.2, 1.55
+    box = {"boxstyle": "round,pad=0.3", "fc": theme.box, "ec": theme.box_edge}
+    # (label, centre, half width of its box): the arrows run from box to box
+    stages = [
+        ("where_x", 0.0, 0.35),
+        ("where_qk", 2.5, 0.6),
+        ("where_score", 5.0, 0.6),
+        ("where_softmax", 8.1, 0.95),
+    ]
+    for key, x, _ in stages:
+        ax.text(x, y_pipe, t(key), ha="center", va="center", fontsize=ann, bbox=box)
+    for (_, x0, w0), (_, x1, w1) in zip(stages, stages[1:], strict=False):
+        ax.annotate(
+            "",
+            xy=(x1 - w1 - 0.1, y_pipe),
+            xytext=(x0 + w0 + 0.1, y_pipe),
+            arrowprops={"arrowstyle": "-|>", "color": theme.muted, "lw": 1.4},
+        )
+    for i, place in enumerate(WHERE_PLACES):
+        x, c = 1.25 + 2.5 * i, colours[place]  # the column under the place it marks
+        ring = {"boxstyle": "circle,pad=0.25", "fc": theme.background, "ec": c, "lw": 2.0}
+        mark, how = t(f"where_mark_{place}"), t(f"where_how_{place}")
+        if place == "none":  # NoPE acts nowhere on the pipeline: its mark heads its column
+            how = f"{mark} {how}"
+        else:
+            ax.text(x, y_pipe, mark, ha="center", va="center", fontsize=ann, color=c, bbox=ring)
+        texts = [
+            (y_how, how, c, "bold"),
+            (y_who, t(f"where_who_{place}"), theme.text, "normal"),
+            (y_card, t(f"where_card_{place}"), theme.muted, "normal"),
+        ]
+        for y, text, colour, weight in texts:
+            ax.text(x, y, text, ha="center", va="top", fontsize=ann, color=colour, weight=weight)
+        value = t(f"where_change_{place}", v=float(data["change"][i]))
+        ax.text(x, y_value, value, ha="center", va="top", fontsize=ann, color=c, weight="bold")
+    shift = t("where_shift", s=int(data["shift"]))
+    ax.text(4.5, y_shift, shift, ha="center", va="top", fontsize=ann, color=theme.muted)
+    ax.set_xlim(-0.75, 10.0)
+    ax.set_ylim(0.75, 6.6)
+
+
+def draw_counting(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """The road from counting to the sinusoid: p / (N - 1) for two lengths, the binary digits of
+    p, and their smooth twins (the same periods, no jumps)."""
+    pos = np.asarray(data["positions"])
+    short = np.asarray(data["short_positions"])
+    p = int(data["p"])
+    axes = fig.subplots(3, 1, sharex=True, height_ratios=[1.2, 1.0, 1.0])
+    ax = axes[0]
+    n, n_short = int(data["length"]), int(data["short_length"])
+    long_v, short_v = np.asarray(data["normalised"]), np.asarray(data["normalised_short"])
+    ann = roles.fontsize("annotation")
+    ax.plot(pos, long_v, "o-", color=theme.accent, ms=4, lw=1.8)
+    ax.plot(short, short_v, "s--", color=theme.warn, ms=4, lw=1.8)
+    # each line labelled at its end, where the other line is far below
+    end = (short[-1] + 0.4, short_v[-1])
+    ax.text(*end, t("count_len", n=n_short), color=theme.warn, va="center", fontsize=ann)
+    end = (pos[-1] - 0.3, long_v[-1] + 0.12)
+    ax.text(*end, t("count_len", n=n), color=theme.accent, ha="right", va="bottom", fontsize=ann)
+    ax.plot([p, p], [long_v[p], short_v[p]], color=theme.muted, lw=1.2, ls=":")
+    ax.set_ylim(-0.08, 1.5)  # room above the lines for their labels
+    ax.set_yticks([0, 1])
+    ax.set_ylabel(t("count_norm_axis"))
+    ax.set_title(t("count_norm_title", p=p, a=float(long_v[p]), b=float(short_v[p])), loc="left")
+    for a, key, values in (
+        (axes[1], "count_bits_title", "digits"),
+        (axes[2], "count_smooth_title", "smooth"),
+    ):
+        v = np.asarray(data[values])  # (bits, n)
+        heatmap(
+            a,
+            v,
+            theme,
+            vmin=0.0,
+            vmax=1.0,
+            colorbar=False,
+            extent=(pos[0] - 0.5, pos[-1] + 0.5, v.shape[0] - 0.5, -0.5),
+        )
+        if values == "digits":
+            _annotate(a, v, ".0f", x0=float(pos[0]))
+        a.set_yticks(range(v.shape[0]), [str(j) for j in range(v.shape[0])])
+        a.set_title(t(key), loc="left")
+        a.tick_params(length=0)
+    axes[2].set_xticks(pos[::3])
+    axes[2].set_xlabel(t("position_p"))
+
+
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     pair = np.asarray(data["pair"])
     lam = np.asarray(data["wavelengths"])
@@ -244,8 +343,10 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
 
 DRAW: dict[str, DrawFn] = {
     "c1-permutation": draw_permutation,
+    "c1-where": draw_where,
+    "c1-counting": draw_counting,
+    "c1-wavelengths": draw_wavelengths,
     "c1-pe-table": draw_pe_table,
     "c1-trajectory": draw_trajectory,
-    "c1-wavelengths": draw_wavelengths,
     "c1-pairs": draw_pairs,
 }

@@ -166,6 +166,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
                 f"leg_{key}",
                 s=float(data["factor"][k]),
                 a=float(data["attention_factor"][k]),
+                a2=float(data["score_factor"][k]),
             ),
             **{"linewidth": 2.0, "markersize": 7, **_SCHEME_STYLE.get(key, {})},
         )

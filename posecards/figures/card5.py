@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import FigureBase
 from matplotlib.transforms import Bbox
 
@@ -133,7 +134,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax = fig.subplots()
     x = np.asarray(data["position"], dtype=np.float64)
     for m in data["methods"]:
-        label = t(f"scaling_{m}", s=float(data["factor"]), a=float(data["yarn_attention"]))
+        label = t(f"scaling_{m}", s=float(data["factor"]), a2=float(data["yarn_score_factor"]))
         _series(ax, x, data, m, label, theme)
     _loss_axes(ax, data, t, theme)
     params = t(
@@ -145,6 +146,9 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     _legend(fig, ax, 2, params)
 
 
+HELD_TINT = 0.28  # share of the theme's "ok" colour in the cells the table shades
+
+
 def _table(
     ax: Axes,
     cells: list[list[str]],
@@ -153,11 +157,18 @@ def _table(
     tint: list[list[bool]] | None = None,
     first: float = 0.3,
 ) -> None:
-    """A text table filling the axes; the first column holds the row names."""
+    """A text table filling the axes; the first column holds the row names. Tinted cells get a
+    HELD_TINT share of the theme's "ok" colour over the background (visible, text contrast kept)."""
     ax.set_axis_off()
+    held = to_hex(
+        tuple(
+            (1 - HELD_TINT) * b + HELD_TINT * o
+            for b, o in zip(to_rgb(theme.background), to_rgb(theme.ok), strict=True)
+        )  # type: ignore[arg-type]
+    )
     colours = [
         [theme.background]
-        + [theme.box if (tint and tint[i][j]) else theme.background for j in range(len(row) - 1)]
+        + [held if (tint and tint[i][j]) else theme.background for j in range(len(row) - 1)]
         for i, row in enumerate(cells)
     ]
     table = ax.table(
@@ -195,10 +206,16 @@ def draw_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         *(t("length_col", n=int(n), m=int(m)) for n, m in zip(lengths, multiples, strict=True)),
     ]
     # cells whose loss held (within data["held"] nats of the row's 1x value) are tinted
-    tint = [[bool(v - row[0] < float(data["held"])) for v in row] for row in mean]
+    tint = [[bool(v) for v in row] for row in np.asarray(data["held_cells"])]
     _table(ax, cells, header, theme, tint)
     ax.set_title(
-        t("table_title", L=int(data["train_length"]), h=float(data["held"])),
+        t(
+            "table_title",
+            L=int(data["train_length"]),
+            m_lo=int(multiples[1]),
+            m_hi=int(multiples[-1]),
+            h=float(data["held"]),
+        ),
         fontsize=roles.fontsize("subplot_title"),
     )
 
@@ -213,7 +230,11 @@ def draw_quoted(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     header = ["", *(f"{int(n):,}" for n in np.asarray(data["eval_lengths"]))]
     _table(ax, cells, header, theme)
     ax.set_title(
-        t("quoted_title", source=str(data["source"]), L=int(data["train_length"])),
+        t(
+            "quoted_title",
+            source=str(data["source_zh"] if t.lang == "zh" else data["source"]),
+            L=int(data["train_length"]),
+        ),
         fontsize=roles.fontsize("subplot_title"),
     )
 

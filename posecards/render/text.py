@@ -19,6 +19,9 @@ variants, each ``{ en, zh }``, of which the card's content module chooses one):
     [names.<set>]                 optional: what ``{{ value | name('<set>') }}`` prints for each
                                   value the content gives (e.g. a scheme id -> its name)
     [labels.<key>]                axis labels and legend text used by the figures (no variants)
+    [sources.<key>]               the papers the card's ideas come from, in the order they are
+                                  listed on its page: authors, year, title, arxiv (the id, e.g.
+                                  "1706.03762") or, without one, where (en and zh)
 
 A placeholder is a name and filters, nothing else: ``{{ x }}``, ``{{ x | num(2) }}``,
 ``{{ order | name('scheme') | join(' < ') }}``. No ``{% %}`` logic: the content layer chooses
@@ -446,6 +449,62 @@ def chosen_variants(values: Mapping[str, Any], prefix: str = "") -> dict[str, st
 
 
 @dataclass(frozen=True)
+class Source:
+    """A paper or post a card's ideas come from, printed as text (the pages load nothing)."""
+
+    key: str
+    authors: str
+    year: int
+    title: str
+    arxiv: str  # "1706.03762", or "" when the source has no arXiv id
+    where: Bilingual | None = None  # where to find it when there is no arXiv id
+
+    def text(self, lang: str) -> str:
+        """'Vaswani, Shazeer, Parmar et al. (2017). Attention Is All You Need. arXiv:1706.03762'"""
+        found = f"arXiv:{self.arxiv}" if self.arxiv else self.where.get(lang) if self.where else ""
+        return f"{self.authors} ({self.year}). {self.title}. {found}".rstrip(". ")
+
+
+_ARXIV = re.compile(r"^\d{4}\.\d{4,5}$")
+
+
+def parse_sources(raw: Any, src: TextSource) -> tuple[Source, ...]:
+    """The [sources.<key>] tables of a card file, in file order."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise CardTextError(f"{src.at('sources')}: 'sources' must be [sources.<key>] tables")
+    out = []
+    for key, t in raw.items():
+        at = src.at(f"sources.{key}")
+        for field_name in ("authors", "title"):
+            if not isinstance(t.get(field_name), str) or not t[field_name].strip():
+                raise CardTextError(f"{at}: source '{key}' has no {field_name}")
+        year = t.get("year")
+        if not isinstance(year, int) or not 1900 < year < 2100:
+            raise CardTextError(f"{at}: source '{key}' needs a year (e.g. year = 2017)")
+        arxiv = t.get("arxiv", "")
+        if not isinstance(arxiv, str) or (arxiv and not _ARXIV.match(arxiv)):
+            raise CardTextError(f"{at}: source '{key}': arxiv must be an id such as '1706.03762'")
+        where = t.get("where")
+        if not arxiv and where is None:
+            raise CardTextError(f"{at}: source '{key}' has neither an arxiv id nor a 'where'")
+        out.append(
+            Source(
+                key=key,
+                authors=t["authors"].strip(),
+                year=year,
+                title=t["title"].strip(),
+                arxiv=arxiv,
+                where=None
+                if where is None
+                else parse_bilingual(where, src, f"sources.{key}.where"),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Panel:
     id: str
     title: Bilingual
@@ -470,6 +529,7 @@ class CardText:
     labels: Mapping[str, Bilingual]
     source: TextSource
     figures: tuple[Panel, ...] = ()  # figure pages only: computed and drawn, not on the card
+    sources: tuple[Source, ...] = ()  # the papers its ideas come from ([sources.<key>])
 
     @property
     def figure_ids(self) -> tuple[str, ...]:
@@ -573,6 +633,7 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         labels=labels,
         source=src,
         figures=tuple(figures),
+        sources=parse_sources(data.get("sources"), src),
     )
 
 
@@ -622,6 +683,7 @@ class FilledCard:
     pitfalls: tuple[tuple[str, str], ...]
     # figure pages only (not on the card): (figure id, title, alt, caption)
     figures: tuple[tuple[str, str, str, str], ...] = ()
+    sources: tuple[str, ...] = ()  # one line per source, as the card page lists them
 
 
 def check_choices(text: CardText, chosen: Mapping[str, str]) -> None:
@@ -671,6 +733,7 @@ def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCa
         takeaways=tuple((k, f(v, f"takeaways.{k}")) for k, v in text.takeaways),
         pitfalls=tuple((k, f(v, f"pitfalls.{k}")) for k, v in text.pitfalls),
         figures=entries(text.figures, "figures"),
+        sources=tuple(s.text(lang) for s in text.sources),
     )
 
 
