@@ -175,18 +175,21 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
     def added(p: np.ndarray) -> np.ndarray:
         xp = x + sinusoidal_pe(p, d, params.base)  # (n, d): position added to the input
-        return (xp @ w_q) @ (xp @ w_k).T / np.sqrt(d)  # (n, n)
+        scores: np.ndarray = (xp @ w_q) @ (xp @ w_k).T / np.sqrt(d)  # (n, n)
+        return scores
 
     inv_freq, _ = rope_inv_freq(d, params.base)  # (d/2,)
     q, k = x @ w_q, x @ w_k  # (n, d) each
 
     def rotated(p: np.ndarray) -> np.ndarray:
-        return apply_rope(q, p, inv_freq) @ apply_rope(k, p, inv_freq).T / np.sqrt(d)  # (n, n)
+        scores: np.ndarray = apply_rope(q, p, inv_freq) @ apply_rope(k, p, inv_freq).T / np.sqrt(d)
+        return scores  # (n, n)
 
     plain = q @ k.T / np.sqrt(d)  # (n, n): no position anywhere (NoPE)
 
     def nope(p: np.ndarray) -> np.ndarray:
-        return q @ k.T / np.sqrt(d)  # (n, n): the positions p enter nowhere
+        scores: np.ndarray = q @ k.T / np.sqrt(d)  # (n, n): the positions p enter nowhere
+        return scores
 
     # ALiBi's bias depends on i - j only: the block of a longer bias at positions s..s+n-1
     bias = alibi_bias(1, n + WHERE_SHIFT, causal=False)[0]  # (n+s, n+s)
