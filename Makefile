@@ -12,7 +12,7 @@ PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help cards deck test lint example bench clean lock
+.PHONY: help cards deck test check lint example bench clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -44,8 +44,15 @@ $(NODE_TOOLS)/node_modules/.package-lock.json: $(NODE_TOOLS)/package.json $(NODE
 	@if command -v npm >/dev/null 2>&1; then npm ci --prefix $(NODE_TOOLS) --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: tests/test_pages.py will not validate the pages (CI does)"; fi
 
+# pytest-xdist: one worker per core; a file's tests stay on one worker (they share its fixtures)
+# and all workers share one full build (tests/conftest.py: once_per_run)
+XDIST := -n auto --dist loadfile
+
 test: $(VENV)/.testdeps lint $(NODE_TOOLS)/node_modules/.package-lock.json ## lint, then run the whole test suite
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
+
+check: $(VENV)/.testdeps ## the fast lane: every test that needs no build, no browser, nothing slow
+	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not browser and not slow"
 
 lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contracts (lint-imports)
 	$(BIN)/ruff check posecards tests benchmarks

@@ -24,6 +24,27 @@ settings.load_profile("ci")
 
 ALL_FORMATS = "png,svg,pdf,html"
 
+# markers (pyproject.toml): `make check` deselects e2e, browser and slow
+BROWSER_FIXTURES = {"browser", "playwright_session"}
+E2E_FIXTURES = {"built", "deck_built"}
+E2E_MODULES = {  # every test here runs the command line on real work
+    "test_browser", "test_build", "test_buildcache", "test_check", "test_deck", "test_fonts",
+    "test_inspect_cli", "test_portability", "test_reliability",
+}  # fmt: skip
+SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        module = item.path.stem
+        if names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if names & E2E_FIXTURES or module in E2E_MODULES:
+            item.add_marker(pytest.mark.e2e)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the posecards command line in a fresh process."""

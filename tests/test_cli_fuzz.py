@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -29,6 +30,7 @@ floats = st.one_of(
 words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     figure=st.sampled_from(["c2-similarity", "c3-decay", "c4-buckets", "c4-alibi", "c9-x", "nope"]),

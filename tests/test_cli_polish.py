@@ -68,6 +68,7 @@ def test_figure_into_a_folder_asks_for_a_file_name(tmp_path: Path) -> None:
     one_line_exit_2(r, "is a folder; give a file name")
 
 
+@pytest.mark.e2e
 def test_the_first_build_says_what_the_long_step_is(tmp_path: Path) -> None:
     from posecards.engine.executor import run
     from posecards.render.build import plan_build

@@ -1010,6 +1010,7 @@ def test_page_is_deterministic_and_small() -> None:
     assert data["lang"] == "zh" and all(v["zh"] and v["en"] for v in data["strings"].values())
 
 
+@pytest.mark.e2e
 def test_explore_command(tmp_path: Path) -> None:
     from conftest import run
 
@@ -1030,6 +1031,7 @@ def test_explore_command(tmp_path: Path) -> None:
     assert not (tmp_path / "page.txt").exists()
 
 
+@pytest.mark.e2e
 def test_build_writes_the_explorer_and_links_it(tmp_path: Path) -> None:
     """`posecards build` adds DIR/explore.html (in the manifest) and links it from the index."""
     from posecards.config import BuildConfig

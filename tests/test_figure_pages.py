@@ -109,6 +109,7 @@ def test_list_shows_them_under_their_card() -> None:
         assert seen[fid] == c
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("card", "fid"), EXTRA)
 def test_data_gives_the_computed_numbers(card: int, fid: str, contents: dict) -> None:
     r = run("data", fid)
@@ -123,6 +124,7 @@ def test_data_gives_the_computed_numbers(card: int, fid: str, contents: dict) ->
             assert got[key] == value, key
 
 
+@pytest.mark.e2e
 def test_figure_draws_them_and_suggests_near_ids(tmp_path: Path) -> None:
     for _, fid in EXTRA:
         out = tmp_path / f"{fid}.svg"
