@@ -51,7 +51,7 @@ XDIST := -n auto --dist loadfile
 test: $(VENV)/.testdeps lint $(NODE_TOOLS)/node_modules/.package-lock.json ## lint, then run the whole test suite
 	$(BIN)/python -m pytest $(XDIST)
 
-check: $(VENV)/.testdeps ## the fast lane: every test that needs no build, no browser, nothing slow
+check: $(VENV)/.testdeps $(NODE_TOOLS)/node_modules/.package-lock.json ## the fast lane: every test that needs no build, no browser, nothing slow
 	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not browser and not slow"
 
 lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contracts (lint-imports)

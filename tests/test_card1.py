@@ -288,6 +288,7 @@ def test_formula_renders() -> None:
     math_to_image(load_card_text(1).formula_tex, io.BytesIO(), format="png")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme_name", ["light", "dark"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_figures_draw(content: CardContent, lang: str, theme_name: str) -> None:
@@ -300,6 +301,7 @@ def test_figures_draw(content: CardContent, lang: str, theme_name: str) -> None:
                 assert figure_bytes(fig, "png")[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_figures_draw_other_params(other: CardContent) -> None:
     for fid in IDS:
         with card_style("light"):

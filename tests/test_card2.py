@@ -271,6 +271,7 @@ def test_figure_ids_agree(default: CardContent) -> None:
 # --- figures ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 # language and theme are independent (text vs colours): two runs cover both of each
 @pytest.mark.parametrize(("lang", "theme"), [("en", "light"), ("zh", "dark")])
 def test_figures_draw(default: CardContent, lang: str, theme: str) -> None:
@@ -280,6 +281,7 @@ def test_figures_draw(default: CardContent, lang: str, theme: str) -> None:
             fig.savefig(io.BytesIO(), format="png")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme"), [("zh", "light"), ("en", "dark")])
 def test_figures_draw_other_params(lang: str, theme: str) -> None:
     """Panel size, and parameters far from the defaults (a tiny model, a long range)."""

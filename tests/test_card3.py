@@ -303,6 +303,7 @@ def test_formula_renders():
         fig.savefig(io.BytesIO(), format="png")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_figures_draw_without_missing_glyphs(content, lang, theme):

@@ -325,6 +325,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
             assert not found, (entry.en[:40], found)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "light"), ("zh", "dark")])
 def test_figures_render_without_missing_glyphs(
     card: CardContent, lang: str, theme_name: str
@@ -341,6 +342,7 @@ def test_figures_render_without_missing_glyphs(
             fig.savefig(io.BytesIO(), format="png", dpi=40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "dark"), ("zh", "light")])
 def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_name: str) -> None:
     """The remaining language/theme pairs: every label exists and the draw functions run."""

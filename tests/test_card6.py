@@ -663,6 +663,7 @@ def test_the_footer_names_every_config() -> None:
         assert "transformers 5.23.0" in footer and "d_model" not in footer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "light"), ("zh", "dark")])
 def test_figures_render_without_missing_glyphs(
     card: CardContent, lang: str, theme_name: str
@@ -678,6 +679,7 @@ def test_figures_render_without_missing_glyphs(
             fig.savefig(io.BytesIO(), format="png", dpi=40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "dark"), ("zh", "light")])
 def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_name: str) -> None:
     from posecards.figures.style import card_style

@@ -109,6 +109,7 @@ def test_compute_is_fast_at_extreme_parameters() -> None:
     assert np.all(np.isfinite(content.figures["c7-layout"]["reference"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "light"), ("zh", "dark")])
 def test_figures_render_without_missing_glyphs(
     card: CardContent, lang: str, theme_name: str
@@ -124,6 +125,7 @@ def test_figures_render_without_missing_glyphs(
             fig.savefig(io.BytesIO(), format="png", dpi=40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lang", "theme_name"), [("en", "dark"), ("zh", "light")])
 def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_name: str) -> None:
     from posecards.figures.style import card_style

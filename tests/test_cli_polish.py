@@ -29,7 +29,10 @@ def test_list_fills_the_placeholders_of_titles() -> None:
     r = runner.invoke(app, ["list"])
     assert r.exit_code == 0, r.output
     assert "{{" not in r.output
-    assert "c1-pe-table            The encoding itself: 10 positions × 8 dimensions" in r.output
+    assert (
+        "c1-pe-table            The encoding itself, small enough to print: 10 positions × 8 dimensions"
+        in r.output
+    )
 
 
 def test_a_closed_pipe_ends_quietly() -> None:

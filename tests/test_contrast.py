@@ -38,6 +38,7 @@ def _problems(name: str, fig: Any) -> list[str]:
     return [f"{name}: {c.describe()}" for c in low_contrast(fig)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme_name", THEMES)
 @pytest.mark.parametrize("card", CARDS)
 def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, contents: dict) -> None:
