@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from conftest import launch_chromium
 
 from posecards.config import CARD_IDS
@@ -187,7 +188,7 @@ def test_card_pages_carry_their_fonts(
     )
     pages = _card_pages(built)
     layouts: dict[str, dict[Path, list[str]]] = {}
-    shots: dict[str, dict[Path, bytes]] = {"system": {}, "no fonts": {}}
+    shots: dict[str, dict[Path, np.ndarray]] = {"system": {}, "no fonts": {}}
     # the session's browser for the system fonts; a second one with the fonts hidden
     no_fonts = launch_chromium(playwright_session, {**os.environ, "FONTCONFIG_FILE": str(hidden)})
     try:
@@ -218,15 +219,24 @@ def test_card_pages_carry_their_fonts(
         no_fonts.close()
     for path in pages:
         assert layouts["no fonts"][path] == layouts["system"][path], f"{path.name} reflows"
-        # issue 18: not one pixel comes from a system font
-        assert shots["no fonts"][path] == shots["system"][path], f"{path.name}: pixels differ"
+        # issue 18: no pixel comes from a system font. Two Chromium processes rasterise the same
+        # page with a last-bit difference here and there (one channel off by 1, at a different
+        # pixel each run); a glyph from another font moves hundreds of pixels by far more.
+        a, b = shots["no fonts"][path], shots["system"][path]
+        assert a.shape == b.shape, f"{path.name}: sizes differ"
+        diff = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=-1)  # (h, w)
+        assert diff.max() <= RASTER_NOISE, f"{path.name}: pixels differ by {diff.max()}"
+        assert (diff > 0).sum() <= RASTER_NOISE_PIXELS, f"{path.name}: {(diff > 0).sum()} differ"
 
 
-def _pixels(png: bytes) -> bytes:
-    """A screenshot's RGB pixels (its PNG encoding aside)."""
+RASTER_NOISE = 2  # levels of 255 per channel
+RASTER_NOISE_PIXELS = 50  # of about 6 million on a card page
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    """A screenshot's RGB pixels (its PNG encoding aside): (height, width, 3) uint8."""
     import io
 
     from PIL import Image
 
-    img = Image.open(io.BytesIO(png)).convert("RGB")
-    return f"{img.size}".encode() + img.tobytes()
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))

@@ -600,9 +600,9 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
         files: dict[str, bytes] = {}
         for s in plan:
             m: dict[str, Any] = {"n": s.n, "stem": s.stem, "kind": s.kind, "figure": s.figure}
-            if s.kind in ("title", "closing"):
-                text = deck.title if s.kind == "title" else deck.closing
-                filled = fill_slide(text, lang, frame_values)
+            if s.kind in ("title", "closing", "sources"):
+                text = {"title": deck.title, "closing": deck.closing, "sources": deck.sources}
+                filled = fill_slide(text[s.kind], lang, frame_values)
                 m.update(
                     subtitle="subtitle", items=[f"{c}. {cards[c].title}" for c in DECK_CARD_IDS]
                 )

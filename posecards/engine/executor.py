@@ -107,6 +107,28 @@ class _Heartbeat:
         self.thread.join()
 
 
+def _stop_workers(pool: ProcessPoolExecutor, grace_s: float = 5.0) -> None:
+    """Terminate every worker of ``pool``, including a replacement the pool may start while the
+    others are stopping (max_tasks_per_child=1), and kill any still alive after ``grace_s``:
+    waiting on an idle replacement could hang the build after its error."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=0.5)
+        alive = [p for p in procs if p.is_alive()]
+        later = [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in procs]
+        if not alive and not later:
+            return
+        if time.monotonic() > deadline:
+            for proc in alive + later:
+                proc.kill()
+            return
+
+
 class _Runner:
     def __init__(
         self,
@@ -157,9 +179,8 @@ class _Runner:
             ) from None
         except BaseException:
             # stop now: queued units are dropped and running ones killed, not waited for
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)  # quick: the workers are gone
+            pool.shutdown(wait=False, cancel_futures=True)
+            _stop_workers(pool)
             raise
         pool.shutdown(wait=True)
 
