@@ -324,6 +324,52 @@ def noop_rows(
     ]
 
 
+def cold_pairs(
+    cmds: dict[str, list[str]], tmp: Path, repeat: int
+) -> tuple[dict[str, list[float]], list[float]]:
+    """Cold runs of each command, interleaved (ABBA: the order flips every round, so neither
+    side always runs first), each with a fresh cache folder and output folder: wall seconds
+    per command, and the 1-minute load average before each run. numba's compile cache of
+    UMAP (in umap's own folder) stays warm; the UMAP projection itself is computed every run."""
+    walls: dict[str, list[float]] = {name: [] for name in cmds}
+    loads: list[float] = []
+    names = list(cmds)
+    for i in range(repeat):
+        for name in names if i % 2 == 0 else names[::-1]:
+            cache, out = tmp / f"cold-cache-{name}-{i}", tmp / f"cold-out-{name}-{i}"
+            loads.append(os.getloadavg()[0])
+            cmd = [*cmds[name], "--out", str(out)]
+            walls[name].append(peak_rss(cmd, {"POSECARDS_CACHE_DIR": str(cache)})[0])
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+    return walls, loads
+
+
+def pages_rows(tmp: Path) -> list[tuple[str, str, str]]:
+    """Issue 24.1: a cold default build (cards 1-7, en+zh) with the HTML pages against the same
+    cold build without them (PNG+SVG+PDF), --jobs 2, side by side."""
+    build = [PY, "-m", "posecards", "build", "--quiet", "--jobs", "2"]
+    cmds = {
+        "no pages": [*build, "--format", "png,svg,pdf"],
+        "pages": [*build, "--format", "png,svg,pdf,html"],
+    }
+    repeat = int(os.environ.get("BENCH_PAGES_REPEAT", "3"))
+    walls, loads = cold_pairs(cmds, tmp, repeat)
+    m = {k: statistics.median(v) for k, v in walls.items()}
+    return [
+        (
+            f"cold build with pages / without (png,svg,pdf[,html]; medians of {repeat}: s; ratio)",
+            f"{m['pages']:.1f} s / {m['no pages']:.1f} s; {m['pages'] / m['no pages']:.2f}",
+            "≤ 1.15",
+        ),
+        (
+            "load average during the pages rows (median; 2 cores)",
+            f"{statistics.median(loads):.1f}",
+            "report",
+        ),
+    ]
+
+
 def deck_rows(tmp: Path) -> list[tuple[str, str, str]]:
     """`posecards deck` (both languages) against `posecards build` of the same cards, cold
     (empty cache, UMAP included) and no-op, alternating so that both see the same load."""
@@ -416,6 +462,12 @@ def main() -> None:
             [*posecards, "deck", "--out", str(deck), "--quiet"],
             env,
         )
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
+    if sys.argv[1:] == ["pages"]:  # only the pages rows: `python benchmarks/run.py pages`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = pages_rows(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
