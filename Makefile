@@ -50,8 +50,8 @@ example: $(VENV)/.runtime ## re-render the README's example inspection card (doc
 	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet
 	cp build/example/en/llama-3-1-8b.png docs/img/inspect-llama-3-1-8b.png
 
-bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test)
-	$(BIN)/python benchmarks/run.py
+bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test; BENCH=issue24: its rows only)
+	$(BIN)/python benchmarks/run.py $(BENCH)
 
 lock: $(VENV)/.testdeps ## rewrite constraints.txt from the installed versions
 	$(PIP) freeze --exclude-editable | grep -v '^torch==' > constraints.txt.new
