@@ -151,6 +151,20 @@ def test_a_page_without_its_slot_is_an_internal_error() -> None:
         embed_fonts([PAGE])
 
 
+def test_face_coverage_is_the_fonts_best_cmap() -> None:
+    """Which face draws a character is decided from FreeType's reading of the cmap: the same
+    code points as fontTools' best cmap (the subsetter's)."""
+    from fontTools.ttLib import TTFont
+
+    from posecards.render import webfonts
+
+    for face in (Face("Noto Sans CJK SC", 400, "normal"), Face("DejaVu Sans Mono", 400, "normal")):
+        where = webfonts._face_file(face)
+        assert where is not None
+        best = set(TTFont(where[0], fontNumber=where[1], lazy=True).getBestCmap())
+        assert webfonts._cmap(face) == best and len(best) > 3000
+
+
 def test_svg_text_names_the_embedded_families() -> None:
     svg = (
         b'<?xml version="1.0"?>\n<svg width="10pt" height="10pt" viewBox="0 0 10 10">'
