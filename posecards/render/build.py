@@ -382,8 +382,8 @@ def html_pages(
     for rel in out:
         groups.setdefault(rel.split("/")[0], []).append(rel)
     pages: dict[str, bytes] = {}
-    for group, rels in groups.items():
-        say(f"web fonts for {group if group in langs else 'the index'}: {len(rels)} page(s)")
+    for name, rels in groups.items():
+        say(f"web fonts for {name if name in langs else 'the index'}: {len(rels)} page(s)")
         for rel, page in zip(rels, embed_fonts([out[rel] for rel in rels]), strict=True):
             pages[rel] = page.encode("utf-8")
     return pages
