@@ -324,14 +324,33 @@ def noop_rows(
     ]
 
 
+def wall_cpu(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall s, CPU s of the whole process tree: user + system) of one fresh process. On a
+    machine shared by others the CPU seconds move far less with the load than wall time."""
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime)"
+    )
+    out = subprocess.run(
+        [PY, "-c", code, *cmd],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
 def cold_pairs(
     cmds: dict[str, list[str]], tmp: Path, repeat: int
-) -> tuple[dict[str, list[float]], list[float]]:
+) -> tuple[dict[str, list[tuple[float, float]]], list[float]]:
     """Cold runs of each command, interleaved (ABBA: the order flips every round, so neither
-    side always runs first), each with a fresh cache folder and output folder: wall seconds
-    per command, and the 1-minute load average before each run. numba's compile cache of
+    side always runs first), each with a fresh cache folder and output folder: (wall, CPU)
+    seconds per command, and the 1-minute load average before each run. numba's compile cache of
     UMAP (in umap's own folder) stays warm; the UMAP projection itself is computed every run."""
-    walls: dict[str, list[float]] = {name: [] for name in cmds}
+    walls: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
     loads: list[float] = []
     names = list(cmds)
     for i in range(repeat):
@@ -339,28 +358,39 @@ def cold_pairs(
             cache, out = tmp / f"cold-cache-{name}-{i}", tmp / f"cold-out-{name}-{i}"
             loads.append(os.getloadavg()[0])
             cmd = [*cmds[name], "--out", str(out)]
-            walls[name].append(peak_rss(cmd, {"POSECARDS_CACHE_DIR": str(cache)})[0])
+            walls[name].append(wall_cpu(cmd, {"POSECARDS_CACHE_DIR": str(cache)}))
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
     return walls, loads
 
 
 def pages_rows(tmp: Path) -> list[tuple[str, str, str]]:
-    """Issue 24.1: a cold default build (cards 1-7, en+zh) with the HTML pages against the same
-    cold build without them (PNG+SVG+PDF), --jobs 2, side by side."""
+    """Issue 24.1: a cold default build (cards 1-7, en+zh; BENCH_PAGES_CARDS=2 for fewer) with
+    the HTML pages against the same cold build without them (PNG+SVG+PDF), --jobs 2, side by
+    side: wall and CPU seconds."""
     build = [PY, "-m", "posecards", "build", "--quiet", "--jobs", "2"]
+    if cards := os.environ.get("BENCH_PAGES_CARDS"):
+        build += ["--cards", cards]
     cmds = {
         "no pages": [*build, "--format", "png,svg,pdf"],
         "pages": [*build, "--format", "png,svg,pdf,html"],
     }
     repeat = int(os.environ.get("BENCH_PAGES_REPEAT", "3"))
-    walls, loads = cold_pairs(cmds, tmp, repeat)
-    m = {k: statistics.median(v) for k, v in walls.items()}
+    runs, loads = cold_pairs(cmds, tmp, repeat)
+    w = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+    c = {k: statistics.median(r[1] for r in v) for k, v in runs.items()}
+    which = f"cards {cards}" if cards else "cards 1-7"
     return [
         (
-            f"cold build with pages / without (png,svg,pdf[,html]; medians of {repeat}: s; ratio)",
-            f"{m['pages']:.1f} s / {m['no pages']:.1f} s; {m['pages'] / m['no pages']:.2f}",
+            f"cold build ({which}, en+zh) with pages / without (png,svg,pdf[,html]; "
+            f"medians of {repeat}: wall s; ratio)",
+            f"{w['pages']:.1f} s / {w['no pages']:.1f} s; {w['pages'] / w['no pages']:.2f}",
             "≤ 1.15",
+        ),
+        (
+            "the same runs: CPU seconds of all processes (medians; ratio)",
+            f"{c['pages']:.1f} s / {c['no pages']:.1f} s; {c['pages'] / c['no pages']:.2f}",
+            "report",
         ),
         (
             "load average during the pages rows (median; 2 cores)",
