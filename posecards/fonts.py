@@ -416,7 +416,7 @@ def truetype_pdf_fonts() -> Iterator[None]:
         return original(font)
 
     _backend_pdf_ps.font_as_file = font_as_file
-    _backend_pdf_ps.subset = _TrimmedSubset(subset)  # type: ignore[assignment]
+    _backend_pdf_ps.subset = _TrimmedSubset(subset)
     try:
         yield
     finally:
