@@ -36,13 +36,14 @@ def median_wall(cmd: list[str], n: int = REPEAT, env: dict[str, str] | None = No
     return statistics.median(timed(cmd, env)[0] for _ in range(n))
 
 
-def peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall, peak RSS MiB) measured with /usr/bin/time-free getrusage on a lone child."""
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """(wall s, CPU s of the process tree: user + system, peak RSS MiB of any one process) of
+    one fresh process, measured by getrusage in a lone parent."""
     code = (
         "import resource, subprocess, sys, time; t = time.perf_counter(); "
         "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
-        "print(time.perf_counter() - t, "
-        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)"
     )
     out = subprocess.run(
         [PY, "-c", code, *cmd],
@@ -51,7 +52,20 @@ def peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, 
         text=True,
         env={**os.environ, **(env or {})},
     ).stdout.split()
-    return float(out[0]), float(out[1])
+    return float(out[0]), float(out[1]), float(out[2])
+
+
+def peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall, peak RSS MiB) of one fresh process."""
+    wall, _, rss = measured(cmd, env)
+    return wall, rss
+
+
+def wall_cpu(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall s, CPU s of the whole process tree) of one fresh process. On a machine shared by
+    others the CPU seconds move far less with the load than wall time."""
+    wall, cpu, _ = measured(cmd, env)
+    return wall, cpu
 
 
 PEER = """
@@ -324,25 +338,6 @@ def noop_rows(
     ]
 
 
-def wall_cpu(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall s, CPU s of the whole process tree: user + system) of one fresh process. On a
-    machine shared by others the CPU seconds move far less with the load than wall time."""
-    code = (
-        "import resource, subprocess, sys, time; t = time.perf_counter(); "
-        "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
-        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
-        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime)"
-    )
-    out = subprocess.run(
-        [PY, "-c", code, *cmd],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    ).stdout.split()
-    return float(out[0]), float(out[1])
-
-
 def cold_pairs(
     cmds: dict[str, list[str]], tmp: Path, repeat: int
 ) -> tuple[dict[str, list[tuple[float, float]]], list[float]]:
@@ -531,21 +526,11 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
-    if sys.argv[1:] == ["issue24"]:  # every ratio of issue 24: `python benchmarks/run.py issue24`
+    # rows alone: `python benchmarks/run.py issue24` (every ratio of issue 24), `pages`, `deck`
+    alone = {"issue24": issue24_rows, "pages": pages_rows, "deck": deck_rows}
+    if len(sys.argv) == 2 and sys.argv[1] in alone:
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
-        rows = issue24_rows(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-        _print(rows, None)
-        return
-    if sys.argv[1:] == ["pages"]:  # only the pages rows: `python benchmarks/run.py pages`
-        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
-        rows = pages_rows(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-        _print(rows, None)
-        return
-    if sys.argv[1:] == ["deck"]:  # only the deck rows: `python benchmarks/run.py deck`
-        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
-        rows = deck_rows(tmp)
+        rows = alone[sys.argv[1]](tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
