@@ -66,8 +66,8 @@ example: $(VENV)/.runtime ## re-render the README's example inspection cards (do
 	$(BIN)/posecards inspect docs/examples/llama-4-scout-17b-16e-instruct --out build/example4 --format png --lang en --quiet
 	cp build/example4/en/llama-4-scout-17b-16e-instruct.png docs/img/inspect-llama-4-scout-17b-16e-instruct.png
 
-bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test)
-	$(BIN)/python benchmarks/run.py
+bench: $(VENV)/.testdeps ## run the benchmark suite (not part of make test; BENCH=issue24: its rows only)
+	$(BIN)/python benchmarks/run.py $(BENCH)
 
 lock: $(VENV)/.testdeps ## rewrite constraints.txt from the installed versions
 	$(PIP) freeze --exclude-editable | grep -v '^torch==' > constraints.txt.new

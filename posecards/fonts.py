@@ -391,20 +391,51 @@ def cff_to_truetype(font: Any) -> None:
     font.sfntVersion = "\0\1\0\0"
 
 
+# Tables a PDF never reads from an embedded font: PDF text is placed glyph by glyph (no OpenType
+# layout: the glyphs matplotlib drew are the glyphs shown) and written horizontally. Left out
+# before matplotlib subsets a font for a PDF, so its subsetter neither reads Noto CJK's GSUB
+# and vmtx nor adds the glyphs GSUB reaches (alternates: 227 more for card 2's Chinese text,
+# each converted to TrueType outlines for nothing).
+PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vmtx", "VORG")
+
+
+class _TrimmedSubset:
+    """fontTools.subset as matplotlib's PDF backend uses it, the font loaded without
+    PDF_UNUSED_TABLES (matplotlib's own subsetting options unchanged)."""
+
+    def __init__(self, subset: Any) -> None:
+        self._subset = subset
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._subset, name)
+
+    def load_font(self, *args: Any, **kwargs: Any) -> Any:
+        font = self._subset.load_font(*args, **kwargs)
+        for tag in PDF_UNUSED_TABLES:
+            if tag in font:
+                del font[tag]
+        return font
+
+
 @contextlib.contextmanager
 def truetype_pdf_fonts() -> Iterator[None]:
     """For the block: matplotlib's PDF backend embeds every font subset with TrueType outlines
-    (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses)."""
+    (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses) and
+    without the tables a PDF never reads (PDF_UNUSED_TABLES)."""
     from matplotlib.backends import _backend_pdf_ps
 
     original: Callable[[Any], Any] = _backend_pdf_ps.font_as_file
+    pdf_ps: Any = _backend_pdf_ps  # its `subset` is fontTools.subset, imported, not exported
+    subset = pdf_ps.subset
 
     def font_as_file(font: Any) -> Any:
         cff_to_truetype(font)
         return original(font)
 
     _backend_pdf_ps.font_as_file = font_as_file
+    pdf_ps.subset = _TrimmedSubset(subset)
     try:
         yield
     finally:
         _backend_pdf_ps.font_as_file = original
+        pdf_ps.subset = subset

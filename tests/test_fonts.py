@@ -206,6 +206,28 @@ def test_pdf_cards_draw_alike_in_ghostscript_and_poppler(small_site: Path, lang:
     check_pdf(pdf, dpi=144)
 
 
+def test_pdf_fonts_carry_no_tables_a_pdf_never_reads(small_site: Path) -> None:
+    """Issue 24: the fonts embedded in a PDF come without OpenType layout or vertical metrics
+    (a PDF places glyphs itself): taken out before subsetting, so the subsetter adds no GSUB
+    alternates, to be converted to TrueType and embedded for nothing."""
+    import io
+
+    from fontTools.ttLib import TTFont
+    from pypdf import PdfReader
+
+    (pdf,) = (small_site / "zh").glob("card-2-*.pdf")
+    seen = 0
+    for page in PdfReader(pdf).pages:
+        for font in page["/Resources"]["/Font"].values():
+            font = font.get_object()
+            for desc in font.get("/DescendantFonts", []):
+                data = desc.get_object()["/FontDescriptor"]["/FontFile2"].get_data()
+                embedded = TTFont(io.BytesIO(data))
+                assert not set(fonts.PDF_UNUSED_TABLES) & set(embedded.keys()), embedded.keys()
+                seen += 1
+    assert seen
+
+
 def check_pdf(pdf: Path, dpi: float) -> None:
     """Ghostscript draws the first page like poppler; poppler and pdffonts warn of nothing;
     every font is embedded TrueType (the CJK font's CFF outlines converted)."""

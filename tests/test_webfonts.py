@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from posecards.config import CARD_IDS
-from posecards.render.html import CSP, inline_svg
+from posecards.render.html import CSP, FACES_SLOT, embed_fonts, inline_svg
 from posecards.render.webfonts import (
     PREFIX,
     Face,
@@ -93,6 +93,78 @@ def test_embedding_is_deterministic_and_never_simhei() -> None:
     assert all(f is not None and "simhei" not in f[0].lower() for f in files), files
 
 
+def _drafts() -> list[str]:
+    # two pages as card_page/figure_page make them: the slot in the head's <style>, where it is
+    # never drawn; the second page draws characters the first does not
+    first = PAGE.replace("<head>", f"<head><style>{FACES_SLOT}</style>", 1)
+    return [first, first.replace("位置编码", "旋转位置")]
+
+
+def test_pages_of_a_group_share_one_subset_per_face_that_covers_them_all() -> None:
+    from posecards.render import webfonts
+
+    drafts = _drafts()
+    webfonts._subset_woff.cache_clear()
+    pages = embed_fonts(drafts)
+    # one subset per face for the group: as many subsets made as faces embedded
+    faces = _faces(pages[0])
+    assert webfonts._subset_woff.cache_info().misses == len(faces)
+    # every page carries the same rules: those of all the group's pages together
+    rules = [_FACE.findall(p) for p in pages]
+    assert rules[0] == rules[1] and "".join(map(str, rules[0])) != ""
+    assert font_face_css(*drafts) in pages[0]
+    assert FACES_SLOT not in pages[0] and FACES_SLOT not in pages[1]
+    # and each page draws only glyphs its faces have, the other page's too
+    bold = faces[Face("Noto Sans CJK SC", 700, "normal")]  # the <h1>s
+    assert {ord(c) for c in "位置编码旋转"} <= bold
+    for page in pages:
+        for (families, weight, style), chars in text_runs(page).items():
+            for ch in chars:
+                assert any(ord(ch) in faces.get(Face(f, weight, style), set()) for f in families)
+
+
+def test_same_pages_give_the_same_bytes_in_a_fresh_process() -> None:
+    import json
+    import subprocess
+    import sys
+
+    from posecards.render import webfonts
+
+    webfonts._subset_woff.cache_clear()
+    here = embed_fonts(_drafts())
+    code = (
+        "import json, sys; from posecards.render.html import embed_fonts; "
+        "print(json.dumps(embed_fonts(json.load(sys.stdin))))"
+    )
+    there = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(_drafts()),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(there) == here
+
+
+def test_a_page_without_its_slot_is_an_internal_error() -> None:
+    with pytest.raises(RuntimeError, match="internal error: a page has 0 font slots"):
+        embed_fonts([PAGE])
+
+
+def test_face_coverage_is_the_fonts_best_cmap() -> None:
+    """Which face draws a character is decided from FreeType's reading of the cmap: the same
+    code points as fontTools' best cmap (the subsetter's)."""
+    from fontTools.ttLib import TTFont
+
+    from posecards.render import webfonts
+
+    for face in (Face("Noto Sans CJK SC", 400, "normal"), Face("DejaVu Sans Mono", 400, "normal")):
+        where = webfonts._face_file(face)
+        assert where is not None
+        best = set(TTFont(where[0], fontNumber=where[1], lazy=True).getBestCmap())
+        assert webfonts._cmap(face) == best and len(best) > 3000
+
+
 def test_svg_text_names_the_embedded_families() -> None:
     svg = (
         b'<?xml version="1.0"?>\n<svg width="10pt" height="10pt" viewBox="0 0 10 10">'
@@ -128,3 +200,15 @@ def test_built_pages_carry_every_glyph_they_draw(built: Path, lang: str) -> None
             assert not missing, f"{path.name}: {sorted(missing)} in no embedded face"
         # fonts travel, but the page stays a page: CJK subsets keep it small
         assert len(html.encode("utf-8")) < 1_000_000, path.name
+
+
+def test_built_pages_of_a_language_share_their_fonts(built: Path) -> None:
+    """Issue 24: the fonts of a language's pages are subset once for all of them, so every
+    card and figure page of a language embeds the very same @font-face rules."""
+    for lang in ("en", "zh"):
+        pages = sorted((built / lang).glob("card-*.html")) + sorted(
+            (built / lang / "figures").glob("*.html")
+        )
+        assert len(pages) > len(CARD_IDS)
+        rules = {tuple(_FACE.findall(p.read_text(encoding="utf-8"))) for p in pages}
+        assert len(rules) == 1 and next(iter(rules)), lang

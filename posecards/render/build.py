@@ -256,14 +256,23 @@ def html_pages(
 ) -> dict[str, bytes]:
     """Card pages and the index (linking to the explorer page ``explore`` if given), from the
     card text and the already rendered SVGs. ``card_footer(lang, card id)``: the footer of a
-    card's own pages, if it differs from the index's (card 5 states its data, not d_model)."""
+    card's own pages, if it differs from the index's (card 5 states its data, not d_model).
+    The pages of one language share their web fonts (one subset per face: embed_fonts); the
+    index, which draws both languages, has its own."""
     from posecards.figures.style import theme
     from posecards.render.compose import layout
-    from posecards.render.html import PanelView, card_page, figure_page, index_page, inline_svg
+    from posecards.render.html import (
+        PanelView,
+        card_page,
+        embed_fonts,
+        figure_page,
+        index_page,
+        inline_svg,
+    )
     from posecards.render.text import fill_card
 
     th = asdict(theme(look.theme))
-    out: dict[str, bytes] = {}
+    out: dict[str, str] = {}  # the pages, their fonts still to embed
     entries: list[dict[str, Any]] = []
     lay = layout(look.size)
     total = 1 + len(langs) * sum(1 + len(src.text.figures) for src in sources)
@@ -327,7 +336,7 @@ def html_pages(
                     else None,
                     footer=page_footer,
                     theme=th,
-                ).encode("utf-8")
+                )
                 made(f"{lang}/figures/{fid}.html")
                 more.append((title, caption, f"figures/{fid}.html"))
             html = card_page(
@@ -342,7 +351,7 @@ def html_pages(
                 nav=[(label, href, href == f"{stem}.html") for label, href in nav],
                 more=more,
             )
-            out[f"{lang}/{stem}.html"] = html.encode("utf-8")
+            out[f"{lang}/{stem}.html"] = html
             made(f"{lang}/{stem}.html")
             entries.append(
                 {
@@ -367,11 +376,17 @@ def html_pages(
                     ],
                 }
             )
-    out["index.html"] = index_page(
-        entries=entries, footer=footer("en"), theme=th, explore=explore
-    ).encode("utf-8")
+    out["index.html"] = index_page(entries=entries, footer=footer("en"), theme=th, explore=explore)
     made("index.html")
-    return out
+    groups: dict[str, list[str]] = {}  # "en", "zh", "index.html" -> its pages
+    for rel in out:
+        groups.setdefault(rel.split("/")[0], []).append(rel)
+    pages: dict[str, bytes] = {}
+    for name, rels in groups.items():
+        say(f"web fonts for {name if name in langs else 'the index'}: {len(rels)} page(s)")
+        for rel, page in zip(rels, embed_fonts([out[rel] for rel in rels]), strict=True):
+            pages[rel] = page.encode("utf-8")
+    return pages
 
 
 @dataclass(frozen=True)

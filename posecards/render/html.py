@@ -150,23 +150,41 @@ class TemplateProblem(ValueError):
     """A template in templates/ could not be loaded or rendered: names the file and line."""
 
 
+# where a page's @font-face rules go: embed_fonts puts them there once the fonts of all the
+# pages that share them are known (a CSS comment, in the <style> of the page's head)
+FACES_SLOT = "/* posecards: @font-face rules */"
+
+
 def _render(name: str, **values: Any) -> str:
-    """The page, with the fonts it draws embedded (a first pass finds which glyphs it draws)."""
+    """The page, with FACES_SLOT where its fonts go (embed_fonts puts them there)."""
     try:
         template = env().get_template(name)
         # family names are ours ("posecards ..."), quoted for CSS: nothing to escape
         fonts = {
             "sans": Markup(css_stack(PAGE_FAMILIES)),  # noqa: S704
             "mono": Markup(css_stack(MONO_FAMILIES)),  # noqa: S704
+            "faces": Markup(FACES_SLOT),  # noqa: S704
         }
-        draft = template.render(**values, fonts={**fonts, "faces": ""})
-        faces = Markup(font_face_css(draft))  # noqa: S704 - our own @font-face rules
-        return template.render(**values, fonts={**fonts, "faces": faces})
+        return template.render(**values, fonts=fonts)
     except jinja2.TemplateSyntaxError as exc:
         where = f"templates/{exc.name or name} line {exc.lineno}"
         raise TemplateProblem(f"{where}: {exc.message}") from None
     except jinja2.TemplateError as exc:
         raise TemplateProblem(f"templates/{name}: {exc.message or type(exc).__name__}") from None
+
+
+def embed_fonts(pages: Sequence[str]) -> list[str]:
+    """The pages (from card_page, figure_page, index_page) with their fonts: every page gets
+    the same @font-face rules, one subset per face holding every glyph the pages draw with it.
+    Each page stays self-contained; a build calls this once per language (issue 24: the CJK
+    font is subset once for all of a language's pages, not once per page)."""
+    faces = font_face_css(*pages)
+    out = []
+    for page in pages:
+        if page.count(FACES_SLOT) != 1:
+            raise RuntimeError(f"internal error: a page has {page.count(FACES_SLOT)} font slots")
+        out.append(page.replace(FACES_SLOT, faces))
+    return out
 
 
 def card_page(
@@ -182,7 +200,8 @@ def card_page(
     nav: Sequence[tuple[str, str, bool]],
     more: Sequence[tuple[str, str, str]] = (),
 ) -> str:
-    """A card page; ``more``: (title, caption, href) of the card's figure-page-only figures."""
+    """A card page (its fonts come from embed_fonts); ``more``: (title, caption, href) of the
+    card's figure-page-only figures."""
     return _render(
         "card.html.j2",
         lang=lang,
@@ -211,7 +230,8 @@ def figure_page(
     footer: str,
     theme: Mapping[str, str],
 ) -> str:
-    """The page of one figure that is computed for a card but not placed on it."""
+    """The page of one figure that is computed for a card but not placed on it (its fonts come
+    from embed_fonts)."""
     return _render(
         "figure.html.j2",
         lang=lang,
@@ -241,6 +261,7 @@ def index_page(
     theme: Mapping[str, str],
     explore: str | None = None,
 ) -> str:
+    """The index of a build (its fonts come from embed_fonts)."""
     return _render(
         "index.html.j2",
         entries=entries,
