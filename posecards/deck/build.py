@@ -45,6 +45,11 @@ NOTES_KEYS = (
 )
 
 
+def _items(slide: Mapping[str, Any]) -> dict[str, Any]:
+    """notes.json's "items" of a slide that lists some (agenda, pitfalls, sources), as shown."""
+    return {"items": slide["items"]} if "items" in slide else {}
+
+
 @dataclass(frozen=True)
 class CardSlidesJob:
     card: int
@@ -388,7 +393,7 @@ def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
         ctx.say(f"{lang}/deck.pdf assembled")
     out[f"{lang}/notes.json"] = (
         json.dumps(
-            [{k: m.get(k) for k in NOTES_KEYS} for m in slides],
+            [{k: m.get(k) for k in NOTES_KEYS} | _items(m) for m in slides],
             indent=1,
             ensure_ascii=False,
         )

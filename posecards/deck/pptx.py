@@ -273,7 +273,9 @@ def write_pptx(
     full_width = (0.0, look.title_box[1], look.width, look.title_box[3])
     for s in slides:
         kind = s["kind"]
-        layout = {"title": "title", "closing": "bullets", "sources": "bullets"}.get(kind, "title_only")
+        layout = {"title": "title", "closing": "bullets", "sources": "bullets"}.get(
+            kind, "title_only"
+        )
         slide = prs.slides.add_slide(layouts[layout])
         bg = slide.background.fill
         bg.solid()

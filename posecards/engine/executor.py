@@ -179,8 +179,8 @@ class _Runner:
             ) from None
         except BaseException:
             # stop now: queued units are dropped and running ones killed, not waited for
-            pool.shutdown(wait=False, cancel_futures=True)
             _stop_workers(pool)
+            pool.shutdown(wait=True, cancel_futures=True)  # quick: the workers are gone
             raise
         pool.shutdown(wait=True)
 
