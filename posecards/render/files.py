@@ -94,6 +94,7 @@ def figure_bytes(
         ppi = width_px / print_width if print_width else PNG_PPI * scale
         data = png_with_ppi(data, ppi)
     elif fmt == "svg":
+        data = numbered_clip_ids(data)
         if svg_text == "outline":
             data = findable_svg(data)
         if print_width:
@@ -102,6 +103,21 @@ def figure_bytes(
         width_pt = float(fig.get_size_inches()[0]) * 72.0
         data = scaled_pdf_pages([(data, 0, placed_points(fig, print_width)[0] / width_pt)])
     return data
+
+
+# matplotlib names a clip path p + a hash of its box at full float precision, so boxes equal to
+# the printed digits but a last bit apart (layouts of two runs) get other names
+_CLIP_ID = re.compile(rb'(?<=id=")p[0-9a-f]{10}(?=")|(?<=url\(#)p[0-9a-f]{10}(?=\))')
+
+
+def numbered_clip_ids(svg: bytes) -> bytes:
+    """The SVG with its clip paths named clip0, clip1 ... in order of first mention."""
+    names: dict[bytes, bytes] = {}
+
+    def name(m: re.Match[bytes]) -> bytes:
+        return names.setdefault(m.group(0), b"clip%d" % len(names))
+
+    return _CLIP_ID.sub(name, svg)
 
 
 _TEXT_COMMENT = re.compile(rb'(<g id="text_\d+">\s*)<!-- (.*?) -->', re.S)
