@@ -26,7 +26,7 @@ import torch
 import transformers as T
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_modern_math import _axes_from_rotary, f32_rtol
+from test_modern_math import _axes_from_rotary, f32_rtol, hf_rope_index
 
 from posecards.config import Look, PEParams
 from posecards.content import CardContent, card_inputs
@@ -525,29 +525,12 @@ def vl_models() -> dict[str, Any]:
     return out
 
 
-def _rope_index(model: Any, segments: list[tuple[Any, ...]], merge: int) -> np.ndarray:
-    types: list[int] = []
-    grids = []
-    for kind, arg in segments:
-        if kind == "text":
-            types += [0] * arg
-        else:
-            t, h, w = arg
-            types += [1] * (t * (h // merge) * (w // merge))
-            grids.append(list(arg))
-    ids = torch.zeros(1, len(types), dtype=torch.long)
-    ref, _ = model.get_rope_index(
-        ids, torch.tensor([types]), image_grid_thw=torch.tensor(grids, dtype=torch.long)
-    )
-    return np.asarray(ref[:, 0].numpy())
-
-
 def test_position_ids_are_get_rope_index(card: CardContent, vl_models: dict[str, Any]) -> None:
     data, nums = card.figures["c6-mrope-ids"], card.numbers
     merge = nums["ids_merge"]
     for model in vl_models.values():
         np.testing.assert_array_equal(
-            np.asarray(data["ids"]), _rope_index(model, list(MROPE_SEQUENCE), merge)
+            np.asarray(data["ids"]), hf_rope_index(model, list(MROPE_SEQUENCE), merge)
         )
     assert np.asarray(data["ids"]).tolist() == [
         [0, 1, 2, 3, 3, 3, 3, 3, 3, 6, 7],
@@ -571,7 +554,7 @@ def test_position_ids_for_other_sequences(
     merge = published(slug)["vision_config"]["spatial_merge_size"]
     segs: tuple[tuple[Any, ...], ...] = (("text", before), ("image", (1, h, w)), ("text", after))
     data, nums = mrope_ids_panel(segs, merge)
-    np.testing.assert_array_equal(data["ids"], _rope_index(vl_models[slug], list(segs), merge))
+    np.testing.assert_array_equal(data["ids"], hf_rope_index(vl_models[slug], list(segs), merge))
     assert nums["ids_next"] == before + max(h, w) // merge
 
 

@@ -493,6 +493,24 @@ def segments(draw: Any) -> list[tuple[Any, ...]]:
     return out if draw(st.booleans()) else out[:-1]
 
 
+def hf_rope_index(model: Any, segments: list[tuple[Any, ...]], merge: int) -> np.ndarray:
+    """The (t, h, w) position ids transformers' get_rope_index gives a text/image sequence."""
+    types: list[int] = []
+    grids = []
+    for kind, arg in segments:
+        if kind == "text":
+            types += [0] * arg
+        else:
+            t, h, w = arg
+            types += [1] * (t * (h // merge) * (w // merge))
+            grids.append(list(arg))
+    ids = torch.zeros(1, len(types), dtype=torch.long)
+    ref, _ = model.get_rope_index(
+        ids, torch.tensor([types]), image_grid_thw=torch.tensor(grids, dtype=torch.long)
+    )
+    return np.asarray(ref[:, 0].numpy())
+
+
 @pytest.fixture(scope="module")
 def vl_models() -> dict[str, Any]:
     out = {}
@@ -509,21 +527,8 @@ def test_mrope_position_ids_equal_get_rope_index(
 ) -> None:
     model = vl_models[model_type]
     merge = model.config.vision_config.spatial_merge_size
-    types: list[int] = []
-    grids = []
-    for kind, arg in segs:
-        if kind == "text":
-            types += [0] * arg
-        else:
-            t, h, w = arg
-            types += [1] * (t * (h // merge) * (w // merge))
-            grids.append(list(arg))
-    ids = torch.zeros(1, len(types), dtype=torch.long)
-    ref, _ = model.get_rope_index(
-        ids, torch.tensor([types]), image_grid_thw=torch.tensor(grids, dtype=torch.long)
-    )
     mine = mrope_position_ids(segs, merge)
-    np.testing.assert_array_equal(mine, ref[:, 0].numpy())
+    np.testing.assert_array_equal(mine, hf_rope_index(model, segs, merge))
 
 
 def test_text_image_text_ids_and_angles() -> None:
