@@ -260,6 +260,58 @@ def test_scale_multiplies_pixels_not_layout_and_pdf_images_are_print_resolution(
     assert max(widths) >= 0.9 * axes_inches * PDF_RASTER_DPI
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_layout_is_snapped_and_frozen_before_any_format(seed: int) -> None:
+    """Constrained layout's solver can place an axes a last bit apart from run to run (its terms
+    are added in an order that depends on memory addresses): the encoded layout is the solver's
+    snapped to LAYOUT_GRID, whatever last bits the solver left; then no format re-runs it."""
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    from posecards.render.files import LAYOUT_GRID, figure_bytes_multi, freeze_layout
+
+    def fig(jitter: float) -> Figure:
+        f = Figure(figsize=(8.0, 6.0), dpi=100, layout="constrained")
+        sub = f.subfigures(1, 2)[0]
+        axes = sub.subplots(2, 1, sharex=True)
+        axes[0].plot([0, 1], [0, 1])
+        axes[0].set_title("a title")
+        axes[1].set_ylabel("a label")
+        if jitter:  # what a last-bit solver difference does: every position nudged by an ulp
+            engine = f.get_layout_engine()
+            run = engine.execute
+
+            def nudged(figure: Any) -> None:
+                run(figure)
+                for ax in figure.get_axes():
+                    p = ax.get_position().get_points()
+                    ax._set_position(type(ax.get_position())(np.nextafter(p, p + jitter)))
+                    ax._set_position(
+                        type(ax.get_position())(np.nextafter(p, p + jitter)), "original"
+                    )
+
+            engine.execute = nudged  # type: ignore[method-assign]
+        return f
+
+    from posecards.figures.style import card_style
+
+    rng = np.random.default_rng(seed)
+    with card_style("light"):
+        plain, nudged = fig(0.0), fig(float(rng.choice([-1.0, 1.0])))
+        for f in (plain, nudged):
+            freeze_layout(f)
+            assert isinstance(f.get_layout_engine(), PlaceHolderLayoutEngine)
+            for ax in f.get_axes():
+                pts = ax.get_position().get_points()
+                assert np.array_equal(pts, np.round(pts / LAYOUT_GRID) * LAYOUT_GRID)
+        assert [a.get_position().bounds for a in plain.get_axes()] == [
+            a.get_position().bounds for a in nudged.get_axes()
+        ]
+        formats = ["png", "svg", "pdf"]
+        assert figure_bytes_multi(plain, formats) == figure_bytes_multi(nudged, formats)
+
+
 def test_bad_scale_is_one_line(tmp_path: Path) -> None:
     r = run("build", "--out", str(tmp_path / "x"), "--scale", "9")
     assert (

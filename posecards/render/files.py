@@ -54,6 +54,47 @@ def placed_points(fig: Figure, print_width: float) -> tuple[float, float]:
     return width, round(width * h / w, 2)
 
 
+# Constrained layout's solver (kiwisolver) adds its terms in an order that depends on where its
+# variables sit in memory, so two runs can place an axes a last bit apart (1 run in ~14 for card
+# 1's counting figure: one pixel off). Positions are snapped to this grid (figure fraction) once
+# the solver is done: a last-bit difference vanishes unless it straddles a grid midpoint
+# (~1e-7 per value). 1e-9 of a 1920-pixel card is 2e-6 px: nothing moves that anyone can see.
+LAYOUT_GRID = 1e-9
+
+
+def _snapped(bbox: Any) -> Any:
+    import numpy as np
+    from matplotlib.transforms import Bbox
+
+    return Bbox(
+        np.round(np.asarray(bbox.get_points(), dtype=np.float64) / LAYOUT_GRID) * LAYOUT_GRID
+    )
+
+
+def freeze_layout(fig: Figure) -> None:
+    """Run the figure's layout engine once (with the figure's own Agg renderer at its dpi),
+    snap every subfigure box and axes position to LAYOUT_GRID and switch the engine off: every
+    format encodes this one layout. A figure without an engine: nothing to do."""
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if engine is None or isinstance(engine, PlaceHolderLayoutEngine):
+        return
+    engine.execute(fig)
+    stack = list(fig.subfigs)
+    while stack:
+        sub = stack.pop(0)
+        sub.bbox_relative.set_points(_snapped(sub.bbox_relative).get_points())
+        stack += sub.subfigs
+    for ax in fig.get_axes():
+        # the private setter, as the engine itself uses: set_position would take the axes out
+        # of the layout (set_in_layout(False)), which a tight bounding box would then ignore
+        place: Any = ax
+        place._set_position(_snapped(ax.get_position(original=True)), which="original")
+        place._set_position(_snapped(ax.get_position(original=False)), which="active")
+    fig.set_layout_engine("none")
+
+
 def figure_bytes(
     fig: Figure,
     fmt: str,
@@ -85,6 +126,7 @@ def figure_bytes(
         kwargs["dpi"] = PDF_RASTER_DPI
     if fmt == "svg" and dpi is not None:
         kwargs["dpi"] = dpi
+    freeze_layout(fig)
     fonttype = "none" if svg_text == "live" else "path"
     with mpl.rc_context({"svg.fonttype": fonttype}):
         fig.savefig(buf, **kwargs)
@@ -203,20 +245,20 @@ def figure_bytes_multi(
     "svg-live" is the live-text SVG the HTML pages inline (the same bytes as "svg" when
     ``svg_text`` is "live"). SVG and PDF are placed at ``print_width`` inches if given.
 
-    The layout is computed once by a canonical Agg draw at the figure's dpi (the PNG encoding
-    when PNG is asked for at scale 1, which draws with Agg anyway, else a plain Agg draw) and then
-    frozen, so the bytes of one format do not depend on which other formats, or which --scale,
-    were asked for.
+    The layout is computed once with the figure's Agg renderer at its dpi, snapped and frozen
+    (freeze_layout), then drawn once with Agg (the PNG encoding when PNG is asked for at scale 1,
+    else a plain Agg draw), so the bytes of one format do not depend on which other formats, or
+    which --scale, were asked for, nor on where the solver's variables sat in memory.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
+    freeze_layout(fig)
     out: dict[str, bytes] = {}
     if "png" in formats and scale == 1:
         out["png"] = figure_bytes(fig, "png", print_width=print_width)
     else:
-        fig.canvas.draw()
-    fig.set_layout_engine("none")
+        fig.canvas.draw()  # the same first draw as the PNG's (what a draw sets, it sets for all)
     if "svg" in formats:
         out["svg"] = figure_bytes(fig, "svg", print_width=print_width, svg_text=svg_text)
     if "svg-live" in formats:
