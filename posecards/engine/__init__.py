@@ -6,7 +6,7 @@ units of work, their inputs and the files each makes) and runs it:
 - ``units``: Unit (name, declared inputs, recipe, render -> Rendered files), Plan;
 - ``inputs``: what outputs are made from (code, style, templates, texts, library versions);
 - ``unitcache``: the content-addressed cache of rendered units;
-- ``executor``: cache look-ups, a spawn pool (a fresh process per unit), progress as units finish,
+- ``executor``: cache look-ups, a pool of fresh processes (one per unit), progress as units finish,
   outputs in a deterministic order, the manifest;
 - ``manifest``: one manifest.json schema;
 - ``judge``: ``--check`` (every hash) and the up-to-date test of a rebuild (sizes and times,

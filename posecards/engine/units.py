@@ -72,6 +72,8 @@ class Plan:
     what: str = "card"  # progress: "3 of 10 card renders up to date in the cache"
     libraries: tuple[str, ...] = LIBRARIES
     extra: Mapping[str, Any] = field(default_factory=dict)  # more manifest keys (the model)
+    # modules the drawing processes' fork server imports once (what every unit would load)
+    preload: tuple[str, ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:

@@ -446,6 +446,10 @@ def card_sources(card: int | str) -> tuple[Any, ...]:
     return (data_dir("cards") / card_file_name(card), *extra)
 
 
+# what the drawing processes load once (render/warm.py), rather than once per card unit
+PRELOAD = ("posecards.render.warm",)
+
+
 def plan_build(cfg: BuildConfig) -> Plan:
     """Every unit of a build and the files each makes, from the options and card text alone."""
     from posecards.content import FIRST_TIME
@@ -517,4 +521,5 @@ def plan_build(cfg: BuildConfig) -> Plan:
         },
         units=tuple(units),
         sources=sources,
+        preload=PRELOAD,
     )

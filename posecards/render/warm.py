@@ -1,0 +1,49 @@
+"""What every drawing process needs, loaded once: the fork server that starts the card, deck
+and inspection processes (engine.executor, ``Plan.preload``) imports this module, and each
+unit's process is forked from it with these modules imported and the font files opened,
+instead of spending a second or two loading them again.
+
+Nothing is drawn, measured or parsed here (no text metrics, no mathtext, no layout): a unit's
+bytes depend on its inputs only, and every unit starts from this same state.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = (
+    "numpy",
+    "PIL.Image",
+    "PIL.PngImagePlugin",
+    "fontTools.subset",
+    "fontTools.ttLib",
+    "matplotlib.figure",
+    "matplotlib.font_manager",
+    "matplotlib.mathtext",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_svg",
+    "matplotlib.backends.backend_pdf",
+    "posecards.content",
+    "posecards.figures",
+    "posecards.figures.style",
+    "posecards.render.build",
+    "posecards.render.compose",
+    "posecards.render.figure",
+    "posecards.render.files",
+    "posecards.render.text",
+)
+
+
+def _load() -> None:
+    for name in MODULES:
+        importlib.import_module(name)
+    from matplotlib.font_manager import get_font
+
+    from posecards.fonts import font_entries
+
+    # open each font file (matplotlib keeps the FT2Font per file; a unit sets its size itself)
+    for entry in font_entries():
+        get_font(entry.fname)
+
+
+_load()
