@@ -34,6 +34,29 @@ E2E_MODULES = {  # every test here runs the command line on real work
 SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
 
 
+# pytest-xdist (make test: --dist loadgroup --no-loadscope-reorder): the tests of a module run
+# on one worker, in the order below, the costliest modules first (so that both cores stay busy
+# to the end), except the modules of many independent drawing tests, which are handed out one
+# test at a time at the end; a module not named here runs between the two.
+FIRST = (  # most expensive first; test_build makes the shared full build (`built`) at once
+    "test_build", "test_portability", "test_inspect_cli", "test_buildcache", "test_deck",
+    "test_measure", "test_browser", "test_reliability", "test_fonts", "test_figure_pages",
+    "test_check", "test_explore", "test_projection",
+)  # fmt: skip
+SPREAD = {
+    "test_layout", "test_contrast", "test_compose", "test_inspect_families",
+    "test_card1", "test_card2", "test_card3", "test_card4", "test_card5", "test_card6",
+    "test_card7",
+}  # fmt: skip
+
+
+def _rank(item: pytest.Item) -> int:
+    module = item.path.stem
+    if module in FIRST:
+        return FIRST.index(module)
+    return len(FIRST) + (module in SPREAD)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -44,6 +67,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+        if module not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(module))
+    items.sort(key=_rank)  # stable: a module's tests keep their order
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

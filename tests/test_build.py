@@ -90,15 +90,18 @@ def test_same_inputs_same_bytes_across_jobs(
         monkeypatch.setenv("POSECARDS_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
         out = tmp_path / f"jobs-{jobs}"
         r = run(
-            "build", "--out", str(out), "--cards", "2,4", "--format", ALL_FORMATS, "--jobs", jobs
+            "build",
+            *("--out", str(out), "--cards", "2,4", "--lang", "zh", "--format", ALL_FORMATS),
+            *("--jobs", jobs),
         )
         assert r.returncode == 0, r.stderr
-        # cards 2 and 4 in two languages: four card units, all rendered, none from a cache
-        assert "0 of 4 card renders up to date in the cache" in r.stderr, r.stderr
-        assert len(re.findall(r"rendered$", r.stderr, flags=re.M)) == 4, r.stderr
+        # cards 2 and 4 in Chinese (every font, CJK too): two card units drawn side by side
+        # with --jobs 2, all rendered, none from a cache
+        assert "0 of 2 card renders up to date in the cache" in r.stderr, r.stderr
+        assert len(re.findall(r"rendered$", r.stderr, flags=re.M)) == 2, r.stderr
         trees.append(tree(out))
     a, b = trees
-    assert a.keys() == b.keys() and len(a) > 20
+    assert a.keys() == b.keys() and len(a) > 15
     differ = [k for k in a if a[k] != b[k]]
     assert not differ, differ[:5]
 

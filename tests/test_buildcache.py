@@ -15,7 +15,8 @@ from posecards.config import BuildConfig, Look, PEParams
 from posecards.engine import executor
 from posecards.render.build import plan_build
 
-SMALL = ["--cards", "2", "--lang", "en", "--format", "svg,html"]
+# the quickest card to draw (card 4), with its pages: one card unit, the pages and the explorer
+SMALL = ["--cards", "4", "--lang", "en", "--format", "svg,html"]
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def test_unchanged_never_rebuilds_changed_always_does(cache: Path, tmp_path: Pat
     # a changed parameter is a different key: rendered again, and the text follows it
     changed = run("build", "--out", str(out), *SMALL, "--base", "20000")
     assert changed.returncode == 0 and renders(changed.stderr) == 1
-    assert "base = 20,000" in next((out / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
+    assert "base = 20,000" in next((out / "en").glob("card-4-*.html")).read_text(encoding="utf-8")
 
 
 def test_cache_and_no_cache_give_identical_files(cache: Path, tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_a_no_op_trusts_a_file_only_while_its_stat_is_unchanged(
     assert run("build", "--out", str(out), *SMALL, "--quiet").returncode == 0
     good = tree(out)
     # the same size and modification time, other bytes: the change time and the hash tell
-    svg = next((out / "en").glob("card-2-*.svg"))
+    svg = next((out / "en").glob("card-4-*.svg"))
     st = svg.stat()
     data = bytearray(svg.read_bytes())
     data[-10] ^= 1

@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -295,12 +296,31 @@ def test_bad_options_are_one_line_exit_2(args: list[str], message: str, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_quick_means_one_seed_and_120_steps_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from posecards import cli, commands
+
+    seen: list[Any] = []
+    monkeypatch.setattr(commands, "measure", lambda cfg, say=None: seen.append(cfg) or 0.0)
+    out = str(tmp_path / "m.json")
+    for args in (["--quick"], ["--quick", "--steps", "7"], ["--quick", "--seeds", "2"], []):
+        assert (
+            CliRunner().invoke(cli.app, ["measure", "--out", out, "--quiet", *args]).exit_code == 0
+        )
+    assert [(c.seeds, c.steps) for c in seen] == [(1, 120), (1, 7), (2, 120), (3, 300)]
+
+
 def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
+    # --quick with fewer steps (the whole pipeline, each scheme trained and evaluated at every
+    # length; the mapping of --quick itself is the test above)
     out = tmp_path / "quick.json"
-    r = run("measure", "--quick", "--jobs", "2", "--out", str(out))
+    r = run("measure", "--quick", "--steps", "12", "--jobs", "2", "--out", str(out))
     assert r.returncode == 0, r.stderr
     doc = results.load(out)
-    assert doc["config"]["seeds"] == [0] and doc["config"]["steps"] == 120
+    assert doc["config"]["seeds"] == [0] and doc["config"]["steps"] == 12
     assert doc["config"]["train_length"] == 64 and doc["config"]["eval_lengths"] == [
         64,
         128,
@@ -310,4 +330,4 @@ def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
     # one progress bar per run on stderr, each reaching its last step
     for scheme in P.SCHEMES:
         assert f"{scheme} seed 0" in r.stderr
-    assert r.stderr.count("120/120 steps") == len(P.SCHEMES)
+    assert r.stderr.count("12/12 steps") == len(P.SCHEMES)
