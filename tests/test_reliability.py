@@ -199,17 +199,24 @@ def test_a_killed_worker_fails_the_build_cleanly(previous: tuple[Path, dict[str,
         text=True,
     )
 
+    def kids(pid: int) -> list[int]:
+        path = Path(f"/proc/{pid}/task/{pid}/children")
+        try:
+            return [int(x) for x in path.read_text().split()]
+        except OSError:
+            return []
+
     def workers() -> list[int]:
-        path = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-        pids = [int(x) for x in path.read_text().split()] if path.exists() else []
         found = []
-        for pid in pids:  # the render workers, not spawn's resource tracker
+        for pid in kids(proc.pid):  # the render workers, not the resource tracker
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"spawn_main" in cmd:
+            if b"spawn_main" in cmd:  # spawned
                 found.append(pid)
+            elif b"forkserver" in cmd:  # forked from the fork server: its children
+                found += kids(pid)
         return found
 
     children: list[int] = []

@@ -47,7 +47,9 @@ def _fresh_processes(preload: tuple[str, ...]) -> Any:
     if not preload or "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(preload))  # used when the server starts (once a process)
+    # used when the server starts (once a process); engine.forked first: a process started
+    # while the build stops prints no traceback
+    ctx.set_forkserver_preload(["posecards.engine.forked", *preload])
     return ctx
 
 
