@@ -23,6 +23,7 @@ from posecards.model.names import display_name, model_slug
 from posecards.model.positions import Found, LearnedPositions, RopePositions
 from posecards.render.build import (
     PAGES,
+    PRELOAD,
     THEME_NAMES_ZH,
     PageSource,
     card_sources,
@@ -229,6 +230,8 @@ def plan_inspection(
         sources={name: card_sources(card)},
         what="inspection",
         extra={"model": model},
+        # what its drawing processes load once (render/warm.py, this module, its figures)
+        preload=(*PRELOAD, "posecards.render.inspect", "posecards.figures.inspect"),
     )
 
 

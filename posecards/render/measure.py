@@ -199,7 +199,8 @@ def _sits_on(box: Box, mark: tuple[str, Any, float], clip: Box) -> bool:
 
 
 def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
-    """Draw ``fig`` once with Agg and measure its text (floors for a page of text ``scale``)."""
+    """Lay ``fig`` out with Agg's renderer once and measure its text (floors for a page of text
+    ``scale``)."""
     from matplotlib.axes import Axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -207,8 +208,9 @@ def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
-    with _spy_texts() as drawn:
-        canvas.draw()
+    # a draw that lays everything out and draws no pixel (what is measured is geometry)
+    with _spy_texts() as drawn, renderer._draw_disabled():
+        fig.draw(renderer)
     dpi = float(fig.dpi)
     W, H = canvas.get_width_height()
     items: list[TextItem] = []
