@@ -46,7 +46,7 @@ $(NODE_TOOLS)/node_modules/.package-lock.json: $(NODE_TOOLS)/package.json $(NODE
 
 # pytest-xdist: one worker per core; a file's tests stay on one worker (they share its fixtures)
 # and all workers share one full build (tests/conftest.py: once_per_run)
-XDIST := -n auto --dist loadgroup --no-loadscope-reorder
+XDIST := -n auto --dist loadscope --no-loadscope-reorder
 
 test: $(VENV)/.testdeps lint $(NODE_TOOLS)/node_modules/.package-lock.json ## lint, then run the whole test suite
 	$(BIN)/python -m pytest $(XDIST)

@@ -34,10 +34,10 @@ E2E_MODULES = {  # every test here runs the command line on real work
 SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
 
 
-# pytest-xdist (make test: --dist loadgroup --no-loadscope-reorder): the tests of a module run
-# on one worker, in the order below, the costliest modules first (so that both cores stay busy
-# to the end), except the modules of many independent drawing tests, which are handed out one
-# test at a time at the end; a module not named here runs between the two.
+# pytest-xdist (make test: --dist loadscope --no-loadscope-reorder, scheduler below): the tests
+# of a module run on one worker (its module fixtures are made once), the costliest modules first
+# so that both cores stay busy to the end; the modules of many independent drawing tests are
+# handed out one test at a time, last; a module not named here runs between the two.
 FIRST = (  # most expensive first; test_build makes the shared full build (`built`) at once
     "test_build", "test_portability", "test_inspect_cli", "test_buildcache", "test_deck",
     "test_measure", "test_browser", "test_reliability", "test_fonts", "test_figure_pages",
@@ -67,9 +67,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-        if module not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(module))
     items.sort(key=_rank)  # stable: a module's tests keep their order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Work units for xdist: a module, or a single test of a SPREAD module, in collection order.
+    (xdist's loadgroup marks do not reach its scheduler with pytest 9, whose node ids are no
+    longer the attribute xdist rewrites.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesThenTests(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if Path(module).stem in SPREAD else module
+
+    return ModulesThenTests(config, log)
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
