@@ -45,6 +45,15 @@ NOTES_KEYS = (
 )
 
 
+def _collect() -> None:
+    """Garbage collection after a slide, at a fixed point (see render.build.render_card); then
+    everything still alive is frozen (gc.freeze), so that the next collection scans only what the
+    next slide makes instead of every module, font and cache again (card 3's six slides: 0.77 s
+    of collections, 0.46 s frozen)."""
+    gc.collect()
+    gc.freeze()
+
+
 def _items(slide: Mapping[str, Any]) -> dict[str, Any]:
     """notes.json's "items" of a slide that lists some (agenda, pitfalls, sources), as shown."""
     return {"items": slide["items"]} if "items" in slide else {}
@@ -216,6 +225,7 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     book = PageBook()
     pdf_name = f"{job.lang}/card-{job.card}.pages.pdf"
     gc.disable()
+    gc.freeze()  # see _collect
     try:
         with card_style(job.theme) as th:
             for s in job.slides:
@@ -269,9 +279,10 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                 overview = s.kind == "overview"
                 meta[-1]["alt"] = filled_card.thesis if overview else alts.get(s.figure or "", "")
                 del pic
-                gc.collect()
+                _collect()
             helpers[pdf_name] = book.close()
     finally:
+        gc.unfreeze()
         gc.enable()
     return Rendered(out, helpers, {"numbers": numbers, "slides": meta})
 
@@ -300,6 +311,7 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     book = PageBook()
     pdf_name = f"{job.lang}/frame.pages.pdf"
     gc.disable()
+    gc.freeze()  # see _collect
     try:
         with card_style(job.theme) as th:
             for s in job.slides:
@@ -340,9 +352,10 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
                 page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
                 del pic
-                gc.collect()
+                _collect()
             helpers[pdf_name] = book.close()
     finally:
+        gc.unfreeze()
         gc.enable()
     return Rendered(out, helpers, {"slides": meta})
 
