@@ -4,7 +4,7 @@
 Units, each drawing one in a fresh process and kept in the unit cache:
 - one per (card, language): the card's overview, panel and animation slides (pictures, PDF
   pages, PPTX pictures) and the slides' titles and notes;
-- one per animation (its text is mathematics only: the same file in every language);
+- one for the animations (their text is mathematics only: the same files in every language);
 - one per language for the title and closing slides (after the cards: they quote their numbers);
 - one per language for the assembled deck.pptx, deck.pdf and notes.json (no drawing:
   python-pptx, pypdf; in the calling process).
@@ -29,6 +29,7 @@ from posecards.paths import data_dir
 from posecards.render.text import CardTextError
 
 ANIMATION_MS = 250  # per frame
+ANIMATIONS_UNIT = "animations"  # the unit that draws every animation
 DECK_TEXT = "deck"  # cards/deck.toml: slide titles and speaker notes
 DECK_LIBRARIES = ("python-pptx", "pypdf", "lxml")  # besides the drawing libraries of the cards
 # what DIR/<lang>/notes.json records per slide: its text and its measured smallest text
@@ -79,7 +80,7 @@ class FrameJob:
 
 @dataclass(frozen=True)
 class AnimationJob:
-    name: str
+    names: tuple[str, ...]  # every animation, in this order in one process
     theme: str
     params: PEParams
     langs: tuple[str, ...]
@@ -361,21 +362,25 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
 
 
 def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
-    """GIF and APNG of one animation (mathematics only on it: the same file in every language's
-    folder)."""
+    """GIF and APNG of every animation (mathematics only on them: the same file in every
+    language's folder). One unit for all: an animation is drawn in about as long as a fresh
+    process takes to import matplotlib and load the fonts."""
     from posecards.deck import draw as d
     from posecards.figures.style import card_style
 
     out: dict[str, bytes] = {}
     gc.disable()
     try:
-        with card_style(job.theme) as th:
-            data, n_frames = _animation_data(job.name, job.params)
-            frames = d.animation_frames(job.name, data, th, n_frames, _animation_size())
-            gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
-            for lang in job.langs:
-                out[f"{lang}/animations/{job.name}.gif"] = gif
-                out[f"{lang}/animations/{job.name}.png"] = apng
+        for name in job.names:
+            with card_style(job.theme) as th:
+                data, n_frames = _animation_data(name, job.params)
+                frames = d.animation_frames(name, data, th, n_frames, _animation_size())
+                gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
+                for lang in job.langs:
+                    out[f"{lang}/animations/{name}.gif"] = gif
+                    out[f"{lang}/animations/{name}.png"] = apng
+            del frames, data
+            gc.collect()  # at a fixed point: see render.build.render_card
     finally:
         gc.enable()
     return Rendered(out)
@@ -429,14 +434,16 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
 
     units = [
         Unit(
-            name=f"animation {name}",
+            name=ANIMATIONS_UNIT,
             render=render_animations,
-            job=AnimationJob(name, cfg.theme, cfg.params, cfg.langs),
+            job=AnimationJob(tuple(ANIMATIONS), cfg.theme, cfg.params, cfg.langs),
             files=tuple(
-                f"{lang}/animations/{name}.{ext}" for lang in cfg.langs for ext in ("gif", "png")
+                f"{lang}/animations/{name}.{ext}"
+                for name in ANIMATIONS
+                for lang in cfg.langs
+                for ext in ("gif", "png")
             ),
         )
-        for name in ANIMATIONS
     ]
     card_jobs = [
         CardSlidesJob(c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c))
@@ -477,7 +484,7 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
                 files=(*assembled, f"{lang}/notes.json"),
                 texts=every,
                 needs=(
-                    *(f"animation {name}" for name in ANIMATIONS),
+                    ANIMATIONS_UNIT,
                     *(card_slides_unit(c, lang) for c in cfg.cards),
                     frame_unit(lang),
                 ),

@@ -626,12 +626,18 @@ def animation_frames(
     update(n_frames // 2)
     canvas.draw()
     fig.set_layout_engine("none")
+    for ax in fig.axes:
+        # the axes titles stay where that draw placed them (no frame moves an axes or a
+        # title): matplotlib would otherwise measure every tick label again on each frame to
+        # place them, half of a clocks frame's time
+        ax._autotitlepos = False
     frames = []
     for i in range(n_frames):
         update(i)
         canvas.draw()
-        rgba = np.asarray(canvas.buffer_rgba())
-        frames.append(Image.fromarray(rgba[:, :, :3].copy()))
+        # RGBA to RGB drops the alpha channel (no compositing): the same pixels as slicing it
+        # off, four times faster
+        frames.append(Image.fromarray(np.asarray(canvas.buffer_rgba())).convert("RGB"))
     return frames
 
 
