@@ -39,11 +39,11 @@ from posecards.paths import data_dir
 from posecards.render.text import (
     Bilingual,
     CardTextError,
+    KeyLines,
     Text,
     TextSource,
     chosen_variants,
     fill,
-    key_lines,
     parse_bilingual,
     parse_names,
     parse_text,
@@ -124,7 +124,7 @@ def load_deck_text(folder: Path | None = None) -> DeckText:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CardTextError(f"{path.name}: syntax error: {exc}") from None
-    src = parse_names(data.get("names"), TextSource(path.name, key_lines(source)), _squash)
+    src = parse_names(data.get("names"), TextSource(path.name, KeyLines(source)), _squash)
     deck = data.get("deck")
     title = _slide(deck, src, "deck", REQUIRED_OTHER)
     subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, src, "deck.subtitle")
