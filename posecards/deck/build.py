@@ -191,7 +191,7 @@ def _animation_data(name: str, params: PEParams) -> tuple[Any, int]:
 
 
 def _animation_size() -> tuple[float, float]:
-    from posecards.deck.draw import deck_look
+    from posecards.deck.look import deck_look
 
     look = deck_look()
     return (look.picture_box[2] / look.magnify, look.picture_box[3] / look.magnify)
@@ -292,6 +292,7 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     """The title slide, the closing (pitfalls) slide and the sources slides of one language
     (they quote numbers of the cards: from the card slide units it needs)."""
     from posecards.deck import draw as d
+    from posecards.deck.look import deck_look
     from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
     from posecards.deck.pdf import PageBook
     from posecards.figures.style import card_style
@@ -331,7 +332,7 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
                     title = filled.title
                     if len(pages) > 1:
                         title = f"{title} ({s.page + 1}/{len(pages)})"
-                    pic = d.bullets_slide(title, items, th, d.deck_look().sources_size)
+                    pic = d.bullets_slide(title, items, th, deck_look().sources_size)
                     filled = FilledSlideText(title, filled.notes)
                     extra = {"items": items}
                 else:

@@ -580,7 +580,7 @@ def animation_frames(
         # the axes titles stay where that draw placed them (no frame moves an axes or a
         # title): matplotlib would otherwise measure every tick label again on each frame to
         # place them, half of a clocks frame's time
-        ax._autotitlepos = False
+        ax._autotitlepos = False  # type: ignore[attr-defined]
     frames = []
     for i in range(n_frames):
         update(i)
