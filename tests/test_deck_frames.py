@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +131,33 @@ def test_deck_text_is_bilingual_and_uses_the_glossary() -> None:
             assert en == zh, f"{s.key}: placeholders differ: {sorted(en ^ zh)}"
     asks = [b for s in slides for _, b in all_texts([("ask", dict(s.parts)["ask"])])]
     assert all(a.en.rstrip().endswith("?") and a.zh.rstrip().endswith("？") for a in asks)
+
+
+def test_deck_text_kept_as_json_reads_back_as_parsed_and_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deck text's TOML data kept in the cache (notes._toml_data) is tomllib's, on the
+    first read and from the kept copy; a kept copy changed after it was written is not
+    trusted; a value JSON does not give back (a date) is parsed every time, never kept."""
+    import tomllib
+
+    from posecards.deck import notes
+    from posecards.paths import data_dir
+
+    monkeypatch.setenv("POSECARDS_CACHE_DIR", str(tmp_path / "cache"))
+    path = data_dir("cards") / "deck.toml"
+    source = path.read_text(encoding="utf-8")
+    parsed = tomllib.loads(source)
+    assert notes._toml_data(path, source) == parsed  # parsed, then kept
+    (kept,) = (tmp_path / "cache" / "texts").iterdir()
+    assert notes._toml_data(path, source) == parsed  # read back from the kept copy
+    # a kept copy edited after it was written (its first line: the sha256 of the rest)
+    digest, _, blob = kept.read_bytes().partition(b"\n")
+    forged = blob.replace(b'"card": 3', b'"card": 4', 1)
+    assert forged != blob
+    kept.write_bytes(digest + b"\n" + forged)
+    assert notes._toml_data(path, source) == parsed
+    assert kept.read_bytes().partition(b"\n")[2] == blob  # and replaced by what is true
+    dated = "when = 2026-12-01\n[animations.x]\ncard = 1\n"
+    assert notes._toml_data(path, dated) == tomllib.loads(dated)
+    assert len(list((tmp_path / "cache" / "texts").iterdir())) == 1  # nothing kept for it

@@ -39,11 +39,11 @@ from posecards.paths import data_dir
 from posecards.render.text import (
     Bilingual,
     CardTextError,
+    KeyLines,
     Text,
     TextSource,
     chosen_variants,
     fill,
-    key_lines,
     parse_bilingual,
     parse_names,
     parse_text,
@@ -113,6 +113,46 @@ def _slide(table: Any, src: TextSource, key: str, required: tuple[str, ...]) -> 
     )
 
 
+def _toml_data(path: Path, source: str) -> dict[str, Any]:
+    """The TOML data of the deck text. Kept as JSON beside the unit cache, named by the sha256
+    of the text: the deck text is the largest file a build plans from (100 kB: tomllib, pure
+    Python, takes longer than the rest of a no-op deck build's planning), and JSON reads back
+    the same values (str, int, float, bool, lists and tables) ten times faster. Any other
+    value, or no cache, and it is parsed every time."""
+    import hashlib
+    import json
+    import sys
+
+    from posecards.cache import cache_dir, write_atomic
+
+    base = cache_dir()
+    sha = hashlib.sha256(f"{sys.version_info[:2]}\n{source}".encode()).hexdigest()
+    memo = base / "texts" / f"{sha}.json" if base is not None else None
+    if memo is not None and memo.is_file():
+        # first line: the sha256 of the rest, as the unit cache checks its files: a copy that
+        # is not what was written is parsed again (and replaced), never trusted
+        try:
+            digest, _, blob = memo.read_bytes().partition(b"\n")
+            if digest.decode() == hashlib.sha256(blob).hexdigest():
+                kept: dict[str, Any] = json.loads(blob)
+                return kept
+        except (OSError, ValueError):
+            pass
+    try:
+        data = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as exc:
+        raise CardTextError(f"{path.name}: syntax error: {exc}") from None
+    if memo is not None:
+        try:
+            blob = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            if json.loads(blob) == data:  # only what JSON gives back as it was
+                memo.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(memo, hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob)
+        except (OSError, TypeError, ValueError):
+            pass  # a date, NaN or an unwritable cache: parsed every time
+    return data
+
+
 @cache
 def load_deck_text(folder: Path | None = None) -> DeckText:
     """Read and validate ``cards/deck.toml``; errors name the file, the key and the line."""
@@ -120,11 +160,8 @@ def load_deck_text(folder: Path | None = None) -> DeckText:
     if not path.is_file():
         raise CardTextError(f"deck text {path} not found")
     source = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
-        raise CardTextError(f"{path.name}: syntax error: {exc}") from None
-    src = parse_names(data.get("names"), TextSource(path.name, key_lines(source)), _squash)
+    data = _toml_data(path, source)
+    src = parse_names(data.get("names"), TextSource(path.name, KeyLines(source)), _squash)
     deck = data.get("deck")
     title = _slide(deck, src, "deck", REQUIRED_OTHER)
     subtitle = _bi(deck.get("subtitle") if isinstance(deck, dict) else None, src, "deck.subtitle")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posecards.deck.notes import load_deck_text
-from posecards.render.text import Source, load_card_text
+from posecards.render.text import CardText, Source, load_card_text
 
 # Slides made by the frame unit (not by one card's unit): they quote several cards
 FRAME_KINDS = ("title", "closing", "sources")
@@ -29,9 +29,9 @@ class PlannedSlide:
 
 def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
     deck = load_deck_text()
+    texts = [load_card_text(c) for c in cards]
     slides = [PlannedSlide(1, "title", "title")]
-    for c in cards:
-        text = load_card_text(c)
+    for c, text in zip(cards, texts, strict=True):
         slides.append(PlannedSlide(len(slides) + 1, "overview", f"card-{c}-{text.slug}", c))
         for p in text.panels:
             slides.append(PlannedSlide(len(slides) + 1, "panel", p.id, c, p.id))
@@ -41,7 +41,7 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
                     PlannedSlide(len(slides) + 1, "animation", f"animation-{name}", c, name)
                 )
     slides.append(PlannedSlide(len(slides) + 1, "closing", "pitfalls"))
-    pages = deck_sources(cards)
+    pages = _paged_sources(texts)
     for i in range(len(pages)):
         slug = "sources" if len(pages) == 1 else f"sources-{i + 1}"
         slides.append(PlannedSlide(len(slides) + 1, "sources", slug, page=i))
@@ -51,11 +51,15 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
 def deck_sources(cards: tuple[int, ...]) -> list[list[Source]]:
     """The sources of the deck's cards, each once, in the order the cards first cite them, cut
     into pages of ``sources_per_slide`` (templates/deck.toml) for the last slides."""
-    from posecards.deck.draw import deck_look
+    return _paged_sources([load_card_text(c) for c in cards])
+
+
+def _paged_sources(texts: list[CardText]) -> list[list[Source]]:
+    from posecards.deck.look import deck_look
 
     seen: dict[str, Source] = {}
-    for c in cards:
-        for s in load_card_text(c).sources:
+    for text in texts:
+        for s in text.sources:
             seen.setdefault(s.key, s)
     per = deck_look().sources_per_slide
     every = list(seen.values())

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
-from posecards.deck.draw import deck_look
+from posecards.deck.look import deck_look
 from posecards.deck.plan import picture_name
 
 FONT = "Noto Sans CJK SC"

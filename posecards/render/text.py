@@ -144,26 +144,27 @@ def _filters(e: re.Match[str]) -> list[str]:
 
 def _check_placeholders(text: str, src: TextSource, key: str) -> None:
     """Card text is text: placeholders only, each a name and known filters."""
-    at = src.at(key)
     if _LOGIC.search(text):
         raise CardTextError(
-            f"{at}: '{key}' contains template logic ({{% %}} or {{# #}}): card text is plain "
+            f"{src.at(key)}: '{key}' contains template logic ({{% %}} or {{# #}}): card text is plain "
             "text; give the field variants and let the content choose (docs/cards.md)"
         )
     rest = _PLACEHOLDER.sub("", text)
     if "{{" in rest or "}}" in rest:
-        raise CardTextError(f"{at}: '{key}' has an unclosed placeholder ({{{{ without }}}})")
+        raise CardTextError(
+            f"{src.at(key)}: '{key}' has an unclosed placeholder ({{{{ without }}}})"
+        )
     for m in _PLACEHOLDER.finditer(text):
         e = _EXPR.fullmatch(m.group(1))
         if e is None:
             raise CardTextError(
-                f"{at}: '{key}': placeholder {m.group(0)!r} is not a name with filters, "
+                f"{src.at(key)}: '{key}': placeholder {m.group(0)!r} is not a name with filters, "
                 "e.g. {{ x | num(2) }}"
             )
         for f in _FILTER.finditer(e.group("filters").strip()):
             if f.group(1) not in FILTERS:
                 raise CardTextError(
-                    f"{at}: '{key}': unknown filter '{f.group(1)}' in {m.group(0)!r} "
+                    f"{src.at(key)}: '{key}': unknown filter '{f.group(1)}' in {m.group(0)!r} "
                     f"(filters: {', '.join(FILTERS)})"
                 )
             if f.group(1) == "name":
@@ -171,7 +172,7 @@ def _check_placeholders(text: str, src: TextSource, key: str) -> None:
                 if arg not in src.names:
                     have = ", ".join(src.names) or "none"
                     raise CardTextError(
-                        f"{at}: '{key}': {m.group(0)!r} names [names.{arg}], which "
+                        f"{src.at(key)}: '{key}': {m.group(0)!r} names [names.{arg}], which "
                         f"{src.file} does not have (it has: {have})"
                     )
 
@@ -270,6 +271,29 @@ def key_lines(source: str) -> dict[str, int]:
             record(table + path, number)
             state = _scan(s[eq + 1 :], (None, 0))
     return lines
+
+
+class KeyLines(Mapping[str, int]):
+    """``key_lines(source)``, worked out when first read: only messages about the text need
+    it, and a no-op build reads the text without one."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._lines: dict[str, int] | None = None
+
+    def _all(self) -> dict[str, int]:
+        if self._lines is None:
+            self._lines = key_lines(self._source)
+        return self._lines
+
+    def __getitem__(self, key: str) -> int:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def _scan_key_end(s: str) -> int:
@@ -476,19 +500,26 @@ def parse_sources(raw: Any, src: TextSource) -> tuple[Source, ...]:
         raise CardTextError(f"{src.at('sources')}: 'sources' must be [sources.<key>] tables")
     out = []
     for key, t in raw.items():
-        at = src.at(f"sources.{key}")
         for field_name in ("authors", "title"):
             if not isinstance(t.get(field_name), str) or not t[field_name].strip():
-                raise CardTextError(f"{at}: source '{key}' has no {field_name}")
+                raise CardTextError(
+                    f"{src.at(f'sources.{key}')}: source '{key}' has no {field_name}"
+                )
         year = t.get("year")
         if not isinstance(year, int) or not 1900 < year < 2100:
-            raise CardTextError(f"{at}: source '{key}' needs a year (e.g. year = 2017)")
+            raise CardTextError(
+                f"{src.at(f'sources.{key}')}: source '{key}' needs a year (e.g. year = 2017)"
+            )
         arxiv = t.get("arxiv", "")
         if not isinstance(arxiv, str) or (arxiv and not _ARXIV.match(arxiv)):
-            raise CardTextError(f"{at}: source '{key}': arxiv must be an id such as '1706.03762'")
+            raise CardTextError(
+                f"{src.at(f'sources.{key}')}: source '{key}': arxiv must be an id such as '1706.03762'"
+            )
         where = t.get("where")
         if not arxiv and where is None:
-            raise CardTextError(f"{at}: source '{key}' has neither an arxiv id nor a 'where'")
+            raise CardTextError(
+                f"{src.at(f'sources.{key}')}: source '{key}' has neither an arxiv id nor a 'where'"
+            )
         out.append(
             Source(
                 key=key,
@@ -581,7 +612,7 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CardTextError(f"{path.name}: syntax error: {exc}") from None
-    src = TextSource(path.name, key_lines(source))
+    src = TextSource(path.name, KeyLines(source))
     src = parse_names(data.get("names"), src)
 
     def need(key: str) -> Any:
