@@ -421,6 +421,16 @@ def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
     return Rendered(out)
 
 
+# what the slide-drawing processes load once (render/warm.py and the deck's drawing modules)
+DECK_PRELOAD = (
+    "posecards.render.warm",
+    "posecards.deck.draw",
+    "posecards.deck.frames",
+    "posecards.deck.notes",
+    "posecards.deck.pdf",
+)
+
+
 def plan_deck_build(cfg: DeckConfig) -> Plan:
     """Every unit of a deck build and the files each makes, from the options and text alone."""
     from posecards.deck.notes import ANIMATIONS
@@ -508,4 +518,5 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
         sources=sources,
         what="deck",
         libraries=LIBRARIES + DECK_LIBRARIES,
+        preload=DECK_PRELOAD,
     )
