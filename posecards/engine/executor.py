@@ -53,6 +53,17 @@ def _fresh_processes(preload: tuple[str, ...]) -> Any:
     return ctx
 
 
+def _stop_fork_server() -> None:
+    """Stop this process's fork server (if one runs) once its pool is done, and wait for it:
+    the CPU time of the processes it forked then counts as this process's children's, as a
+    spawned pool's does (benchmarks/run.py measures it so); the next run starts a new one."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if stop is not None:
+        stop()
+
+
 def unit_keys(plan: Plan) -> dict[str, str | None]:
     """The cache key of every unit (None: not cached, nor is anything that needs it)."""
     digests: dict[str, str] = {}
@@ -199,6 +210,8 @@ class _Runner:
             pool.shutdown(wait=True, cancel_futures=True)  # quick: the workers are gone
             raise
         pool.shutdown(wait=True)
+        # only here: after Ctrl-C/SIGTERM the server's lock may be held by the interrupted code
+        _stop_fork_server()
 
     def _loop(self, pool: ProcessPoolExecutor, todo: list[Unit]) -> None:
         waiting = list(todo)
