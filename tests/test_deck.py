@@ -62,7 +62,7 @@ def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
 @pytest.fixture(scope="session")
 def deck_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("deck") / "out"
-    r = run("deck", "--out", str(out), "--cards", "1,3", "--jobs", "2", "--quiet")
+    r = run("deck", "--out", str(out), "--cards", "1,3", "--jobs", "2", "--quiet")  # 2 decks
     assert r.returncode == 0, r.stderr
     return out
 
@@ -519,6 +519,28 @@ def test_libreoffice_takes_the_regional_form_from_the_run_language(tmp_path: Pat
         counts[tag] = sc_and_jp_counts(to_pdf(path, tmp_path / tag))
     assert counts["zh-CN"][0] >= 8 and counts["zh-CN"][1] == 0, counts
     assert counts["ja-JP"][1] >= 8 and counts["ja-JP"][0] == 0, counts
+
+
+def test_every_slide_png_draws_what_its_svg_draws(deck_built: Path) -> None:
+    """A slide's PNG is the buffer of the slide's measuring draw: it must hold the picture that
+    its SVG (drawn by librsvg) holds, not an empty canvas."""
+    from filecheck import blurred_rms, rsvg_png, tools_missing
+    from PIL import Image, ImageStat
+
+    if missing := tools_missing():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"CI must have {missing} (.ci/run installs them)")
+        pytest.skip(f"{missing} not installed")
+    checked = 0
+    for lang in ("en", "zh"):
+        for svg in sorted((deck_built / lang / "slides").glob("*.svg")):
+            png = svg.with_suffix(".png").read_bytes()
+            with Image.open(io.BytesIO(png)) as im:
+                assert max(ImageStat.Stat(im.convert("L")).stddev) > 5, f"{svg.name}: blank"
+            rms = blurred_rms(rsvg_png(svg, 960), png)
+            assert rms < 10, f"{lang}/{svg.name}: PNG and SVG differ (blurred RMS {rms:.1f})"
+            checked += 1
+    assert checked == 2 * len(plan_deck((1, 3)))  # every slide of both decks (deck_built)
 
 
 def test_deck_pdf_draws_alike_in_ghostscript_and_poppler(deck_built: Path) -> None:

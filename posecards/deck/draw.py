@@ -74,16 +74,16 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, fl
     PDF page is written later, see SlidePicture.pdf_figure); and the sizes of the texts drawn."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from posecards.render.files import SAVE_METADATA
+    from posecards.render.files import SAVE_METADATA, freeze_layout
 
     FigureCanvasAgg(fig)
+    freeze_layout(fig)  # solved once, snapped, then fixed (render/files.freeze_layout)
     sizes: list[tuple[float, float]] = []
     out = {}
     with _record_text_sizes(sizes):
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, metadata=SAVE_METADATA["png"])
         out["png"] = buf.getvalue()
-    fig.set_layout_engine("none")
     return out["png"], slide_svg(fig, dpi), sizes
 
 
@@ -198,10 +198,12 @@ class _Page:
         import numpy as np
 
         from posecards.figures.roles import SCRIPT_FRACTION
+        from posecards.render.files import freeze_layout
         from posecards.render.measure import measure_figure
 
         look = self.look
-        report = measure_figure(self.fig)
+        freeze_layout(self.fig)  # the cards' layout: solved once, snapped, then fixed
+        report = measure_figure(self.fig, pixels=True)
         # that draw is the PNG: encode its buffer rather than drawing the slide again
         rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
         self.fig.set_layout_engine("none")
@@ -565,6 +567,7 @@ def animation_frames(
     from PIL import Image
 
     from posecards.figures.roles import freeze_tick_sizes, page_roles
+    from posecards.render.files import freeze_layout
 
     look = deck_look()
     dpi = look.animation_px / size_in[0]
@@ -574,8 +577,8 @@ def animation_frames(
         update = ANIMATION_SETUP[name](fig, data, th)
         freeze_tick_sizes(fig)
     update(n_frames // 2)
+    freeze_layout(fig)  # solved once, snapped, then fixed (render/files.freeze_layout)
     canvas.draw()
-    fig.set_layout_engine("none")
     for ax in fig.axes:
         # the axes titles stay where that draw placed them (no frame moves an axes or a
         # title): matplotlib would otherwise measure every tick label again on each frame to

@@ -198,9 +198,10 @@ def _sits_on(box: Box, mark: tuple[str, Any, float], clip: Box) -> bool:
     return x0 - r < px < x1 + r and y0 - r < py < y1 + r
 
 
-def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
+def measure_figure(fig: Figure, scale: float = 1.0, *, pixels: bool = False) -> LayoutReport:
     """Lay ``fig`` out with Agg's renderer once and measure its text (floors for a page of text
-    ``scale``)."""
+    ``scale``). ``pixels``: a full draw, whose buffer the caller encodes (the deck's slides);
+    otherwise the draw lays out and paints nothing (what is measured is geometry)."""
     from matplotlib.axes import Axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -208,9 +209,12 @@ def measure_figure(fig: Figure, scale: float = 1.0) -> LayoutReport:
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
-    # a draw that lays everything out and draws no pixel (what is measured is geometry)
-    with _spy_texts() as drawn, renderer._draw_disabled():
-        fig.draw(renderer)
+    with _spy_texts() as drawn:
+        if pixels:
+            canvas.draw()
+        else:
+            with renderer._draw_disabled():
+                fig.draw(renderer)
     dpi = float(fig.dpi)
     W, H = canvas.get_width_height()
     items: list[TextItem] = []
