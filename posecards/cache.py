@@ -4,17 +4,20 @@ key = sha256(kind, inputs, posecards version, versions of the libraries the resu
 An entry is an ``.npy`` file plus the sha256 of its bytes; an entry whose bytes do not match is
 recomputed, never trusted. The cache lives in ``$POSECARDS_CACHE_DIR`` or the user cache folder
 (``$XDG_CACHE_HOME/posecards``, else ``~/.cache/posecards``) and is always safe to delete.
-``POSECARDS_CACHE_DIR=off`` disables it.
+``POSECARDS_CACHE_DIR=off`` disables it. Besides it, small memos (font hashes, the deck text's
+parsed data) that ``--check`` reads but never writes (``memos_read_only``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import io
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,24 @@ from posecards._version import __version__
 if TYPE_CHECKING:  # numpy is imported lazily: the no-op build path must stay light
     import numpy as np
     import numpy.typing as npt
+
+
+# False while ``--check`` runs: it judges a folder and writes nothing, not even a memo
+_WRITE_MEMOS: contextvars.ContextVar[bool] = contextvars.ContextVar("memos", default=True)
+
+
+@contextlib.contextmanager
+def memos_read_only() -> Iterator[None]:
+    """For the block, memos are read but never written (``memos_writable`` is False)."""
+    token = _WRITE_MEMOS.set(False)
+    try:
+        yield
+    finally:
+        _WRITE_MEMOS.reset(token)
+
+
+def memos_writable() -> bool:
+    return _WRITE_MEMOS.get()
 
 
 def cache_dir() -> Path | None:

@@ -209,12 +209,12 @@ def check(
 ) -> Any:
     """``--check``: the verdict on ``cfg.out`` by its recipe and file hashes (no drawing);
     ``render`` (cards): also compared with a fresh render, with a tolerance. Writes nothing."""
+    from posecards.cache import memos_read_only
     from posecards.engine.judge import check as judge_check
     from posecards.engine.judge import compare_render
     from posecards.engine.lock import build_lock
-    from posecards.fonts import memo_read_only
 
-    with memo_read_only():  # the font hashes of the recipe are computed, not remembered
+    with memos_read_only():  # font hashes, the deck text: computed, not remembered
         if isinstance(cfg, DeckConfig):
             from posecards.deck.build import plan_deck_build
 
@@ -223,7 +223,7 @@ def check(
             from posecards.render.build import plan_build
 
             plan = plan_build(cfg)
-    with build_lock(cfg.out, wait=False), memo_read_only():
+    with build_lock(cfg.out, wait=False), memos_read_only():
         verdict = judge_check(plan, given)
         if render and not verdict.reasons:
             from posecards.engine.executor import run

@@ -23,7 +23,6 @@ This module imports nothing heavy: the no-op build and ``--check`` read it.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import importlib.util
 import json
@@ -220,20 +219,6 @@ def _sha256(path: Path, memo: dict[str, Any]) -> str:
     return digest
 
 
-# False while ``--check`` runs: it judges a folder and writes nothing, not even the hash memo
-_WRITE_MEMO: contextvars.ContextVar[bool] = contextvars.ContextVar("font_memo", default=True)
-
-
-@contextlib.contextmanager
-def memo_read_only() -> Iterator[None]:
-    """For the block, font hashes are read from the memo but never written to it."""
-    token = _WRITE_MEMO.set(False)
-    try:
-        yield
-    finally:
-        _WRITE_MEMO.reset(token)
-
-
 @cache
 def font_digests() -> tuple[tuple[str, str], ...]:
     """(file name, sha256) of every font file, in font_files() order."""
@@ -246,9 +231,9 @@ def font_digests() -> tuple[tuple[str, str], ...]:
             memo = {}
     before = dict(memo)
     out = tuple((f.name, _sha256(f.path, memo)) for f in font_files())
-    if where is not None and memo != before and _WRITE_MEMO.get():
-        from posecards.cache import write_atomic
+    from posecards.cache import memos_writable, write_atomic
 
+    if where is not None and memo != before and memos_writable():
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(where, json.dumps(memo, sort_keys=True).encode("utf-8"))

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -278,6 +279,17 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     # --check judges by recipe and hashes: options not given come from the manifest
     r = run("deck", "--out", str(deck_built), "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
+    # nor does it write to a cache (not even the deck text's parsed copy, a font-hash memo)
+    empty = tmp_path / "empty-cache"
+    empty.mkdir()
+    r = subprocess.run(
+        [sys.executable, "-m", "posecards", "deck", "--out", str(deck_built), "--check"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "POSECARDS_CACHE_DIR": str(empty)},
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not any(empty.iterdir()), sorted(p.name for p in empty.rglob("*"))
     r = run("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     r = run("deck", "--out", str(deck_built), "--check", "--theme", "dark")
@@ -296,9 +308,6 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     shutil.copytree(Path(__file__).resolve().parent.parent / "cards", cards)
     deck_toml = cards / "deck.toml"
     deck_toml.write_text(deck_toml.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    import os
-    import sys
-
     r = subprocess.run(
         [sys.executable, "-m", "posecards", "deck", "--out", str(deck_built), "--check"],
         capture_output=True,

@@ -118,12 +118,12 @@ def _toml_data(path: Path, source: str) -> dict[str, Any]:
     of the text: the deck text is the largest file a build plans from (100 kB: tomllib, pure
     Python, takes longer than the rest of a no-op deck build's planning), and JSON reads back
     the same values (str, int, float, bool, lists and tables) ten times faster. Any other
-    value, or no cache, and it is parsed every time."""
+    value, or no cache, and it is parsed every time; ``--check`` never writes the copy."""
     import hashlib
     import json
     import sys
 
-    from posecards.cache import cache_dir, write_atomic
+    from posecards.cache import cache_dir, memos_writable, write_atomic
 
     base = cache_dir()
     sha = hashlib.sha256(f"{sys.version_info[:2]}\n{source}".encode()).hexdigest()
@@ -142,7 +142,7 @@ def _toml_data(path: Path, source: str) -> dict[str, Any]:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CardTextError(f"{path.name}: syntax error: {exc}") from None
-    if memo is not None:
+    if memo is not None and memos_writable():  # --check writes nothing
         try:
             blob = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
             if json.loads(blob) == data:  # only what JSON gives back as it was
