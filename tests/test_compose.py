@@ -1,79 +1,17 @@
-"""The whole card as a student sees it: nothing smaller than 16 px at slide size, nothing outside
-the page, sidebar and header text never overlapping, and every glyph real."""
+"""Composing a card: every glyph real, and line breaking that keeps what belongs together
+(the sizes, overlaps and edges of every composed card: test_layout.py)."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.text import Text
 
-from posecards.config import CARD_IDS, Look, PEParams
-from posecards.content import compute_card
 from posecards.figures.style import MissingGlyphError, card_style
-from posecards.render.build import footer_text
-from posecards.render.compose import compose_card
-from posecards.render.text import fill_card, load_card_text
-
-DPI = 100
-MIN_PX = 16
-
-
-@pytest.fixture(scope="module")
-def contents() -> dict[int, object]:
-    return {c: compute_card(c, PEParams()) for c in CARD_IDS}
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("card", list(CARD_IDS))
-def test_slide_card_text_is_readable_and_inside(card: int, lang: str, contents: dict) -> None:
-    text = load_card_text(card)
-    content = contents[card]
-    with card_style("light") as th:
-        fig = compose_card(
-            fill_card(text, lang, content.numbers),
-            text,
-            content.figures,
-            th,
-            "slide",
-            footer_text(PEParams(), Look(), lang),
-        )
-        canvas = FigureCanvasAgg(fig)
-        renderer = canvas.get_renderer()
-        drawn: list[Text] = []  # the texts the renderer really draws (not ticks out of view)
-        original = type(renderer).draw_text
-
-        def spy(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):  # type: ignore[no-untyped-def]
-            if mtext is not None and s.strip():
-                drawn.append(mtext)
-            return original(self, gc, x, y, s, prop, angle, ismath, mtext)
-
-        type(renderer).draw_text = spy  # type: ignore[method-assign]
-        try:
-            canvas.draw()
-        finally:
-            type(renderer).draw_text = original  # type: ignore[method-assign]
-        assert (canvas.get_width_height()) == (1920, 1080)
-        texts = drawn
-        assert texts
-        for t in texts:
-            px = t.get_fontsize() * DPI / 72
-            assert px >= MIN_PX - 1e-9, f"{t.get_text()!r} is {px:.1f} px"
-            box = t.get_window_extent(renderer)
-            assert box.x0 >= -1 and box.y0 >= -1, f"{t.get_text()!r} cut off: {box}"
-            assert box.x1 <= 1921 and box.y1 <= 1081, f"{t.get_text()!r} cut off: {box}"
-        # the card's own text (title, thesis, sidebar, footer) never overlaps itself
-        own = [t.get_window_extent(renderer) for t in fig.texts if t.get_text().strip()]
-        for a, b in itertools.combinations(own, 2):
-            overlap_w = min(a.x1, b.x1) - max(a.x0, b.x0)
-            overlap_h = min(a.y1, b.y1) - max(a.y0, b.y0)
-            assert overlap_w <= 1 or overlap_h <= 1, (a, b)
-        # and the panels stay left of the sidebar
-        sidebar_x = min(b.x0 for b in own if b.y1 < 900 and b.x0 > 900)
-        for sub in fig.subfigs:
-            assert sub.bbox.x1 <= sidebar_x + 1
+from posecards.render import compose
 
 
 def test_a_missing_glyph_fails(caplog: pytest.LogCaptureFixture) -> None:
@@ -125,3 +63,114 @@ def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
         assert not any(ln[-1] in "（(" for ln in lines), lines
         # never one character alone on the last line ("动。")
         assert len(lines[-1].rstrip("。，）")) > 1, lines
+
+
+def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str]:
+    """The definition wrap keeps: add tokens one by one while the measured line fits (one
+    measure per token), then the same rules for punctuation, brackets and orphans."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        para: list[list[str]] = []
+        toks: list[str] = []
+        for tok in compose._glue(compose._TOKENS.findall(paragraph)):
+            if not toks or m.width("".join([*toks, tok]).strip(), size) <= width_pt:  # type: ignore[attr-defined]
+                toks.append(tok)
+                continue
+            if tok.isspace():
+                para.append(toks)
+                toks = []
+                continue
+            carry: list[str] = []
+            if tok[0] in compose._NO_LINE_START and len(toks) > 1:
+                carry = [toks.pop()]
+            while len(toks) > 1 and toks[-1] and toks[-1][-1] in compose._NO_LINE_END:
+                carry.insert(0, toks.pop())
+            para.append(toks)
+            toks = [*carry, tok]
+        para.append(toks)
+        para = [ln for ln in para if "".join(ln).strip()]
+        if len(para) > 1:
+            last = "".join(para[-1]).strip()
+            if len([c for c in last if c not in compose._PUNCT_ONLY]) <= 1:
+                prev = para[-2]
+                while prev and prev[-1].isspace():
+                    prev.pop()
+                if len(prev) > 1:
+                    para[-1] = [prev.pop(), *para[-1]]
+        lines.extend("".join(ln).strip() for ln in para)
+    return [ln for ln in lines if ln] or [""]
+
+
+class _KernedMeasure:
+    """Per-character advances plus a pair kerning that may pull a glyph back, never past the
+    one before it: a line's width never shrinks as characters are appended (as for ink boxes)."""
+
+    def __init__(self, advance: dict[str, float], kern: float) -> None:
+        self.advance, self.kern, self.calls = advance, kern, 0
+
+    def width(self, s: str, size: float, weight: str = "normal") -> float:
+        self.calls += 1
+        w = 0.0
+        for i, c in enumerate(s):
+            a = self.advance.get(c, 0.6) * size
+            w += a - (self.kern * a if i and (ord(c) + ord(s[i - 1])) % 3 == 0 else 0.0)
+        return w
+
+
+_WORDS = ["b = 10,000", "6.00 MiB", "旋转", "位置编码", "（", "）", "，", "。", "$\\theta_i$",
+          "angle", "of", "the", "pair", "4,096 个", "d", "=", "512", "—", "x"]  # fmt: skip
+
+
+@given(
+    words=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=40),
+    seps=st.lists(st.sampled_from(["", " ", " ", "\n"]), min_size=40, max_size=40),
+    width=st.floats(5.0, 400.0),
+    kern=st.floats(0.0, 0.5),
+    advances=st.dictionaries(
+        st.sampled_from(list("abdefghilnoprstx旋转位置编码")), st.floats(0.2, 1.2)
+    ),
+)
+def test_bisected_wrap_equals_the_token_by_token_greedy(
+    words: list[str], seps: list[str], width: float, kern: float, advances: dict[str, float]
+) -> None:
+    text = "".join(w + s for w, s in zip(words, seps, strict=False))
+    m = _KernedMeasure(advances, kern)
+    assert compose.wrap(text, width, 10.0, m) == _greedy_wrap(text, width, 10.0, m)  # type: ignore[arg-type]
+
+
+def test_bisection_measures_a_long_paragraph_a_few_times_per_line() -> None:
+    text = " ".join(["the angle of each pair grows with its position"] * 12)
+    m = _KernedMeasure({}, 0.0)
+    lines = compose.wrap(text, 200.0, 10.0, m)  # type: ignore[arg-type]
+    tokens = len(compose._TOKENS.findall(text))
+    assert len(lines) > 5
+    assert m.calls < tokens / 3, (m.calls, tokens)  # the greedy measures once per token
+
+
+def test_a_line_never_gets_narrower_as_tokens_are_appended() -> None:
+    """What the bisection rests on, with the cards' fonts and renderer: every prefix of a card's
+    thesis and takeaways (both languages, with math and punctuation) is at least as wide as the
+    one before it."""
+    import matplotlib as mpl
+    from matplotlib.figure import Figure
+
+    from posecards.config import PEParams
+    from posecards.content import compute_card
+    from posecards.render.text import fill_card, load_card_text
+
+    with card_style("light"):
+        fig = Figure()
+        m = compose._Measure(FigureCanvasAgg(fig).get_renderer(), list(mpl.rcParams["font.family"]))
+        checked = 0
+        for card in (2, 5):
+            numbers = compute_card(card, PEParams()).numbers
+            for lang in ("en", "zh"):
+                filled = fill_card(load_card_text(card), lang, numbers)
+                for s in (filled.thesis, filled.formula_note, *(t for _, t in filled.takeaways)):
+                    tokens = compose._glue(compose._TOKENS.findall(s.replace("\n", " ")))[:40]
+                    widths = [
+                        m.width("".join(tokens[: k + 1]).strip(), 16.0) for k in range(len(tokens))
+                    ]
+                    assert widths == sorted(widths), s
+                    checked += len(widths)
+    assert checked > 200

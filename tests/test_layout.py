@@ -254,6 +254,27 @@ def test_measure_finds_overlap_outside_small_and_text_on_data() -> None:
     assert math.isclose(rep.min_px, 9 * 100 / 72)
 
 
+def test_card_text_under_a_panel_is_found() -> None:
+    """The card's own text (header, sidebar, footer) must stay out of every panel's area."""
+    from posecards.render.measure import texts_under_panels
+
+    with card_style("light"):
+        from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+        fig = _figure()  # a panel laid out in its rectangle as compose_card does it
+        fig.set_layout_engine(ConstrainedLayoutEngine(rect=(0.05, 0.2, 0.55, 0.7)))
+        sub = fig.subfigures(1, 1)
+        sub.add_subplot().plot([0, 1], [0, 1])
+        fig.text(0.3, 0.5, "inside the panel", fontsize=14)
+        fig.text(0.65, 0.5, "beside it", fontsize=14)
+        fig.text(0.05, 0.05, "under it", fontsize=14)
+        fig.text(0.55, 0.8, "reaching in", fontsize=14)
+        rep = measure_figure(fig)
+        found = texts_under_panels(fig)
+    assert found == ["inside the panel", "reaching in"]
+    assert rep.texts
+
+
 def test_ink_boxes_are_tighter_than_line_boxes() -> None:
     """Two lines set 1.15 em apart do not touch: the check uses glyph ink, not line boxes."""
     with card_style("light"):

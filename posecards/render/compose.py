@@ -174,6 +174,59 @@ def _glue(tokens: list[str]) -> list[str]:
     return out
 
 
+def _fitting_run(
+    line: list[str],
+    tokens: list[str],
+    start: int,
+    guess: int,
+    width_pt: float,
+    size: float,
+    weight: str,
+    m: _Measure,
+) -> int:
+    """The first index k >= ``start`` whose line ``line + tokens[start:k + 1]`` is wider than
+    ``width_pt`` (``len(tokens)``: the rest of the paragraph fits).
+
+    A line's measured width (the ink box of its glyphs) never shrinks as tokens are appended,
+    so the break is bracketed by galloping from a guess (``guess`` more tokens, from the line
+    before) and then bisected: a few measures of a line instead of one per token, each measure
+    laying the whole line out again. test_compose checks the result equals the token-by-token
+    greedy search.
+    """
+    head = "".join(line)
+    n = len(tokens)
+
+    def too_wide(k: int) -> bool:  # tokens[start:k + 1] appended
+        return m.width((head + "".join(tokens[start : k + 1])).strip(), size, weight) > width_pt
+
+    # bracket: tokens up to index `fit` fit, index `wide` is too wide (start - 1, n: unknown)
+    probe = min(max(start + guess - 1, start), n - 1)
+    step = 1
+    if too_wide(probe):
+        fit, wide = start - 1, probe
+        while wide > start:
+            k = max(start, wide - step)
+            if not too_wide(k):
+                fit = k
+                break
+            wide, step = k, step * 2
+    else:
+        fit, wide = probe, n
+        while fit < n - 1:
+            k = min(n - 1, fit + step)
+            if too_wide(k):
+                wide = k
+                break
+            fit, step = k, step * 2
+    while wide - fit > 1:  # bisect: the first too-wide index lies in (fit, wide]
+        mid = (fit + wide) // 2
+        if too_wide(mid):
+            wide = mid
+        else:
+            fit = mid
+    return wide
+
+
 def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "normal") -> list[str]:
     """Greedy line breaking by measured width; keeps $math$ and numbers whole; CJK may break
     between characters, but punctuation never starts a line (it takes the previous token along).
@@ -181,13 +234,23 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
     holding a single character (the previous word comes down with it).
     """
     lines: list[str] = []
+    line_tokens = 8  # tokens on the last line broken (the first guess for the next)
     for paragraph in text.split("\n"):
         para: list[list[str]] = []
         toks: list[str] = []  # tokens of the current line
-        for tok in _glue(_TOKENS.findall(paragraph)):
-            if not toks or m.width("".join(toks + [tok]).strip(), size, weight) <= width_pt:
+        tokens = _glue(_TOKENS.findall(paragraph))
+        fits_until = 0  # tokens[:fits_until] were found to fit after the current line's tokens
+        for i, tok in enumerate(tokens):
+            if not toks:
                 toks.append(tok)
                 continue
+            if i >= fits_until:
+                guess = max(1, line_tokens - len(toks))
+                fits_until = _fitting_run(toks, tokens, i, guess, width_pt, size, weight, m)
+            if i < fits_until:
+                toks.append(tok)
+                continue
+            line_tokens = len(toks)  # the next line is guessed to hold about as many
             if tok.isspace():
                 para.append(toks)
                 toks = []

@@ -60,6 +60,7 @@ class LayoutReport:
     lines_touch: list[str] = field(default_factory=list)  # multi-line texts whose lines touch
     outside: list[str] = field(default_factory=list)
     on_data: list[tuple[str, str]] = field(default_factory=list)  # (label, what it sits on)
+    under_panels: list[str] = field(default_factory=list)  # card text a panel's area covers
 
     @property
     def min_px(self) -> float:
@@ -87,6 +88,7 @@ class LayoutReport:
         out += [f"lines touch inside: {a!r}" for a in self.lines_touch]
         out += [f"outside the page: {a!r}" for a in self.outside]
         out += [f"on its data: {a!r} on {b}" for a, b in self.on_data]
+        out += [f"under a panel: {a!r}" for a in self.under_panels]
         return out
 
 
@@ -299,23 +301,40 @@ def measure_card(
         fig = compose_card(
             fill_card(text, lang, content.numbers), text, content.figures, th, size, footer
         )
-        return measure_figure(fig, scale=page_scale(size))
+        report = measure_figure(fig, scale=page_scale(size))
+    report.under_panels = texts_under_panels(fig)
+    return report
+
+
+def texts_under_panels(fig: Figure) -> list[str]:
+    """The figure's own texts (a card's header, sidebar and footer) whose ink reaches into the
+    area of a visible subfigure (a panel), after a draw."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    panels = [tuple(sub.bbox.extents) for sub in fig.subfigs if sub.get_visible()]
+    return [
+        t.get_text()
+        for t in fig.texts
+        if t.get_text().strip()
+        and any(_intersect(b, p) for b in ink_boxes(t, renderer) for p in panels)  # type: ignore[arg-type]
+    ]
 
 
 def summary_rows(
     reports: Mapping[tuple[str, str, str], LayoutReport],
 ) -> list[str]:
-    """Per size: smallest text px, smallest script px, overlapping pairs, outside, on data."""
+    """Per size: smallest text px, smallest script px, overlapping pairs, outside, on data,
+    under the floor, card text under a panel."""
     sizes: dict[str, list[LayoutReport]] = {}
     for (_card, _lang, size), rep in reports.items():
         sizes.setdefault(size, []).append(rep)
-    rows = ["size     min px  min script px  overlaps  outside  on-data  under-floor"]
+    rows = ["size     min px  min script px  overlaps  outside  on-data  under-floor  under-panel"]
     for size, reps in sizes.items():
         rows.append(
             f"{size:8s} {min(r.min_px for r in reps):6.1f}  "
             f"{min(r.min_script_px for r in reps):13.1f}  "
             f"{sum(len(r.overlaps) for r in reps):8d}  {sum(len(r.outside) for r in reps):7d}  "
-            f"{sum(len(r.on_data) for r in reps):7d}  {sum(len(r.small) for r in reps):11d}"
+            f"{sum(len(r.on_data) for r in reps):7d}  {sum(len(r.small) for r in reps):11d}  "
+            f"{sum(len(r.under_panels) for r in reps):11d}"
         )
     return rows
 
