@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
@@ -185,6 +187,21 @@ def assign_faces(
     return out
 
 
+@contextmanager
+def _no_timestamp_warnings() -> Iterator[None]:
+    """matplotlib's Computer Modern files (cmsy10.ttf draws the math prime) carry head
+    timestamps from before 1970 in the format's 1904 epoch; fontTools warns about them on
+    stderr while reading them and takes them as Unix times (the page fonts keep that: the same
+    bytes on every run). That one logger is quiet while a subset is made, and only then."""
+    log = logging.getLogger("fontTools.ttLib.tables._h_e_a_d")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 @cache
 def _subset_woff(face: Face, chars: frozenset[str]) -> bytes:
     from fontTools import subset
@@ -208,10 +225,11 @@ def _subset_woff(face: Face, chars: frozenset[str]) -> bytes:
     opts.flavor = "woff"
     sub = subset.Subsetter(opts)
     sub.populate(unicodes=sorted(ord(c) for c in chars))
-    sub.subset(font)
     buf = io.BytesIO()
-    font.flavor = "woff"
-    font.save(buf)
+    with _no_timestamp_warnings():
+        sub.subset(font)
+        font.flavor = "woff"
+        font.save(buf)
     return buf.getvalue()
 
 
