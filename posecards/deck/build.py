@@ -14,7 +14,6 @@ A card with slides is data here too: ``config.DECK_CARD_IDS`` and its sections o
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, picture
 from posecards.engine.inputs import LIBRARIES, text_name
 from posecards.engine.units import Context, Plan, Rendered, Unit
 from posecards.paths import data_dir
+from posecards.render.files import collect_garbage, collections_at_fixed_points
 from posecards.render.text import CardTextError
 
 ANIMATION_MS = 250  # per frame
@@ -44,15 +44,6 @@ NOTES_KEYS = (
     "min_script_px",
     "layout_problems",
 )
-
-
-def _collect() -> None:
-    """Garbage collection after a slide, at a fixed point (see render.build.render_card); then
-    everything still alive is frozen (gc.freeze), so that the next collection scans only what the
-    next slide makes instead of every module, font and cache again (card 3's six slides: 0.77 s
-    of collections, 0.46 s frozen)."""
-    gc.collect()
-    gc.freeze()
 
 
 def _items(slide: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,9 +216,7 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     meta = []
     book = PageBook()
     pdf_name = f"{job.lang}/card-{job.card}.pages.pdf"
-    gc.disable()
-    gc.freeze()  # see _collect
-    try:
+    with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
                 if s.kind == "overview":
@@ -280,11 +269,8 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                 overview = s.kind == "overview"
                 meta[-1]["alt"] = filled_card.thesis if overview else alts.get(s.figure or "", "")
                 del pic
-                _collect()
+                collect_garbage()
             helpers[pdf_name] = book.close()
-    finally:
-        gc.unfreeze()
-        gc.enable()
     return Rendered(out, helpers, {"numbers": numbers, "slides": meta})
 
 
@@ -312,9 +298,7 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     meta = []
     book = PageBook()
     pdf_name = f"{job.lang}/frame.pages.pdf"
-    gc.disable()
-    gc.freeze()  # see _collect
-    try:
+    with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
                 if s.kind == "title":
@@ -354,11 +338,8 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
                 page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
                 del pic
-                _collect()
+                collect_garbage()
             helpers[pdf_name] = book.close()
-    finally:
-        gc.unfreeze()
-        gc.enable()
     return Rendered(out, helpers, {"slides": meta})
 
 
@@ -370,8 +351,7 @@ def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
     from posecards.figures.style import card_style
 
     out: dict[str, bytes] = {}
-    gc.disable()
-    try:
+    with collections_at_fixed_points():
         for name in job.names:
             with card_style(job.theme) as th:
                 data, n_frames = _animation_data(name, job.params)
@@ -381,9 +361,7 @@ def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
                     out[f"{lang}/animations/{name}.gif"] = gif
                     out[f"{lang}/animations/{name}.png"] = apng
             del frames, data
-            gc.collect()  # at a fixed point: see render.build.render_card
-    finally:
-        gc.enable()
+            collect_garbage()
     return Rendered(out)
 
 

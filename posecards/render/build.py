@@ -8,7 +8,6 @@ A card is data to this plan: ``config.CARD_IDS``, ``cards/cardN.toml`` (slug, pa
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -120,32 +119,26 @@ def render_card(job: CardJob, ctx: Context) -> Rendered:
     from posecards.content import compute_card
     from posecards.engine.unitcache import plain
     from posecards.figures.style import card_style
+    from posecards.render.files import collections_at_fixed_points
     from posecards.render.text import check_figure_ids, load_card_text
 
     text = load_card_text(job.card)
     content = compute_card(job.card, job.params)
     check_figure_ids(text, content.figures)
     stem = card_stem(job.card, text.slug)
-    # Garbage collection only at fixed points: matplotlib caches text metrics in weakly keyed
-    # caches, and a collection at a load-dependent moment changes which measurements are
-    # cached, which moves layout by an ulp. Collecting after each figure keeps bytes identical.
-    gc.disable()
-    try:
-        with card_style(job.look.theme) as th:
-            files, helpers = render_unit(
-                text,
-                content,
-                stem,
-                th,
-                lang=job.lang,
-                formats=job.formats,
-                size=job.look.size,
-                footer=footer_text(job.params, job.look, job.lang, job.card),
-                scale=job.look.scale,
-                svg_text=job.look.svg_text,
-            )
-    finally:
-        gc.enable()
+    with collections_at_fixed_points(), card_style(job.look.theme) as th:
+        files, helpers = render_unit(
+            text,
+            content,
+            stem,
+            th,
+            lang=job.lang,
+            formats=job.formats,
+            size=job.look.size,
+            footer=footer_text(job.params, job.look, job.lang, job.card),
+            scale=job.look.scale,
+            svg_text=job.look.svg_text,
+        )
     return Rendered(files, helpers, plain(content.numbers))
 
 
@@ -188,11 +181,11 @@ def render_unit(
     svg_text: str = "outline",
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """The whole card and its standalone figures for one language, encoded (inside card_style):
-    its files and its helpers. Shared by the cards and the inspection card; garbage collection
-    must be disabled by the caller (see render_card)."""
+    its files and its helpers. Shared by the cards and the inspection card; called inside
+    render.files.collections_at_fixed_points."""
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
-    from posecards.render.files import figure_bytes_multi
+    from posecards.render.files import collect_garbage, figure_bytes_multi
     from posecards.render.text import fill_card
 
     files: dict[str, bytes] = {}
@@ -205,14 +198,14 @@ def render_unit(
         for fmt, data in figure_bytes_multi(fig, whole, scale, print_width, svg_text).items():
             files[f"{lang}/{stem}.{fmt}"] = data
         del fig
-        gc.collect()
+        collect_garbage()
     for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
         fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
         public, inline = encode_figure(fig, fid, lang, formats, scale, svg_text)
         files.update(public)
         helpers.update(inline)
         del fig
-        gc.collect()
+        collect_garbage()
     if "html" in formats:
         helpers[formula_name(lang, stem)] = formula_svg_bytes(filled.formula_tex, 20)
     return files, helpers

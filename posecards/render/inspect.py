@@ -80,30 +80,25 @@ class InspectJob:
 
 
 def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
-    import gc
-
     from posecards.figures.style import card_style
+    from posecards.render.files import collections_at_fixed_points
     from posecards.render.text import check_figure_ids, load_card_text
 
     text = load_card_text(job.card)
     check_figure_ids(text, job.content.figures)
-    gc.disable()  # collections only at fixed points: see render.build.render_card
-    try:
-        with card_style(job.look.theme) as th:
-            files, helpers = render_unit(
-                text,
-                job.content,
-                job.stem,
-                th,
-                lang=job.lang,
-                formats=job.formats,
-                size=job.look.size,
-                footer=job.footer,
-                scale=job.look.scale,
-                svg_text=job.look.svg_text,
-            )
-    finally:
-        gc.enable()
+    with collections_at_fixed_points(), card_style(job.look.theme) as th:
+        files, helpers = render_unit(
+            text,
+            job.content,
+            job.stem,
+            th,
+            lang=job.lang,
+            formats=job.formats,
+            size=job.look.size,
+            footer=job.footer,
+            scale=job.look.scale,
+            svg_text=job.look.svg_text,
+        )
     return Rendered(files, helpers)
 
 
