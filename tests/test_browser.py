@@ -19,6 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "screenshots"
 
 
+# [tag, width, height, loaded] of every img and svg element
+_IMAGE_SIZES = """els => els.map(e => {
+    const r = e.getBoundingClientRect();
+    return [e.tagName, r.width, r.height, e.tagName === 'IMG' ? (e.complete && e.naturalWidth) : 1];
+})"""
+
+
 def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -> None:
     """Open each page in Chromium: images and SVGs have a size, no console error, no network."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -34,14 +41,7 @@ def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -
         page.on("request", lambda r, reqs=requests: reqs.append(r.url))
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
-        sizes = page.eval_on_selector_all(
-            "img, svg",
-            """els => els.map(e => {
-                const r = e.getBoundingClientRect();
-                return [e.tagName, r.width, r.height,
-                        e.tagName === 'IMG' ? (e.complete && e.naturalWidth) : 1];
-            })""",
-        )
+        sizes = page.eval_on_selector_all("img, svg", _IMAGE_SIZES)
         assert sizes, f"{path.name}: no image"
         for tag, w, h, loaded in sizes:
             assert w > 0 and h > 0 and loaded, f"{path.name}: {tag} {w}x{h} {loaded}"
@@ -184,14 +184,7 @@ def visits(
         name = f"{path.parent.name}-{path.stem}"
         problems: list[str] = []
         page = _load(browser, path, 1440, 1000, problems)
-        images = page.eval_on_selector_all(
-            "img, svg",
-            """els => els.map(e => {
-                const r = e.getBoundingClientRect();
-                return [e.tagName, r.width, r.height,
-                        e.tagName === 'IMG' ? (e.complete && e.naturalWidth) : 1];
-            })""",
-        )
+        images = page.eval_on_selector_all("img, svg", _IMAGE_SIZES)
         boxes = page.evaluate(_TEXT_BOXES)
         png = page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
