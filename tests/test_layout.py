@@ -27,6 +27,11 @@ from posecards.render.compose import LayoutError, compose_card, layout
 from posecards.render.measure import LayoutReport, measure_card, measure_figure
 from posecards.render.text import load_card_text
 
+# every text is measured with the card's own font files: a glyph missing from the font
+# measured with (as when a measure ran outside card_style on a machine without system fonts)
+# is an error, not a warning
+pytestmark = pytest.mark.filterwarnings("error:Glyph .* missing from font:UserWarning")
+
 REPO = Path(__file__).resolve().parent.parent
 SIZES = ("slide", "4x3", "a4", "square")
 LANGS = ("en", "zh")

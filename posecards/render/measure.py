@@ -302,13 +302,14 @@ def measure_card(
             fill_card(text, lang, content.numbers), text, content.figures, th, size, footer
         )
         report = measure_figure(fig, scale=page_scale(size))
-    report.under_panels = texts_under_panels(fig)
+        report.under_panels = texts_under_panels(fig)  # measured with the card's fonts
     return report
 
 
 def texts_under_panels(fig: Figure) -> list[str]:
     """The figure's own texts (a card's header, sidebar and footer) whose ink reaches into the
-    area of a visible subfigure (a panel), after a draw."""
+    area of a visible subfigure (a panel), after a draw; inside the figure's card_style (its
+    fonts are found only there)."""
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     panels = [tuple(sub.bbox.extents) for sub in fig.subfigs if sub.get_visible()]
     return [
