@@ -403,10 +403,28 @@ class _TrimmedSubset:
 
 
 @contextlib.contextmanager
+def quiet_font_dates() -> Iterator[None]:
+    """matplotlib's Computer Modern files (cmsy10.ttf draws the math prime) carry head
+    timestamps from before 1970 in the format's 1904 epoch; fontTools warns about them on
+    stderr whenever it reads them (a web font or PDF subset) and takes them as Unix times (the
+    subsets keep that: the same bytes on every run). That one logger is quiet in the block."""
+    import logging
+
+    log = logging.getLogger("fontTools.ttLib.tables._h_e_a_d")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+@contextlib.contextmanager
 def truetype_pdf_fonts() -> Iterator[None]:
     """For the block: matplotlib's PDF backend embeds every font subset with TrueType outlines
     (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses) and
-    without the tables a PDF never reads (PDF_UNUSED_TABLES)."""
+    without the tables a PDF never reads (PDF_UNUSED_TABLES), with no warning about old font
+    dates (quiet_font_dates)."""
     from matplotlib.backends import _backend_pdf_ps
 
     original: Callable[[Any], Any] = _backend_pdf_ps.font_as_file
@@ -420,7 +438,8 @@ def truetype_pdf_fonts() -> Iterator[None]:
     _backend_pdf_ps.font_as_file = font_as_file
     pdf_ps.subset = _TrimmedSubset(subset)
     try:
-        yield
+        with quiet_font_dates():
+            yield
     finally:
         _backend_pdf_ps.font_as_file = original
         pdf_ps.subset = subset

@@ -192,6 +192,18 @@ def test_live_svg_keeps_text_and_pages_inline_live_text(small_site: Path, tmp_pa
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
 
 
+def test_a_pdf_with_the_math_prime_is_made_without_a_word(tmp_path: Path) -> None:
+    """The prime of the RoPE inspection card comes from matplotlib's cmsy10.ttf, whose
+    1970-era font dates fontTools warns about on stderr when a PDF or web font subsets it
+    (fonts.quiet_font_dates): --quiet must print nothing."""
+    config = Path(__file__).resolve().parent.parent / "docs" / "examples" / "llama-3.1-8b"
+    out = tmp_path / "out"
+    r = run("inspect", str(config), "--out", str(out), "--format", "pdf", "--lang", "en", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (out / "en" / "llama-3-1-8b.pdf").is_file()
+    assert r.stderr == ""
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_pdf_cards_draw_alike_in_ghostscript_and_poppler(small_site: Path, lang: str) -> None:
     if missing := tools_missing():

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import base64
 import io
-import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
@@ -187,25 +185,12 @@ def assign_faces(
     return out
 
 
-@contextmanager
-def _no_timestamp_warnings() -> Iterator[None]:
-    """matplotlib's Computer Modern files (cmsy10.ttf draws the math prime) carry head
-    timestamps from before 1970 in the format's 1904 epoch; fontTools warns about them on
-    stderr while reading them and takes them as Unix times (the page fonts keep that: the same
-    bytes on every run). That one logger is quiet while a subset is made, and only then."""
-    log = logging.getLogger("fontTools.ttLib.tables._h_e_a_d")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
-
-
 @cache
 def _subset_woff(face: Face, chars: frozenset[str]) -> bytes:
     from fontTools import subset
     from fontTools.ttLib import TTFont
+
+    from posecards.fonts import quiet_font_dates
 
     where = _face_file(face)
     assert where is not None  # only faces with a cmap get characters
@@ -226,7 +211,7 @@ def _subset_woff(face: Face, chars: frozenset[str]) -> bytes:
     sub = subset.Subsetter(opts)
     sub.populate(unicodes=sorted(ord(c) for c in chars))
     buf = io.BytesIO()
-    with _no_timestamp_warnings():
+    with quiet_font_dates():
         sub.subset(font)
         font.flavor = "woff"
         font.save(buf)
