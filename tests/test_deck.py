@@ -63,7 +63,8 @@ def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
 @pytest.fixture(scope="session")
 def deck_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("deck") / "out"
-    r = run("deck", "--out", str(out), "--cards", "1,3", "--jobs", "2", "--quiet")  # 2 decks
+    # cards 1 and 3 in both languages: an English and a Chinese deck
+    r = run("deck", "--out", str(out), "--cards", "1,3", "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     return out
 

@@ -206,7 +206,6 @@ class _Page:
         report = measure_figure(self.fig, pixels=True)
         # that draw is the PNG: encode its buffer rather than drawing the slide again
         rgba = np.asarray(self.fig.canvas.buffer_rgba())  # type: ignore[attr-defined]
-        self.fig.set_layout_engine("none")
         out = {"png": _png(rgba)}
         out["svg"] = slide_svg(self.fig, self.dpi)
         picture_png = None
