@@ -179,6 +179,8 @@ def visits(
     import matplotlib
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for stale in ARTIFACTS.glob("*-card-*.png"):  # an earlier run's: only this run's count
+        stale.unlink()
     out: dict[Path, Visit] = {}
     for path in _card_pages(built):
         name = f"{path.parent.name}-{path.stem}"
