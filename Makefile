@@ -27,8 +27,11 @@ $(VENV)/.runtime: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIPQ) -e .
 	@touch $@
 
+# umap-learn's numba kernels compiled once into numba's on-disk cache (posecards keeps them
+# there: encodings/projection.cache_umap_kernels), so the suite's processes load them
 $(VENV)/.testdeps: $(VENV)/.runtime
 	$(PIPQ) -e '.[test]'
+	$(BIN)/python -c 'import numpy; from posecards.encodings.projection import umap_2d; umap_2d(numpy.eye(8))'
 	@touch $@
 
 cards: $(VENV)/.runtime ## build all cards into out/ (OUT=dir to change)

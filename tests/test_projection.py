@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -34,6 +38,31 @@ def test_umap_is_deterministic_for_a_seed() -> None:
     b = project_2d(x, "umap", seed=0)
     assert a.shape == (60, 2) and a.dtype == np.float64
     np.testing.assert_array_equal(a, b)
+
+
+def test_umap_kernels_from_the_disk_cache_give_the_numbers_of_a_fresh_compile(
+    tmp_path: Path,
+) -> None:
+    """umap-learn's kernels are kept in numba's on-disk cache (compiled once per machine, not
+    ~8 s per process); a process that compiles them afresh, cache off, lays out the same."""
+    import umap.layouts
+
+    x = sinusoidal_pe(60, 32)
+    cached = project_2d(x, "umap", seed=0)
+    kernel = umap.layouts._nb_optimize_layout_euclidean_single_epoch
+    assert type(kernel._cache).__name__ == "FunctionCache"
+    code = (
+        "import sys, numpy as np\n"
+        "import posecards.encodings.projection as p\n"
+        "from posecards.encodings.sinusoidal import sinusoidal_pe\n"
+        "p.cache_umap_kernels = lambda: None\n"
+        "np.save(sys.argv[1], p.project_2d(sinusoidal_pe(60, 32), 'umap', seed=0))\n"
+        "import umap.layouts as l\n"
+        "assert type(l._nb_optimize_layout_euclidean_single_epoch._cache).__name__ == 'NullCache'\n"
+    )
+    out = tmp_path / "fresh.npy"
+    subprocess.run([sys.executable, "-c", code, str(out)], check=True)  # ~8 s of JIT
+    np.testing.assert_array_equal(np.load(out), cached)
 
 
 def test_too_few_points_and_unknown_method() -> None:
