@@ -108,7 +108,11 @@ class _Measure:
 
     def __init__(self, renderer: RendererBase, family: list[str]) -> None:
         from matplotlib.font_manager import FontProperties
+        from matplotlib.text import _get_text_metrics_with_cache  # type: ignore[attr-defined]
 
+        # matplotlib's memo of text metrics (per renderer): a line measured here and drawn
+        # later is laid out by FreeType once
+        self.metrics = _get_text_metrics_with_cache
         self.renderer = renderer
         self.dpi = float(getattr(renderer, "dpi", 100.0))
         self.props: dict[tuple[float, str], FontProperties] = {}
@@ -120,7 +124,7 @@ class _Measure:
         if key not in self.props:
             self.props[key] = self.FontProperties(family=self.family, size=size, weight=weight)
         ismath = s.count("$") >= 2
-        w, _, _ = self.renderer.get_text_width_height_descent(s, self.props[key], ismath=ismath)
+        w, _, _ = self.metrics(self.renderer, s, self.props[key], ismath, self.dpi)
         return float(w) * 72.0 / self.dpi  # pixels -> points
 
 

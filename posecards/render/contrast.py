@@ -1,8 +1,8 @@
 """The contrast of every text a figure draws against what it sits on (WCAG 2 contrast ratio).
 
-One Agg draw finds every text really drawn and the ink box of each of its lines
-(posecards.render.measure); a second draw with those texts made transparent (their bounding
-boxes, legend frames, heat-map cells and axes stay) gives the pixels behind them. A text's
+One Agg draw, with every text drawn transparent (their bounding boxes, legend frames, heat-map
+cells and axes stay), finds every text really drawn, the ink box of each of its lines
+(posecards.render.measure) and the pixels behind them. A text's
 background is the median-luminance pixel under its ink boxes: the surface it sits on (a heat-map
 cell, a legend frame, a box, the page), not a line it crosses. Its colour is the text colour
 composited over that background when it is translucent.
@@ -59,8 +59,9 @@ def text_contrasts(fig: Figure) -> list[TextContrast]:
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
-    with _spy_texts() as drawn:
+    with _spy_texts(transparent=True) as drawn:
         canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba(), dtype=np.float64)[..., :3] / 255.0  # (H, W, 3)
     width, height = canvas.get_width_height()
     items = []
     for t in drawn:
@@ -69,19 +70,6 @@ def text_contrasts(fig: Figure) -> list[TextContrast]:
             continue
         rgba = to_rgba(t.get_color(), t.get_alpha())
         items.append((t, boxes, rgba))
-    saved = [(t, t.get_alpha()) for t, _, _ in items]
-    engine = fig.get_layout_engine()
-    try:
-        # the same layout as the first draw (a layout engine could move things again)
-        fig.set_layout_engine("none")
-        for t, _, _ in items:
-            t.set_alpha(0.0)
-        canvas.draw()
-        pixels = np.asarray(canvas.buffer_rgba(), dtype=np.float64)[..., :3] / 255.0  # (H, W, 3)
-    finally:
-        for t, alpha in saved:
-            t.set_alpha(alpha)
-        fig.set_layout_engine(engine)
     lum = np.where(pixels <= 0.03928, pixels / 12.92, ((pixels + 0.055) / 1.055) ** 2.4) @ np.array(
         [0.2126, 0.7152, 0.0722]
     )  # (H, W)

@@ -103,6 +103,8 @@ def _rotate(x: float, y: float, angle: float) -> tuple[float, float]:
 
 def ink_boxes(t: Text, renderer: RendererBase) -> list[Box]:
     """The glyph (ink) box of every line of a drawn text, in display pixels."""
+    from matplotlib.text import _get_text_metrics_with_cache  # type: ignore[attr-defined]
+
     _, info, _ = t._get_layout(renderer)  # type: ignore[attr-defined]
     x, y = t.get_unitless_position()
     x, y = t.get_transform().transform((x, y))
@@ -112,10 +114,13 @@ def ink_boxes(t: Text, renderer: RendererBase) -> list[Box]:
         clean, ismath = t._preprocess_math(line)  # type: ignore[attr-defined]
         if not clean.strip():
             continue
-        w, h, d = renderer.get_text_width_height_descent(
+        # matplotlib's own memo of the metrics its layout of this line just measured
+        w, h, d = _get_text_metrics_with_cache(
+            renderer,
             clean,
             t._fontproperties,  # type: ignore[attr-defined]
-            ismath=ismath,
+            ismath,
+            t.get_figure(root=True).dpi,  # type: ignore[union-attr]
         )
         corners = [_rotate(cx, cy, angle) for cx, cy in ((0, -d), (0, h - d), (w, h - d), (w, -d))]
         xs = [x + lx + cx for cx, _ in corners]
@@ -129,11 +134,13 @@ def _intersect(a: Box, b: Box, tol: float = TOLERANCE_PX) -> bool:
 
 
 @contextmanager
-def _spy_texts() -> Iterator[list[Text]]:
+def _spy_texts(*, transparent: bool = False) -> Iterator[list[Text]]:
     """Collect the texts really drawn (not ticks out of view, not empty or invisible ones).
 
     Text.draw itself is watched: the renderer's draw_text does not name its Text for
-    multi-line texts.
+    multi-line texts. ``transparent``: each text is drawn with alpha 0 (its bounding box patch
+    and everything else as usual) and gets its own alpha back after, so the draw shows what
+    lies under the texts, laid out as with them.
     """
     from matplotlib.text import Text
 
@@ -142,7 +149,15 @@ def _spy_texts() -> Iterator[list[Text]]:
     original = Text.draw
 
     def spy(self: Text, renderer: Any) -> None:
-        original(self, renderer)
+        if transparent:
+            alpha = self.get_alpha()
+            self.set_alpha(0.0)
+            try:
+                original(self, renderer)
+            finally:
+                self.set_alpha(alpha)
+        else:
+            original(self, renderer)
         if self.get_visible() and self.get_text().strip() and id(self) not in seen:
             seen.add(id(self))
             drawn.append(self)
