@@ -424,12 +424,15 @@ def truetype_pdf_fonts() -> Iterator[None]:
     """For the block: matplotlib's PDF backend embeds every font subset with TrueType outlines
     (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses) and
     without the tables a PDF never reads (PDF_UNUSED_TABLES), with no warning about old font
-    dates (quiet_font_dates)."""
-    from matplotlib.backends import _backend_pdf_ps
+    dates (quiet_font_dates), its fonts written in an order that does not depend on where the
+    files lie (_write_fonts)."""
+    from matplotlib.backends import _backend_pdf_ps, backend_pdf
 
     original: Callable[[Any], Any] = _backend_pdf_ps.font_as_file
     pdf_ps: Any = _backend_pdf_ps  # its `subset` is fontTools.subset, imported, not exported
     subset = pdf_ps.subset
+    pdf_file: Any = backend_pdf.PdfFile
+    write_fonts = pdf_file.writeFonts
 
     def font_as_file(font: Any) -> Any:
         cff_to_truetype(font)
@@ -437,9 +440,37 @@ def truetype_pdf_fonts() -> Iterator[None]:
 
     _backend_pdf_ps.font_as_file = font_as_file
     pdf_ps.subset = _TrimmedSubset(subset)
+    pdf_file.writeFonts = _write_fonts
     try:
         with quiet_font_dates():
             yield
     finally:
         _backend_pdf_ps.font_as_file = original
         pdf_ps.subset = subset
+        pdf_file.writeFonts = write_fonts
+
+
+def _pdf_font_order(key: tuple[Any, int]) -> tuple[int, str, int, int]:
+    """Where a font file (a matplotlib FontPath and a subset number) comes in a PDF: the CJK
+    file first, then by file name. matplotlib sorts by full path, so the bytes depended on
+    whether the cache (which holds the CJK file posecards draws with) sorts before the folder
+    matplotlib is installed in."""
+    path, sub = key
+    name = Path(str(path)).name
+    return (0 if Path(str(path)) == cjk_drawn_path() else 1, name, int(getattr(path, "face_index", 0)), sub)
+
+
+def _write_fonts(self: Any) -> None:
+    """matplotlib 3.11's PdfFile.writeFonts with the fonts in _pdf_font_order."""
+    fonts = {}
+    for pdfname, dvifont in sorted(self._dviFontInfo.items()):
+        fonts[pdfname] = self._embedTeXFont(dvifont)
+    for (filename, sub), fx in sorted(
+        self._fontNames.items(), key=lambda kv: _pdf_font_order(kv[0])
+    ):
+        if filename.endswith(".afm"):
+            fonts[fx] = self._write_afm_font(filename)
+        else:
+            charmap = self._character_tracker.used[filename][sub]
+            fonts[fx] = self.embedTTF(filename, sub, charmap)
+    self.writeObject(self.fontObject, fonts)

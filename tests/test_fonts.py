@@ -328,3 +328,44 @@ def test_truetype_conversion_keeps_glyph_order_and_advances() -> None:
     assert dict(again["hmtx"].metrics) == advances
     glyph = again["glyf"][again.getBestCmap()[ord("位")]]
     assert glyph.numberOfContours > 0
+
+
+_PDF_AT = """
+import hashlib, shutil, sys
+from pathlib import Path
+import posecards.fonts as F
+where = Path(sys.argv[1])
+where.mkdir()
+named = F.font_files()
+moved = [named[0], *(F.FontFile(f.name, f.package, Path(shutil.copy(f.path, where))) for f in named[1:])]
+F.font_files = lambda: tuple(moved)
+from matplotlib.figure import Figure
+from posecards.figures.style import card_style
+from posecards.render.files import figure_bytes
+with card_style("light"):
+    fig = Figure(figsize=(3, 1))
+    fig.text(0.1, 0.6, "位置编码 RoPE")
+    fig.text(0.1, 0.2, "$\\\\theta_i$ = 10000$^{-2i/d}$", style="italic")
+    data = figure_bytes(fig, "pdf")
+assert str(F.font_entries()[2].fname).startswith(str(where)), F.font_entries()[2].fname
+print(hashlib.sha256(data).hexdigest())
+"""
+
+
+def test_pdf_bytes_do_not_depend_on_where_the_font_files_lie(tmp_path: Path) -> None:
+    """matplotlib writes a PDF's fonts sorted by their full paths: the CJK file posecards draws
+    with lies in the cache, the others where matplotlib is installed, so the bytes changed with
+    which of the two folders sorted first. Here matplotlib's files are copied before and after
+    the cache folder: the same PDF."""
+    digests = []
+    for folder in ("0-before", "z-after"):  # around "cache"
+        env = {**os.environ, "POSECARDS_CACHE_DIR": str(tmp_path / "cache")}
+        r = subprocess.run(
+            [sys.executable, "-c", _PDF_AT, str(tmp_path / folder)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert r.returncode == 0, r.stderr
+        digests.append(r.stdout.strip())
+    assert digests[0] == digests[1]
