@@ -312,6 +312,43 @@ def test_the_layout_is_snapped_and_frozen_before_any_format(seed: int) -> None:
         assert figure_bytes_multi(plain, formats) == figure_bytes_multi(nudged, formats)
 
 
+def test_each_format_is_one_draw_of_the_frozen_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """savefig would lay a figure with an engine out once more (drawing disabled) before each
+    encoding; a frozen layout skips that draw, and every format's bytes are those made with it."""
+    import contextlib
+
+    from matplotlib.figure import Figure
+
+    from posecards.figures.style import card_style
+    from posecards.render import files
+
+    formats = ("png", "svg", "svg-live", "pdf")
+
+    def encoded() -> tuple[dict[str, bytes], int]:
+        with card_style("light"):
+            f = Figure(figsize=(6.0, 4.0), dpi=100, layout="constrained")
+            ax = f.subplots()
+            ax.plot([0, 1], [0, 1], label="位置 p")
+            ax.set_title("$\\theta_i$ and a title")
+            ax.legend()
+            draws = 0
+            draw = f.draw
+
+            def counted(renderer: Any) -> None:
+                nonlocal draws
+                draws += 1
+                draw(renderer)
+
+            f.draw = counted  # type: ignore[method-assign]
+            return files.figure_bytes_multi(f, formats), draws
+
+    skipped, one_each = encoded()
+    monkeypatch.setattr(files, "_without_pre_draw", lambda fig: contextlib.nullcontext())
+    with_pre_draw, two_each = encoded()
+    assert one_each == len(formats) and two_each == 2 * len(formats)
+    assert skipped == with_pre_draw
+
+
 def test_bad_scale_is_one_line(tmp_path: Path) -> None:
     r = run("build", "--out", str(tmp_path / "x"), "--scale", "9")
     assert (

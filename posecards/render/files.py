@@ -122,6 +122,24 @@ def freeze_layout(fig: Figure) -> None:
     fig.set_layout_engine("none")
 
 
+@contextmanager
+def _without_pre_draw(fig: Figure) -> Iterator[None]:
+    """savefig draws a figure that has a layout engine (even the placeholder freeze_layout
+    leaves) once more, drawing disabled, before it encodes: a whole layout pass that a frozen
+    layout does not need (the same bytes without it, in every format). The engine is hidden
+    from savefig meanwhile."""
+    engine = fig.get_layout_engine()
+    if engine is None:
+        yield
+        return
+    place: Any = fig
+    place._layout_engine = None
+    try:
+        yield
+    finally:
+        place._layout_engine = engine
+
+
 def figure_bytes(
     fig: Figure,
     fmt: str,
@@ -155,7 +173,7 @@ def figure_bytes(
         kwargs["dpi"] = dpi
     freeze_layout(fig)
     fonttype = "none" if svg_text == "live" else "path"
-    with mpl.rc_context({"svg.fonttype": fonttype}):
+    with mpl.rc_context({"svg.fonttype": fonttype}), _without_pre_draw(fig):
         fig.savefig(buf, **kwargs)
     data = buf.getvalue()
     if fmt == "png":
