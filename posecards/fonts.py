@@ -457,7 +457,12 @@ def _pdf_font_order(key: tuple[Any, int]) -> tuple[int, str, int, int]:
     matplotlib is installed in."""
     path, sub = key
     name = Path(str(path)).name
-    return (0 if Path(str(path)) == cjk_drawn_path() else 1, name, int(getattr(path, "face_index", 0)), sub)
+    return (
+        0 if Path(str(path)) == cjk_drawn_path() else 1,
+        name,
+        int(getattr(path, "face_index", 0)),
+        sub,
+    )
 
 
 def _write_fonts(self: Any) -> None:
