@@ -343,7 +343,7 @@ def test_each_format_is_one_draw_of_the_frozen_layout(monkeypatch: pytest.Monkey
             return files.figure_bytes_multi(f, formats), draws
 
     skipped, one_each = encoded()
-    monkeypatch.setattr(files, "_without_pre_draw", lambda fig: contextlib.nullcontext())
+    monkeypatch.setattr(files, "without_pre_draw", lambda fig: contextlib.nullcontext())
     with_pre_draw, two_each = encoded()
     assert one_each == len(formats) and two_each == 2 * len(formats)
     assert skipped == with_pre_draw

@@ -74,13 +74,13 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, fl
     PDF page is written later, see SlidePicture.pdf_figure); and the sizes of the texts drawn."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from posecards.render.files import SAVE_METADATA, freeze_layout
+    from posecards.render.files import SAVE_METADATA, freeze_layout, without_pre_draw
 
     FigureCanvasAgg(fig)
     freeze_layout(fig)  # solved once, snapped, then fixed (render/files.freeze_layout)
     sizes: list[tuple[float, float]] = []
     out = {}
-    with _record_text_sizes(sizes):
+    with _record_text_sizes(sizes), without_pre_draw(fig):
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, metadata=SAVE_METADATA["png"])
         out["png"] = buf.getvalue()

@@ -26,7 +26,10 @@ class PageBook:
 
     def add(self, fig: Any, dpi: float) -> int:
         """Write ``fig`` (already laid out) as the next page; its 0-based page number."""
-        self._pdf.savefig(fig, dpi=dpi)
+        from posecards.render.files import without_pre_draw
+
+        with without_pre_draw(fig):
+            self._pdf.savefig(fig, dpi=dpi)
         self.pages += 1
         return self.pages - 1
 

@@ -123,7 +123,7 @@ def freeze_layout(fig: Figure) -> None:
 
 
 @contextmanager
-def _without_pre_draw(fig: Figure) -> Iterator[None]:
+def without_pre_draw(fig: Figure) -> Iterator[None]:
     """savefig draws a figure that has a layout engine (even the placeholder freeze_layout
     leaves) once more, drawing disabled, before it encodes: a whole layout pass that a frozen
     layout does not need (the same bytes without it, in every format). The engine is hidden
@@ -173,7 +173,7 @@ def figure_bytes(
         kwargs["dpi"] = dpi
     freeze_layout(fig)
     fonttype = "none" if svg_text == "live" else "path"
-    with mpl.rc_context({"svg.fonttype": fonttype}), _without_pre_draw(fig):
+    with mpl.rc_context({"svg.fonttype": fonttype}), without_pre_draw(fig):
         fig.savefig(buf, **kwargs)
     data = buf.getvalue()
     if fmt == "png":
