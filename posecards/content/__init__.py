@@ -33,7 +33,7 @@ DECK_FIELD = "deck.toml:"
 SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
 # What makes a card slow the first time it is rendered (said before a build renders it).
 FIRST_TIME: dict[int, str] = {
-    1: "computes a UMAP layout: 20-35 s the first time (numba compiles it), cached afterwards"
+    1: "computes a UMAP layout: 20-35 s the first time on a machine (numba compiles its kernels once), 2-3 s after that"
 }
 
 
