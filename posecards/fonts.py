@@ -456,10 +456,10 @@ def _pdf_font_order(key: tuple[Any, int]) -> tuple[int, str, int, int]:
     whether the cache (which holds the CJK file posecards draws with) sorts before the folder
     matplotlib is installed in."""
     path, sub = key
-    name = Path(str(path)).name
+    file = Path(str(path))
     return (
-        0 if Path(str(path)) == cjk_drawn_path() else 1,
-        name,
+        0 if file == cjk_drawn_path() else 1,
+        file.name,
         int(getattr(path, "face_index", 0)),
         sub,
     )
