@@ -29,7 +29,8 @@ VARIANTS = "@variants"
 DECK_FIELD = "deck.toml:"
 
 # Cards whose costliest computation is cached on disk and shared by their languages (card 1's
-# UMAP layout, posecards.cache.memo_array); builds schedule them (render.build.cache_friendly_order).
+# UMAP layout, posecards.cache.memo_array); builds start their other languages after the first
+# (render.build.after_first_language).
 SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
 # What makes a card slow the first time it is rendered (said before a build renders it).
 FIRST_TIME: dict[int, str] = {

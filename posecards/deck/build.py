@@ -412,7 +412,7 @@ DECK_PRELOAD = (
 def plan_deck_build(cfg: DeckConfig) -> Plan:
     """Every unit of a deck build and the files each makes, from the options and text alone."""
     from posecards.deck.notes import ANIMATIONS
-    from posecards.render.build import cache_friendly_order, card_sources
+    from posecards.render.build import after_first_language, card_sources
 
     plan = plan_deck(cfg.cards)
     deck_text = text_name(DECK_TEXT)
@@ -439,9 +439,7 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
         for c in cfg.cards
         for lang in cfg.langs
     ]
-    # a card whose costly computation is cached on disk (card 1's UMAP) in one language first
-    # and in the others last
-    for job in cache_friendly_order(card_jobs, cfg.langs[0]):
+    for job in card_jobs:
         units.append(
             Unit(
                 name=card_slides_unit(job.card, job.lang),
@@ -449,6 +447,8 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
                 job=job,
                 files=pictures(job.lang, list(job.slides)),
                 texts=(text_name(job.card), deck_text),
+                # card 1 in Chinese after English: it finds the cached UMAP layout
+                after=after_first_language(job.card, job.lang, cfg.langs, card_slides_unit),
             )
         )
     frames = tuple(s for s in plan if s.kind in FRAME_KINDS)

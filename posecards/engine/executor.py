@@ -214,27 +214,45 @@ class _Runner:
         _stop_fork_server()
 
     def _loop(self, pool: ProcessPoolExecutor, todo: list[Unit]) -> None:
+        """Start each unit once its ``needs`` are done and its ``after`` units have finished,
+        in plan order: a drawing unit when a process is free (so a unit that becomes ready late,
+        such as card 1 in Chinese, is next rather than behind a queue), a unit of this process
+        on a thread of its own, one at a time (the processes keep drawing while it runs)."""
         waiting = list(todo)
-        running: dict[Future[Rendered], Unit] = {}
+        running: dict[Future[Any], Unit] = {}
         last = time.monotonic()
-        while waiting or running:
-            for unit in [u for u in waiting if all(n in self.done for n in u.needs)]:
+
+        def ready() -> list[Unit]:
+            pending = {u.name for u in waiting} | {u.name for u in running.values()}
+            return [
+                u
+                for u in waiting
+                if all(n in self.done for n in u.needs) and not pending.intersection(u.after)
+            ]
+
+        def start() -> None:
+            if all(u.spawn for u in running.values()):
+                here = next((u for u in ready() if not u.spawn), None)
+                if here is not None:
+                    waiting.remove(here)
+                    running[self.in_thread(here)] = here
+            drawing = sum(u.spawn for u in running.values())
+            for unit in [u for u in ready() if u.spawn][: self.workers - drawing]:
                 waiting.remove(unit)
-                if unit.spawn:
-                    # a fresh process gets the results it needs without their files
-                    needs = {n: Rendered({}, {}, self.done[n].meta) for n in unit.needs}
-                    running[pool.submit(_call, unit.render, unit.job, Context(needs))] = unit
-                else:
-                    self.inline(unit)
-                    last = time.monotonic()
+                # a fresh process gets the results it needs without their files
+                needs = {n: Rendered({}, {}, self.done[n].meta) for n in unit.needs}
+                running[pool.submit(_call, unit.render, unit.job, Context(needs))] = unit
+
+        while waiting or running:
+            start()
             if not running:
                 if waiting:  # a need that is in no plan: a bug in the plan
                     raise RuntimeError(f"units wait for nothing: {[u.name for u in waiting]}")
                 break
             finished, _ = wait(running, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED)
             if not finished:
-                # the oldest running futures: the pool marks one more running than it draws
-                busy = [u.name for f, u in running.items() if f.running()][: self.workers]
+                # (a unit of this process says its own progress)
+                busy = [u.name for f, u in running.items() if u.spawn and f.running()]
                 if busy:
                     quiet_s = time.monotonic() - last
                     self.say(
@@ -243,6 +261,24 @@ class _Runner:
                 continue
             for fut in sorted(finished, key=lambda f: todo.index(running[f])):
                 unit = running.pop(fut)
-                self.finish(unit, fut.result())
-                self.say(f"{unit.name} rendered")
+                if unit.spawn:
+                    self.finish(unit, fut.result())
+                    self.say(f"{unit.name} rendered")
+                else:
+                    fut.result()  # finished on its thread; its error is raised here
             last = time.monotonic()
+
+    def in_thread(self, unit: Unit) -> Future[None]:
+        """``inline(unit)`` on a daemon thread (Ctrl-C does not wait for it); its future."""
+        fut: Future[None] = Future()
+
+        def work() -> None:
+            try:
+                self.inline(unit)
+            except BaseException as e:  # noqa: BLE001 - re-raised by fut.result()
+                fut.set_exception(e)
+            else:
+                fut.set_result(None)
+
+        threading.Thread(target=work, name=unit.name, daemon=True).start()
+        return fut

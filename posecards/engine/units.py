@@ -55,6 +55,9 @@ class Unit:
     files: tuple[str, ...]  # the public files it makes, relative to DIR
     texts: tuple[str, ...] = ()  # the text files it reads ("cards/card3.toml"): its recipe
     needs: tuple[str, ...] = ()  # units whose results it uses (earlier in the plan)
+    # units it starts after, where the plan has them (order only: not part of its recipe or
+    # cache key; card 1 in Chinese after English, to find the cached UMAP layout)
+    after: tuple[str, ...] = ()
     spawn: bool = True  # draws: run in a fresh process; False: in the calling process
     cache: bool = True  # keep its result in the unit cache
     note: str = ""  # said once before it is rendered (what makes it slow)
@@ -67,7 +70,7 @@ class Plan:
     made_by: str  # "posecards build"
     out: Path
     options: Mapping[str, Any]  # recorded in the manifest (one schema: see engine.manifest)
-    units: tuple[Unit, ...]  # in the order they are rendered; a unit after the ones it needs
+    units: tuple[Unit, ...]  # in the order they start; a unit after the ones it needs
     sources: Mapping[str, tuple[Path, ...]]  # text name -> the files its digest is made of
     what: str = "card"  # progress: "3 of 10 card renders up to date in the cache"
     libraries: tuple[str, ...] = LIBRARIES

@@ -26,15 +26,18 @@ CARD_FORMATS = ("pdf", "png", "svg")  # a whole card
 FIGURE_FORMATS = ("png", "svg")  # a standalone figure
 
 
-def cache_friendly_order(units: list[Any], first_lang: str) -> list[Any]:
-    """``units`` (each with ``.card`` and ``.lang``) in rendering order: a card whose costly
-    computation is cached and shared by its languages (content.SHARED_ACROSS_LANGUAGES) renders
-    in its first language first and in the others last, so those find the cached result instead
-    of computing it alongside; everything else keeps its order."""
+def after_first_language(
+    card: int, lang: str, langs: tuple[str, ...], unit_name: Callable[[int, str], str]
+) -> tuple[str, ...]:
+    """The units (named by ``unit_name``) that card ``card``'s unit in ``lang`` starts after:
+    for a card whose costly computation is cached and shared by its languages
+    (content.SHARED_ACROSS_LANGUAGES), its unit in the first language, so that the others find
+    the cached result as soon as it is made instead of computing it alongside; else none."""
     from posecards.content import SHARED_ACROSS_LANGUAGES
 
-    late = [u for u in units if u.card in SHARED_ACROSS_LANGUAGES and u.lang != first_lang]
-    return [u for u in units if u not in late] + late
+    if card in SHARED_ACROSS_LANGUAGES and lang != langs[0]:
+        return (unit_name(card, langs[0]),)
+    return ()
 
 
 def card_stem(card: int, slug: str) -> str:
@@ -453,7 +456,7 @@ def plan_build(cfg: BuildConfig) -> Plan:
         CardJob(c, lang, cfg.formats, cfg.look, cfg.params) for c in cfg.cards for lang in cfg.langs
     ]
     units = []
-    for job in cache_friendly_order(jobs, cfg.langs[0]):
+    for job in jobs:
         text = texts[job.card]
         stem = card_stem(job.card, text.slug)
         note = FIRST_TIME.get(job.card, "")
@@ -465,6 +468,7 @@ def plan_build(cfg: BuildConfig) -> Plan:
                 files=unit_files(stem, text.figure_ids, job.lang, cfg.formats),
                 texts=(text_name(job.card),),
                 note=f"card {job.card} {note}" if note else "",
+                after=after_first_language(job.card, job.lang, cfg.langs, card_unit),
             )
         )
     sources = {text_name(c): card_sources(c) for c in cfg.cards}

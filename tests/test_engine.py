@@ -1,0 +1,93 @@
+"""The engine's order of work (posecards.engine.executor): a unit starts once the units it needs
+are done and the units it starts ``after`` have finished, in plan order, when a process is
+free; ``after`` orders, it is not part of what a unit is made from."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from posecards.config import BuildConfig, DeckConfig
+from posecards.engine import executor
+from posecards.engine.units import Context, Plan, Rendered, Unit
+
+
+def _sleep(seconds: float, ctx: Context) -> Rendered:
+    """A drawing unit that takes ``seconds`` and says when it started (CLOCK_MONOTONIC: one
+    clock for every process of the machine)."""
+    start = time.monotonic()
+    time.sleep(seconds)
+    return Rendered({}, {}, {"start": start})
+
+
+def _plan(units: list[Unit]) -> Plan:
+    return Plan(
+        made_by="test",
+        out=Path("unused"),
+        options={},
+        units=tuple(units),
+        sources={},
+        preload=("posecards.engine.units",),  # forked: quick to start
+    )
+
+
+def _unit(name: str, seconds: float, after: tuple[str, ...] = ()) -> Unit:
+    return Unit(name=name, render=_sleep, job=seconds, files=(), after=after, cache=False)
+
+
+def test_a_unit_starts_as_soon_as_its_after_units_finish() -> None:
+    """Two processes; "e" starts after "a". The other process finishes "b" and "c" while "a"
+    runs (1.0 s each against 1.6 s), so "d" and "f" are ready long before "e" is; "e" still
+    starts first when "a" is done, because it comes first in the plan. (Queued in submission
+    order, as before, "e" would start after "d" and "f".)"""
+    units = [
+        _unit("a", 1.6),
+        _unit("e", 0.1, after=("a",)),
+        *(_unit(n, 1.0) for n in "bcdf"),
+    ]
+    done: dict[str, Rendered] = {}
+    runner = executor._Runner(
+        _plan(units), dict.fromkeys(u.name for u in units), done, print, False, 2
+    )
+    runner.run(units)
+    start = {n: r.meta["start"] for n, r in done.items()}
+    assert start["e"] >= start["a"] + 1.6
+    assert start["e"] < start["d"] < start["f"], start
+    assert start["e"] > start["c"]  # "c" started while "a" ran: "after" holds back only "e"
+
+
+def test_after_names_a_unit_not_in_the_plan_or_already_done() -> None:
+    """--lang zh alone, or card 1 (en) from the cache: nothing to wait for."""
+    units = [_unit("x", 0.0, after=("not planned",)), _unit("y", 0.0, after=("x",))]
+    done: dict[str, Rendered] = {"x": Rendered({}, {}, {"start": 0.0})}
+    runner = executor._Runner(
+        _plan(units), dict.fromkeys(u.name for u in units), done, print, False, 2
+    )
+    runner.run([units[1]])
+    assert set(done) == {"x", "y"}
+
+
+def test_after_is_order_only_not_part_of_the_key() -> None:
+    def keyed(after: tuple[str, ...]) -> Any:
+        u = Unit(name="u", render=_sleep, job=0.0, files=("f",), after=after)
+        return executor.unit_keys(_plan([u]))["u"]
+
+    assert keyed(()) == keyed(("card 1 (en)",)) is not None
+
+
+def test_card_1_in_chinese_starts_after_english_in_build_and_deck() -> None:
+    from posecards.deck.build import plan_deck_build
+    from posecards.render.build import plan_build
+
+    build = plan_build(BuildConfig())
+    assert build.unit("card 1 (zh)").after == ("card 1 (en)",)
+    assert all(u.after == () for u in build.units if u.name != "card 1 (zh)")
+    names = [u.name for u in build.units]
+    # the plan's order: card by card, each language in turn
+    assert names.index("card 1 (en)") < names.index("card 1 (zh)") < names.index("card 2 (en)")
+    deck = plan_deck_build(DeckConfig())
+    assert deck.unit("card 1 slides (zh)").after == ("card 1 slides (en)",)
+    assert sum(bool(u.after) for u in deck.units) == 1
+    # Chinese alone: nothing to start after
+    assert all(u.after == () for u in plan_build(BuildConfig(langs=("zh",))).units)
