@@ -85,14 +85,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return ModulesThenTests(config, log)
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the posecards command line in a fresh process."""
+def run(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the posecards command line in a fresh process (``env``: variables to set)."""
     return subprocess.run(
         [sys.executable, "-m", "posecards", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
         timeout=1800,
     )
 
@@ -132,11 +134,18 @@ def once_per_run(
     return folder
 
 
+FULL_BUILD_LOG = "build.log"  # beside the shared full build's out/: its progress lines
+
+
 def _full_build(folder: Path) -> None:
+    """--jobs 2 from an empty cache of its own: every unit is rendered (test_build.py's
+    --jobs test reads the log)."""
     r = run(
-        "build", "--out", str(folder / "out"), "--format", ALL_FORMATS, "--jobs", "2", "--quiet"
+        *("build", "--out", str(folder / "out"), "--format", ALL_FORMATS, "--jobs", "2"),
+        env={"POSECARDS_CACHE_DIR": str(folder / "cache")},
     )
     assert r.returncode == 0, r.stderr
+    (folder / FULL_BUILD_LOG).write_text(r.stderr, encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -39,41 +39,57 @@ def test_unchanged_never_rebuilds_changed_always_does(cache: Path, tmp_path: Pat
     # judged up to date from DIR's manifest before the cache is even looked at
     assert "in the cache" not in again.stderr
     assert f"{out} is up to date" in again.stderr
+    # another folder: every card render comes from the cache
+    other = run("build", "--out", str(tmp_path / "other"), *SMALL)
+    assert other.returncode == 0, other.stderr
+    assert "1 of 1 card renders up to date in the cache" in other.stderr
+    assert renders(other.stderr) == 0
+    assert tree(tmp_path / "other") == tree(out)
     # without the cache: still up to date, nothing rendered
     shutil.rmtree(cache)
     again = run("build", "--out", str(out), *SMALL)
     assert again.returncode == 0 and renders(again.stderr) == 0, again.stderr
     assert f"{out} is up to date" in again.stderr
-    # another folder: every card render comes from the cache
-    other = run("build", "--out", str(tmp_path / "other"), *SMALL)
-    assert other.returncode == 0 and renders(other.stderr) == 1  # the cache was deleted above
-    other = run("build", "--out", str(tmp_path / "other2"), *SMALL)
-    assert "1 of 1 card renders up to date in the cache" in other.stderr
-    assert renders(other.stderr) == 0
     # a changed parameter is a different key: rendered again, and the text follows it
     changed = run("build", "--out", str(out), *SMALL, "--base", "20000")
     assert changed.returncode == 0 and renders(changed.stderr) == 1
     assert "base = 20,000" in next((out / "en").glob("card-4-*.html")).read_text(encoding="utf-8")
 
 
-def test_cache_and_no_cache_give_identical_files(cache: Path, tmp_path: Path) -> None:
-    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    assert run("build", "--out", str(a), *SMALL, "--quiet").returncode == 0
-    assert run("build", "--out", str(b), *SMALL, "--quiet").returncode == 0  # from the cache
+@pytest.fixture(scope="module")
+def first(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """SMALL built once into an empty cache of its own: (DIR, cache). Tests copy the cache."""
+    root = tmp_path_factory.mktemp("first")
+    out, cache = root / "out", root / "cache"
+    r = run("build", "--out", str(out), *SMALL, env={"POSECARDS_CACHE_DIR": str(cache)})
+    assert r.returncode == 0 and renders(r.stderr) == 1, r.stderr
+    return out, cache
+
+
+def test_cache_and_no_cache_give_identical_files(
+    first: tuple[Path, Path], cache: Path, tmp_path: Path
+) -> None:
+    a = first[0]
+    shutil.copytree(first[1], cache)
+    b, c = tmp_path / "b", tmp_path / "c"
+    r = run("build", "--out", str(b), *SMALL)
+    assert r.returncode == 0 and renders(r.stderr) == 0, r.stderr  # from the cache
     r = run("build", "--out", str(c), *SMALL, "--no-cache")
     assert r.returncode == 0 and renders(r.stderr) == 1
     assert tree(a) == tree(b) == tree(c)
 
 
-def test_corrupt_entry_is_rebuilt_not_trusted(cache: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    assert run("build", "--out", str(out), *SMALL, "--quiet").returncode == 0
-    good = tree(out)
-    for f in (cache / "units").rglob("*.bin"):
+def test_corrupt_entry_is_rebuilt_not_trusted(
+    first: tuple[Path, Path], cache: Path, tmp_path: Path
+) -> None:
+    shutil.copytree(first[1], cache)
+    entries = list((cache / "units").rglob("*.bin"))
+    assert entries
+    for f in entries:
         f.write_bytes(b"\x00" + f.read_bytes()[1:])
     r = run("build", "--out", str(tmp_path / "again"), *SMALL)
     assert r.returncode == 0 and renders(r.stderr) == 1, r.stderr
-    assert tree(tmp_path / "again") == good
+    assert tree(tmp_path / "again") == tree(first[0])
 
 
 def test_keys_follow_exactly_their_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
