@@ -172,6 +172,9 @@ class _Runner:
 
     def finish(self, unit: Unit, result: Rendered) -> None:
         self.done[unit.name] = result
+        self.store(unit, result)
+
+    def store(self, unit: Unit, result: Rendered) -> None:
         key = self.keys[unit.name]
         if self.use_cache and key is not None:
             unitcache.store(key, result)
@@ -259,13 +262,18 @@ class _Runner:
                         f"still rendering {', '.join(busy)} (nothing finished for {quiet_s:.0f} s)"
                     )
                 continue
+            drawn: list[tuple[Unit, Rendered]] = []
             for fut in sorted(finished, key=lambda f: todo.index(running[f])):
                 unit = running.pop(fut)
                 if unit.spawn:
-                    self.finish(unit, fut.result())
+                    drawn.append((unit, fut.result()))
+                    self.done[unit.name] = drawn[-1][1]
                     self.say(f"{unit.name} rendered")
                 else:
                     fut.result()  # finished on its thread; its error is raised here
+            start()  # the next units start drawing while this process stores the results
+            for unit, result in drawn:
+                self.store(unit, result)
             last = time.monotonic()
 
     def in_thread(self, unit: Unit) -> Future[None]:
