@@ -283,7 +283,7 @@ class _Runner:
         def work() -> None:
             try:
                 self.inline(unit)
-            except BaseException as e:  # noqa: BLE001 - re-raised by fut.result()
+            except BaseException as e:  # re-raised in the main thread by fut.result()
                 fut.set_exception(e)
             else:
                 fut.set_result(None)
