@@ -384,9 +384,48 @@ def cff_to_truetype(font: Any) -> None:
 PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vmtx", "VORG")
 
 
+# The CJK font as the PDF backend is about to subset it, its tables read already: parsed once
+# in the fork server the drawing processes start from (render/warm.py), so that the first PDF
+# of each process finds it read (about 0.18 s of each unit's PDF fonts). A subset changes the
+# font it is given, so it serves one subset; later ones load the file as usual.
+_PARSED_AHEAD: dict[str, Any] = {}
+
+
+def _load_pdf_font(subset: Any, fontfile: Any, options: Any) -> Any:
+    """fontTools.subset.load_font as matplotlib's PDF backend calls it, without
+    PDF_UNUSED_TABLES."""
+    font = subset.load_font(fontfile, options)
+    for tag in PDF_UNUSED_TABLES:
+        if tag in font:
+            del font[tag]
+    return font
+
+
+def parse_pdf_font_ahead() -> None:
+    """Read the tables of the CJK file that a PDF subset reads (cmap, hmtx, CFF's charset and
+    top dict, the glyph order; the same objects it would read lazily: the same subset bytes),
+    for the next PDF this process writes."""
+    from fontTools import subset
+
+    path = str(cjk_drawn_path())
+    options = subset.Options(glyph_names=True, recommended_glyphs=True)
+    options.font_number = 0  # as matplotlib asks for it (the face index)
+    font = _load_pdf_font(subset, path, options)
+    for tag in font.keys():
+        if tag != "GlyphOrder":
+            font[tag]
+    for table in font["cmap"].tables:
+        table.cmap  # noqa: B018 (the property decompiles the subtable)
+    cff = font["CFF "].cff
+    top = cff[cff.fontNames[0]]
+    top.CharStrings  # noqa: B018
+    font.getReverseGlyphMap()
+    _PARSED_AHEAD[path] = font
+
+
 class _TrimmedSubset:
     """fontTools.subset as matplotlib's PDF backend uses it, the font loaded without
-    PDF_UNUSED_TABLES (matplotlib's own subsetting options unchanged)."""
+    PDF_UNUSED_TABLES (matplotlib's own subsetting options unchanged), or parsed ahead."""
 
     def __init__(self, subset: Any) -> None:
         self._subset = subset
@@ -394,12 +433,12 @@ class _TrimmedSubset:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._subset, name)
 
-    def load_font(self, *args: Any, **kwargs: Any) -> Any:
-        font = self._subset.load_font(*args, **kwargs)
-        for tag in PDF_UNUSED_TABLES:
-            if tag in font:
-                del font[tag]
-        return font
+    def load_font(self, fontfile: Any, options: Any) -> Any:
+        path = str(fontfile)
+        ahead = options.font_number == 0 and not (options.recalc_bounds or options.recalc_timestamp)
+        if ahead and path in _PARSED_AHEAD:
+            return _PARSED_AHEAD.pop(path)
+        return _load_pdf_font(self._subset, fontfile, options)
 
 
 @contextlib.contextmanager
