@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_TOOLS = ROOT / "tests" / "node"
@@ -170,3 +172,33 @@ def test_figure_text_is_found_and_copied_as_words(browser: Any, built: Path) -> 
     page.goto(raw_page.as_uri())
     assert not page.evaluate("() => window.find('key position', true, false, true)")
     page.close()
+
+
+_NAMES = st.one_of(
+    st.sampled_from(["i", "d", "id", "url", "href", "p1", "clip0", "image1"]),
+    st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True),
+)
+
+
+@given(names=st.lists(_NAMES, min_size=1, max_size=8, unique=True), prefix=_NAMES)
+def test_inline_svg_prefixes_every_id_and_every_reference_to_it(
+    names: list[str], prefix: str
+) -> None:
+    """Two inline SVGs must not share ids: each id, each url(#id) and each href="#id" gets the
+    prefix, and nothing else changes (not a reference to an id the SVG does not define, not
+    the attribute names)."""
+    from posecards.render.html import inline_svg
+
+    body = "".join(
+        f'<clipPath id="{n}"><rect/></clipPath><g clip-path="url(#{n})" data-n="{n}">'
+        f'<use xlink:href="#{n}"/><use href="#{n}"/></g>'
+        for n in names
+    )
+    svg = f'<svg viewBox="0 0 10 10" width="10pt" height="10pt">{body}<g fill="url(#elsewhere)"/></svg>'
+    out = str(inline_svg(svg.encode(), prefix, "alt"))
+    expected = "".join(
+        f'<clipPath id="{prefix}-{n}"><rect/></clipPath><g clip-path="url(#{prefix}-{n})" '
+        f'data-n="{n}"><use xlink:href="#{prefix}-{n}"/><use href="#{prefix}-{n}"/></g>'
+        for n in names
+    )
+    assert expected + '<g fill="url(#elsewhere)"/></svg>' in out

@@ -45,6 +45,7 @@ def env() -> jinja2.Environment:
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
 _ID = re.compile(r'\bid="([^"]+)"')
+_ID_OR_REF = re.compile(r'id="([^"]+)"|url\(#([^)]+)\)|href="#([^"]+)"')
 # matplotlib's RDF block (dc:format, dc:type): valid in an SVG file, not inside HTML
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 # mathtext as matplotlib writes it with svg.fonttype none: one <tspan> per glyph, grouped by
@@ -100,11 +101,16 @@ def inline_svg(svg: bytes, prefix: str, label: str) -> Markup:
     text = _METADATA.sub("", text, count=1)
     text = _GLYPH_TEXT.sub(_words, _unique_ids(text))
     ids = set(_ID.findall(text))
-    for old in sorted(ids, key=len, reverse=True):
-        new = f"{prefix}-{old}"
-        text = text.replace(f'id="{old}"', f'id="{new}"')
-        text = text.replace(f"url(#{old})", f"url(#{new})")
-        text = text.replace(f'href="#{old}"', f'href="#{new}"')
+
+    def prefixed(m: re.Match[str]) -> str:
+        group = next(i for i in (1, 2, 3) if m[i] is not None)
+        if m[group] not in ids:
+            return m[0]
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        return f"{m[0][:start]}{prefix}-{m[group]}{m[0][end:]}"
+
+    # every id and every reference to one (a url(#...) or an href="#...") in one pass
+    text = _ID_OR_REF.sub(prefixed, text)
     # width/height in pt -> let CSS size it; keep the viewBox for the aspect ratio
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", text, count=1)
     esc = str(Markup.escape(label))
