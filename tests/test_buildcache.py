@@ -104,9 +104,10 @@ def test_keys_follow_exactly_their_inputs(monkeypatch: pytest.MonkeyPatch) -> No
     assert keys(look=Look(theme="dark"))["card 2 (en)"] != k["card 2 (en)"]
     assert keys(params=PEParams(base=10001.0))["card 2 (en)"] != k["card 2 (en)"]
     assert keys(formats=("png", "svg"))["card 2 (en)"] != k["card 2 (en)"]
-    # the pages depend on every card they show
+    # the pages depend on every card they show, and the index on the pages
     pages = keys(formats=("png", "html"))
-    assert keys(formats=("png", "html"), params=PEParams(base=10001.0))["pages"] != pages["pages"]
+    based = keys(formats=("png", "html"), params=PEParams(base=10001.0))
+    assert based["pages (en)"] != pages["pages (en)"] and based["index"] != pages["index"]
     # editing card 2's text changes card 2's key and no other card's
     real = executor.text_digest
     monkeypatch.setattr(

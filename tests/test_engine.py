@@ -84,10 +84,18 @@ def test_card_1_in_chinese_starts_after_english_in_build_and_deck() -> None:
     assert build.unit("card 1 (zh)").after == ("card 1 (en)",)
     assert all(u.after == () for u in build.units if u.name != "card 1 (zh)")
     names = [u.name for u in build.units]
-    # the plan's order: card by card, each language in turn
-    assert names.index("card 1 (en)") < names.index("card 1 (zh)") < names.index("card 2 (en)")
+    # the plan's order: one language after the other, so that a language's pages are made
+    # while the next one is drawn: they need its cards (and the first language's: formulas)
+    assert names.index("card 7 (en)") < names.index("card 1 (zh)")
+    assert set(build.unit("pages (en)").needs) == {f"card {c} (en)" for c in range(1, 8)}
+    assert set(build.unit("pages (zh)").needs) == {
+        f"card {c} ({lang})" for c in range(1, 8) for lang in ("en", "zh")
+    }
+    assert build.unit("index").needs == ("pages (en)", "pages (zh)")
     deck = plan_deck_build(DeckConfig())
     assert deck.unit("card 1 slides (zh)").after == ("card 1 slides (en)",)
+    deck_names = [u.name for u in deck.units]
+    assert deck_names.index("card 7 slides (en)") < deck_names.index("card 1 slides (zh)")
     assert sum(bool(u.after) for u in deck.units) == 1
     # Chinese alone: nothing to start after
     assert all(u.after == () for u in plan_build(BuildConfig(langs=("zh",))).units)

@@ -434,10 +434,12 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
             ),
         )
     ]
+    # one language after the other: its title and closing slides and its deck are made while
+    # the next language is drawn
     card_jobs = [
         CardSlidesJob(c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c))
-        for c in cfg.cards
         for lang in cfg.langs
+        for c in cfg.cards
     ]
     for job in card_jobs:
         units.append(

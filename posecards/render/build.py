@@ -20,7 +20,6 @@ from posecards.formatting import group
 from posecards.paths import data_dir
 
 LANG_LABEL = {"en": "English", "zh": "中文"}
-PAGES = "pages"
 EXPLORE = "explore"
 CARD_FORMATS = ("pdf", "png", "svg")  # a whole card
 FIGURE_FORMATS = ("png", "svg")  # a standalone figure
@@ -49,9 +48,10 @@ def card_unit(card: int | str, lang: str) -> str:
     return f"card {card} ({lang})"
 
 
-def formula_name(lang: str, stem: str) -> str:
-    """The key formula of a card page, drawn alone (a helper of the pages, never written)."""
-    return f"{lang}/{stem}.formula.svg"
+def formula_name(stem: str) -> str:
+    """The key formula of a card page, drawn alone (a helper of the pages, never written): the
+    same mathematics in every language, drawn once, by the unit of the first language."""
+    return f"{stem}.formula.svg"
 
 
 THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
@@ -101,6 +101,7 @@ class CardJob:
     formats: tuple[str, ...]
     look: Look
     params: PEParams
+    formula: bool = False  # draw the card's formula for the pages of every language
 
 
 def formula_svg_bytes(tex: str, size: float) -> bytes:
@@ -141,6 +142,7 @@ def render_card(job: CardJob, ctx: Context) -> Rendered:
             footer=footer_text(job.params, job.look, job.lang, job.card),
             scale=job.look.scale,
             svg_text=job.look.svg_text,
+            formula=job.formula,
         )
     return Rendered(files, helpers, plain(content.numbers))
 
@@ -182,9 +184,11 @@ def render_unit(
     footer: str,
     scale: int = 1,
     svg_text: str = "outline",
+    formula: bool = False,
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """The whole card and its standalone figures for one language, encoded (inside card_style):
-    its files and its helpers. Shared by the cards and the inspection card; called inside
+    its files and its helpers (``formula``: also the card's formula, which the pages of every
+    language inline). Shared by the cards and the inspection card; called inside
     render.files.collections_at_fixed_points."""
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
@@ -209,8 +213,8 @@ def render_unit(
         helpers.update(inline)
         del fig
         collect_garbage()
-    if "html" in formats:
-        helpers[formula_name(lang, stem)] = formula_svg_bytes(filled.formula_tex, 20)
+    if formula:
+        helpers[formula_name(stem)] = formula_svg_bytes(filled.formula_tex, 20)
     return files, helpers
 
 
@@ -239,6 +243,155 @@ class PageSource:
     prefix: str  # "1. " before the title in the nav and index, or ""
 
 
+def language_pages(
+    sources: list[PageSource],
+    lang: str,
+    langs: tuple[str, ...],
+    formats: tuple[str, ...],
+    look: Look,
+    footer: Callable[[str], str],
+    files: Mapping[str, bytes],
+    card_footer: Callable[[str, Any], str] | None = None,
+    say: Say = quiet,
+) -> tuple[dict[str, bytes], list[dict[str, Any]]]:
+    """The card pages of one language and the pages of its figures that are not on their card,
+    from the card text and the already rendered SVGs, with their web fonts (one subset per face
+    for all of them: embed_fonts); and the index's entries for its cards. ``card_footer(lang,
+    card id)``: the footer of a card's own pages, if it differs from the index's (card 5 states
+    its data, not d_model)."""
+    from posecards.figures.style import theme
+    from posecards.render.compose import layout
+    from posecards.render.html import PanelView, card_page, embed_fonts, figure_page, inline_svg
+    from posecards.render.text import fill_card
+
+    th = asdict(theme(look.theme))
+    out: dict[str, str] = {}  # the pages, their fonts still to embed
+    entries: list[dict[str, Any]] = []
+    lay = layout(look.size)
+    total = sum(1 + len(src.text.figures) for src in sources)
+
+    def made(rel: str) -> None:
+        say(f"page {len(out)} of {total}: {rel}")
+
+    filled_all = [fill_card(src.text, lang, src.numbers) for src in sources]
+    nav = [
+        (f"{src.prefix}{filled.title}", f"{src.stem}.html")
+        for src, filled in zip(sources, filled_all, strict=True)
+    ]
+    for src, filled in zip(sources, filled_all, strict=True):
+        stem = src.stem
+        page_footer = card_footer(lang, src.text.id) if card_footer else footer(lang)
+        page_downloads = [
+            (fmt.upper(), f"{stem}.{fmt}")
+            for fmt in ("png", "svg", "pdf")
+            if f"{lang}/{stem}.{fmt}" in files
+        ]
+        panels = []
+        for fid, title, alt, caption in filled.panels:
+            svg = files[live_svg_name(lang, fid)]
+            panels.append(
+                PanelView(
+                    id=fid,
+                    title=title,
+                    alt=alt,
+                    caption=caption,
+                    svg=inline_svg(svg, fid, alt),
+                    downloads=[
+                        (fmt.upper(), f"figures/{fid}.{fmt}")
+                        for fmt in ("png", "svg")
+                        if fmt in formats
+                    ],
+                )
+            )
+        formula = files[formula_name(stem)]
+        others = [x for x in langs if x != lang]
+        # figures computed and drawn but not on the card: a page each, linked from the card
+        more = []
+        for fid, title, alt, caption in filled.figures:
+            view = PanelView(
+                id=fid,
+                title=title,
+                alt=alt,
+                caption=caption,
+                svg=inline_svg(files[live_svg_name(lang, fid)], fid, alt),
+                downloads=[
+                    (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
+                ],
+            )
+            out[f"{lang}/figures/{fid}.html"] = figure_page(
+                lang=lang,
+                card=filled,
+                figure=view,
+                card_page=(f"{src.prefix}{filled.title}", f"../{stem}.html"),
+                other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html") if others else None,
+                footer=page_footer,
+                theme=th,
+            )
+            made(f"{lang}/figures/{fid}.html")
+            more.append((title, caption, f"figures/{fid}.html"))
+        html = card_page(
+            lang=lang,
+            card=filled,
+            panels=panels,
+            formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
+            downloads=page_downloads,
+            other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
+            footer=page_footer,
+            theme=th,
+            nav=[(label, href, href == f"{stem}.html") for label, href in nav],
+            more=more,
+        )
+        out[f"{lang}/{stem}.html"] = html
+        made(f"{lang}/{stem}.html")
+        entries.append(
+            {
+                "lang": lang,
+                "title": f"{src.prefix}{filled.title}",
+                "thesis": filled.thesis,
+                "page": f"{lang}/{stem}.html",
+                "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
+                "alt": filled.thesis,
+                "w": round(lay.width * 100),
+                "h": round(lay.height * 100),
+                "downloads": [
+                    (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
+                    for fmt in ("png", "svg", "pdf")
+                    if f"{lang}/{stem}.{fmt}" in files
+                ],
+                "figures": [
+                    (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
+                    for fid, *_ in (*filled.panels, *filled.figures)
+                    for fmt in ("png", "svg")
+                    if fmt in formats
+                ],
+            }
+        )
+    say(f"web fonts for {lang}: {len(out)} page(s)")
+    rels = list(out)
+    pages = embed_fonts([out[rel] for rel in rels])
+    return {rel: page.encode("utf-8") for rel, page in zip(rels, pages, strict=True)}, entries
+
+
+def index_html(
+    entries: list[dict[str, Any]],
+    look: Look,
+    footer: str,
+    explore: str | None = None,
+    say: Say = quiet,
+) -> bytes:
+    """The index of a build's pages (``entries``: language_pages' of every language, in order),
+    linking to the explorer page ``explore`` if given, with its own web fonts (it draws both
+    languages)."""
+    from posecards.figures.style import theme
+    from posecards.render.html import embed_fonts, index_page
+
+    page = index_page(
+        entries=entries, footer=footer, theme=asdict(theme(look.theme)), explore=explore
+    )
+    say("web fonts for the index: 1 page(s)")
+    return embed_fonts([page])[0].encode("utf-8")
+
+
 def html_pages(
     sources: list[PageSource],
     langs: tuple[str, ...],
@@ -246,150 +399,36 @@ def html_pages(
     look: Look,
     footer: Callable[[str], str],
     files: Mapping[str, bytes],
-    explore: str | None = None,
     card_footer: Callable[[str, Any], str] | None = None,
     say: Say = quiet,
 ) -> dict[str, bytes]:
-    """Card pages and the index (linking to the explorer page ``explore`` if given), from the
-    card text and the already rendered SVGs. ``card_footer(lang, card id)``: the footer of a
-    card's own pages, if it differs from the index's (card 5 states its data, not d_model).
-    The pages of one language share their web fonts (one subset per face: embed_fonts); the
-    index, which draws both languages, has its own."""
-    from posecards.figures.style import theme
-    from posecards.render.compose import layout
-    from posecards.render.html import (
-        PanelView,
-        card_page,
-        embed_fonts,
-        figure_page,
-        index_page,
-        inline_svg,
-    )
-    from posecards.render.text import fill_card
-
-    th = asdict(theme(look.theme))
-    out: dict[str, str] = {}  # the pages, their fonts still to embed
-    entries: list[dict[str, Any]] = []
-    lay = layout(look.size)
-    total = 1 + len(langs) * sum(1 + len(src.text.figures) for src in sources)
-
-    def made(rel: str) -> None:
-        say(f"page {len(out)} of {total}: {rel}")
-
-    for lang in langs:
-        filled_all = [fill_card(src.text, lang, src.numbers) for src in sources]
-        nav = [
-            (f"{src.prefix}{filled.title}", f"{src.stem}.html")
-            for src, filled in zip(sources, filled_all, strict=True)
-        ]
-        for src, filled in zip(sources, filled_all, strict=True):
-            stem = src.stem
-            page_footer = card_footer(lang, src.text.id) if card_footer else footer(lang)
-            page_downloads = [
-                (fmt.upper(), f"{stem}.{fmt}")
-                for fmt in ("png", "svg", "pdf")
-                if f"{lang}/{stem}.{fmt}" in files
-            ]
-            panels = []
-            for fid, title, alt, caption in filled.panels:
-                svg = files[live_svg_name(lang, fid)]
-                panels.append(
-                    PanelView(
-                        id=fid,
-                        title=title,
-                        alt=alt,
-                        caption=caption,
-                        svg=inline_svg(svg, fid, alt),
-                        downloads=[
-                            (fmt.upper(), f"figures/{fid}.{fmt}")
-                            for fmt in ("png", "svg")
-                            if fmt in formats
-                        ],
-                    )
-                )
-            formula = files[formula_name(lang, stem)]
-            others = [x for x in langs if x != lang]
-            # figures computed and drawn but not on the card: a page each, linked from the card
-            more = []
-            for fid, title, alt, caption in filled.figures:
-                view = PanelView(
-                    id=fid,
-                    title=title,
-                    alt=alt,
-                    caption=caption,
-                    svg=inline_svg(files[live_svg_name(lang, fid)], fid, alt),
-                    downloads=[
-                        (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
-                    ],
-                )
-                out[f"{lang}/figures/{fid}.html"] = figure_page(
-                    lang=lang,
-                    card=filled,
-                    figure=view,
-                    card_page=(f"{src.prefix}{filled.title}", f"../{stem}.html"),
-                    other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html")
-                    if others
-                    else None,
-                    footer=page_footer,
-                    theme=th,
-                )
-                made(f"{lang}/figures/{fid}.html")
-                more.append((title, caption, f"figures/{fid}.html"))
-            html = card_page(
-                lang=lang,
-                card=filled,
-                panels=panels,
-                formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
-                downloads=page_downloads,
-                other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
-                footer=page_footer,
-                theme=th,
-                nav=[(label, href, href == f"{stem}.html") for label, href in nav],
-                more=more,
-            )
-            out[f"{lang}/{stem}.html"] = html
-            made(f"{lang}/{stem}.html")
-            entries.append(
-                {
-                    "lang": lang,
-                    "title": f"{src.prefix}{filled.title}",
-                    "thesis": filled.thesis,
-                    "page": f"{lang}/{stem}.html",
-                    "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
-                    "alt": filled.thesis,
-                    "w": round(lay.width * 100),
-                    "h": round(lay.height * 100),
-                    "downloads": [
-                        (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
-                        for fmt in ("png", "svg", "pdf")
-                        if f"{lang}/{stem}.{fmt}" in files
-                    ],
-                    "figures": [
-                        (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
-                        for fid, *_ in (*filled.panels, *filled.figures)
-                        for fmt in ("png", "svg")
-                        if fmt in formats
-                    ],
-                }
-            )
-    out["index.html"] = index_page(entries=entries, footer=footer("en"), theme=th, explore=explore)
-    made("index.html")
-    groups: dict[str, list[str]] = {}  # "en", "zh", "index.html" -> its pages
-    for rel in out:
-        groups.setdefault(rel.split("/")[0], []).append(rel)
+    """Every language's pages and the index, in one go (an inspection's pages)."""
     pages: dict[str, bytes] = {}
-    for name, rels in groups.items():
-        say(f"web fonts for {name if name in langs else 'the index'}: {len(rels)} page(s)")
-        for rel, page in zip(rels, embed_fonts([out[rel] for rel in rels]), strict=True):
-            pages[rel] = page.encode("utf-8")
+    entries: list[dict[str, Any]] = []
+    for lang in langs:
+        made, listed = language_pages(
+            sources, lang, langs, formats, look, footer, files, card_footer, say
+        )
+        pages.update(made)
+        entries += listed
+    pages["index.html"] = index_html(entries, look, footer("en"), say=say)
     return pages
+
+
+def pages_unit(lang: str) -> str:
+    return f"pages ({lang})"
+
+
+INDEX = "index"
 
 
 @dataclass(frozen=True)
 class PagesJob:
-    """The HTML pages and index of a build (made in this process from the cards' results)."""
+    """The HTML pages of one language of a build (made in this process from the cards'
+    results)."""
 
     cards: tuple[int, ...]
+    lang: str
     langs: tuple[str, ...]
     formats: tuple[str, ...]
     look: Look
@@ -397,33 +436,49 @@ class PagesJob:
 
 
 def render_pages(job: PagesJob, ctx: Context) -> Rendered:
-    """The pages of a `posecards build`, from the card units' files, helpers and numbers."""
+    """The pages of one language of a `posecards build`, from the card units' files, helpers and
+    numbers (the formulas from the units of the first language); ``meta``: the index's entries
+    for them."""
+    from posecards.engine.unitcache import plain
     from posecards.render.text import load_card_text
 
     files: dict[str, bytes] = {}
-    numbers: dict[int, Mapping[str, Any]] = {}
-    for c in job.cards:
-        for lang in job.langs:
-            done = ctx.needs[card_unit(c, lang)]
-            files.update(done.files)
-            files.update(done.helpers)
-            numbers[c] = done.meta
+    for done in ctx.needs.values():
+        files.update(done.files)
+        files.update(done.helpers)
     sources = []
     for c in job.cards:
         text = load_card_text(c)
-        sources.append(PageSource(text, numbers[c], card_stem(c, text.slug), f"{c}. "))
-    pages = html_pages(
+        numbers = ctx.needs[card_unit(c, job.lang)].meta
+        sources.append(PageSource(text, numbers, card_stem(c, text.slug), f"{c}. "))
+    pages, entries = language_pages(
         sources,
+        job.lang,
         job.langs,
         job.formats,
         job.look,
         lambda lang: footer_text(job.params, job.look, lang),
         files,
-        explore="explore.html",
         card_footer=lambda lang, card: footer_text(job.params, job.look, lang, card),
         say=ctx.say,
     )
-    return Rendered(pages)
+    # as a cache hit gives them (a JSON round trip): the index is the same either way
+    return Rendered(pages, meta=plain({"entries": entries}))
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    langs: tuple[str, ...]
+    look: Look
+    params: PEParams
+
+
+def render_index(job: IndexJob, ctx: Context) -> Rendered:
+    """The index of a `posecards build`, from the entries of every language's pages."""
+    entries = [e for lang in job.langs for e in ctx.needs[pages_unit(lang)].meta["entries"]]
+    footer = footer_text(job.params, job.look, "en")
+    page = index_html(entries, job.look, footer, explore="explore.html", say=ctx.say)
+    return Rendered({"index.html": page})
 
 
 def render_explore(job: ExploreConfig, ctx: Context) -> Rendered:
@@ -452,8 +507,12 @@ def plan_build(cfg: BuildConfig) -> Plan:
     from posecards.render.text import load_card_text
 
     texts = {c: load_card_text(c) for c in cfg.cards}
+    html = "html" in cfg.formats
+    # one language after the other: its pages are made while the next language is drawn
     jobs = [
-        CardJob(c, lang, cfg.formats, cfg.look, cfg.params) for c in cfg.cards for lang in cfg.langs
+        CardJob(c, lang, cfg.formats, cfg.look, cfg.params, formula=html and lang == cfg.langs[0])
+        for lang in cfg.langs
+        for c in cfg.cards
     ]
     units = []
     for job in jobs:
@@ -472,25 +531,33 @@ def plan_build(cfg: BuildConfig) -> Plan:
             )
         )
     sources = {text_name(c): card_sources(c) for c in cfg.cards}
-    if "html" in cfg.formats:
-        pages = ["index.html"] + [
-            f"{lang}/{card_stem(c, texts[c].slug)}.html" for c in cfg.cards for lang in cfg.langs
-        ]
-        # a page for each figure that is not on its card (linked from the card page)
-        pages += [
-            f"{lang}/figures/{p.id}.html"
-            for c in cfg.cards
-            for p in texts[c].figures
-            for lang in cfg.langs
-        ]
+    if html:
+        every = tuple(text_name(c) for c in cfg.cards)
+        for lang in cfg.langs:
+            # its card pages, and a page for each figure not on its card (linked from it)
+            pages = [f"{lang}/{card_stem(c, texts[c].slug)}.html" for c in cfg.cards]
+            pages += [f"{lang}/figures/{p.id}.html" for c in cfg.cards for p in texts[c].figures]
+            needs = [card_unit(c, lang) for c in cfg.cards]
+            needs += [card_unit(c, cfg.langs[0]) for c in cfg.cards if lang != cfg.langs[0]]
+            units.append(
+                Unit(
+                    name=pages_unit(lang),
+                    render=render_pages,
+                    job=PagesJob(cfg.cards, lang, cfg.langs, cfg.formats, cfg.look, cfg.params),
+                    files=tuple(pages),
+                    texts=every,
+                    needs=tuple(needs),
+                    spawn=False,
+                )
+            )
         units.append(
             Unit(
-                name=PAGES,
-                render=render_pages,
-                job=PagesJob(cfg.cards, cfg.langs, cfg.formats, cfg.look, cfg.params),
-                files=tuple(pages),
-                texts=tuple(text_name(c) for c in cfg.cards),
-                needs=tuple(card_unit(c, lang) for c in cfg.cards for lang in cfg.langs),
+                name=INDEX,
+                render=render_index,
+                job=IndexJob(cfg.langs, cfg.look, cfg.params),
+                files=("index.html",),
+                texts=every,
+                needs=tuple(pages_unit(lang) for lang in cfg.langs),
                 spawn=False,
             )
         )

@@ -22,7 +22,6 @@ from posecards.model.checkpoint import Checkpoint
 from posecards.model.names import display_name, model_slug
 from posecards.model.positions import Found, LearnedPositions, RopePositions
 from posecards.render.build import (
-    PAGES,
     PRELOAD,
     THEME_NAMES_ZH,
     PageSource,
@@ -77,6 +76,7 @@ class InspectJob:
     stem: str
     content: CardContent
     footer: str
+    formula: bool = False  # draw the card's formula for the pages of every language
 
 
 def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
@@ -98,6 +98,7 @@ def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
             footer=job.footer,
             scale=job.look.scale,
             svg_text=job.look.svg_text,
+            formula=job.formula,
         )
     return Rendered(files, helpers)
 
@@ -165,11 +166,14 @@ def plan_inspection(
     name = text_name(card)
     footers = tuple((lang, inspect_footer(ckpt, found, cfg.look, lang)) for lang in cfg.langs)
     drawn = tuple(f for f in cfg.formats if f != "json")  # --format json alone draws nothing
+    html, first = "html" in cfg.formats, cfg.langs[0]
     units = [
         Unit(
             name=card_unit(card, lang),
             render=render_inspection,
-            job=InspectJob(card, lang, drawn, cfg.look, stem, content, footer),
+            job=InspectJob(
+                card, lang, drawn, cfg.look, stem, content, footer, formula=html and lang == first
+            ),
             files=unit_files(stem, text.figure_ids, lang, drawn),
             texts=(name,),
             cache=False,
@@ -189,12 +193,12 @@ def plan_inspection(
                 cache=False,
             )
         )
-    if "html" in cfg.formats:
+    if html:
         pages = [f"{lang}/{stem}.html" for lang in cfg.langs]
         pages += [f"{lang}/figures/{p.id}.html" for lang in cfg.langs for p in text.figures]
         units.append(
             Unit(
-                name=PAGES,
+                name="pages",
                 render=render_inspection_pages,
                 job=InspectPagesJob(
                     card, cfg.langs, drawn, cfg.look, stem, content.numbers, footers
