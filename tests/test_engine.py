@@ -99,3 +99,40 @@ def test_card_1_in_chinese_starts_after_english_in_build_and_deck() -> None:
     assert sum(bool(u.after) for u in deck.units) == 1
     # Chinese alone: nothing to start after
     assert all(u.after == () for u in plan_build(BuildConfig(langs=("zh",))).units)
+
+
+def _make(name: str, ctx: Context) -> Rendered:
+    return Rendered({f"{name}.txt": name.encode()}, {f"{name}.helper": b"h"}, {"name": name})
+
+
+def _seen(_job: str, ctx: Context) -> Rendered:
+    """What a unit in a fresh process got of the units it needs."""
+    return Rendered(
+        {},
+        {},
+        {n: [sorted(r.files), sorted(r.helpers), dict(r.meta)] for n, r in ctx.needs.items()},
+    )
+
+
+def test_a_fresh_process_gets_the_files_it_needs_only_when_it_assembles_them() -> None:
+    made = Unit(name="made", render=_make, job="made", files=("made.txt",), cache=False)
+    units = [
+        made,
+        Unit(name="draws", render=_seen, job="", files=(), needs=("made",), cache=False),
+        Unit(
+            name="assembles",
+            render=_seen,
+            job="",
+            files=(),
+            needs=("made",),
+            needs_files=True,
+            cache=False,
+        ),
+    ]
+    done: dict[str, Rendered] = {}
+    runner = executor._Runner(
+        _plan(units), dict.fromkeys(u.name for u in units), done, print, False, 2
+    )
+    runner.run(units)
+    assert done["draws"].meta == {"made": [[], [], {"name": "made"}]}
+    assert done["assembles"].meta == {"made": [["made.txt"], ["made.helper"], {"name": "made"}]}

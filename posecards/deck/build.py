@@ -5,9 +5,11 @@ Units, each drawing one in a fresh process and kept in the unit cache:
 - one per (card, language): the card's overview, panel and animation slides (pictures, PDF
   pages, PPTX pictures) and the slides' titles and notes;
 - one for the animations (their text is mathematics only: the same files in every language);
-- one per language for the title and closing slides (after the cards: they quote their numbers);
-- one per language for the assembled deck.pptx, deck.pdf and notes.json (no drawing:
-  python-pptx, pypdf; in the calling process).
+- one per language for the title and closing slides (after the first language's cards: they
+  quote their numbers, the same in every language);
+- one per language and deck file for the assembled deck.pptx (with notes.json) and deck.pdf
+  (no drawing: python-pptx, pypdf), each in a fresh process with the files it assembles, the
+  two side by side.
 A card with slides is data here too: ``config.DECK_CARD_IDS`` and its sections of
 ``cards/deck.toml`` (docs/cards.md).
 """
@@ -20,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from posecards._version import __version__
-from posecards.config import DeckConfig, Look, PEParams
+from posecards.config import DECK_FORMATS, DeckConfig, Look, PEParams
 from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, picture_name, plan_deck
 from posecards.engine.inputs import LIBRARIES, text_name
 from posecards.engine.units import Context, Plan, Rendered, Unit
@@ -67,6 +69,9 @@ class FrameJob:
     params: PEParams
     cards: tuple[int, ...]
     slides: tuple[PlannedSlide, ...]  # the title, closing and sources slides
+    # the language whose card slide units give the numbers the closing slide quotes (a card's
+    # numbers are computed once for every language: the deck's first language)
+    numbers_from: str
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,9 @@ class AnimationJob:
 @dataclass(frozen=True)
 class AssemblyJob:
     lang: str
-    formats: tuple[str, ...]
+    fmt: str  # the deck this unit assembles: "pptx" or "pdf"
     theme: str
+    notes: bool  # and notes.json
 
 
 def card_slides_unit(card: int, lang: str) -> str:
@@ -285,7 +291,9 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     from posecards.render.text import fill, load_card_text
 
     deck = load_deck_text()
-    card_numbers = {c: ctx.needs[card_slides_unit(c, job.lang)].meta["numbers"] for c in job.cards}
+    card_numbers = {
+        c: ctx.needs[card_slides_unit(c, job.numbers_from)].meta["numbers"] for c in job.cards
+    }
     params = {
         "d_model": job.params.d_model,
         "base": job.params.base,
@@ -366,7 +374,8 @@ def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
 
 
 def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
-    """deck.pptx, deck.pdf and notes.json of one language, from its slide units' results."""
+    """deck.pptx or deck.pdf of one language (and its notes.json), from its slide units'
+    results."""
     from posecards.deck.pdf import merge_pages
     from posecards.deck.pptx import write_pptx
 
@@ -380,22 +389,21 @@ def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
         key=lambda m: m["n"],
     )
     out: dict[str, bytes] = {}
-    if "pptx" in job.formats:
+    if job.fmt == "pptx":
         out[f"{lang}/deck.pptx"] = write_pptx(slides, files, lang, job.theme)
-        ctx.say(f"{lang}/deck.pptx assembled")
-    if "pdf" in job.formats:
+    else:
         out[f"{lang}/deck.pdf"] = merge_pages(
             [(files[s["pdf"]], s["pdf_page"], s["scale"]) for s in slides]
         )
-        ctx.say(f"{lang}/deck.pdf assembled")
-    out[f"{lang}/notes.json"] = (
-        json.dumps(
-            [{k: m.get(k) for k in NOTES_KEYS} | _items(m) for m in slides],
-            indent=1,
-            ensure_ascii=False,
-        )
-        + "\n"
-    ).encode("utf-8")
+    if job.notes:
+        out[f"{lang}/notes.json"] = (
+            json.dumps(
+                [{k: m.get(k) for k in NOTES_KEYS} | _items(m) for m in slides],
+                indent=1,
+                ensure_ascii=False,
+            )
+            + "\n"
+        ).encode("utf-8")
     return Rendered(out)
 
 
@@ -421,67 +429,71 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
     def pictures(lang: str, slides: list[PlannedSlide]) -> tuple[str, ...]:
         return tuple(f"{lang}/slides/{s.stem}.{ext}" for s in slides for ext in ("png", "svg"))
 
-    units = [
-        Unit(
-            name=ANIMATIONS_UNIT,
-            render=render_animations,
-            job=AnimationJob(tuple(ANIMATIONS), cfg.theme, cfg.params, cfg.langs),
-            files=tuple(
-                f"{lang}/animations/{name}.{ext}"
-                for name in ANIMATIONS
-                for lang in cfg.langs
-                for ext in ("gif", "png")
-            ),
-        )
-    ]
-    # one language after the other: its title and closing slides and its deck are made while
-    # the next language is drawn
-    card_jobs = [
-        CardSlidesJob(c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c))
-        for lang in cfg.langs
-        for c in cfg.cards
-    ]
-    for job in card_jobs:
-        units.append(
-            Unit(
-                name=card_slides_unit(job.card, job.lang),
-                render=render_card_slides,
-                job=job,
-                files=pictures(job.lang, list(job.slides)),
-                texts=(text_name(job.card), deck_text),
-                # card 1 in Chinese after English: it finds the cached UMAP layout
-                after=after_first_language(job.card, job.lang, cfg.langs, card_slides_unit),
-            )
-        )
+    animations = Unit(
+        name=ANIMATIONS_UNIT,
+        render=render_animations,
+        job=AnimationJob(tuple(ANIMATIONS), cfg.theme, cfg.params, cfg.langs),
+        files=tuple(
+            f"{lang}/animations/{name}.{ext}"
+            for name in ANIMATIONS
+            for lang in cfg.langs
+            for ext in ("gif", "png")
+        ),
+    )
     frames = tuple(s for s in plan if s.kind in FRAME_KINDS)
-    for lang in cfg.langs:
-        units.append(
+    first = cfg.langs[0]
+
+    def cards(lang: str) -> list[Unit]:
+        return [
             Unit(
-                name=frame_unit(lang),
-                render=render_frame_slides,
-                job=FrameJob(lang, cfg.theme, cfg.params, cfg.cards, frames),
-                files=pictures(lang, list(frames)),
-                texts=every,
-                needs=tuple(card_slides_unit(c, lang) for c in cfg.cards),
-            )
-        )
-    for lang in cfg.langs:
-        assembled = [f"{lang}/deck.{fmt}" for fmt in ("pdf", "pptx") if fmt in cfg.formats]
-        units.append(
-            Unit(
-                name=f"deck ({lang})",
-                render=render_deck,
-                job=AssemblyJob(lang, cfg.formats, cfg.theme),
-                files=(*assembled, f"{lang}/notes.json"),
-                texts=every,
-                needs=(
-                    ANIMATIONS_UNIT,
-                    *(card_slides_unit(c, lang) for c in cfg.cards),
-                    frame_unit(lang),
+                name=card_slides_unit(c, lang),
+                render=render_card_slides,
+                job=CardSlidesJob(
+                    c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c)
                 ),
-                spawn=False,
+                files=pictures(lang, [s for s in plan if s.card == c]),
+                texts=(text_name(c), deck_text),
+                # card 1 in Chinese after English: it finds the cached UMAP layout
+                after=after_first_language(c, lang, cfg.langs, card_slides_unit),
             )
+            for c in cfg.cards
+        ]
+
+    def title_and_closing(lang: str) -> Unit:
+        # the closing slide quotes the cards' numbers: the same in every language, taken
+        # from the first language's units
+        return Unit(
+            name=frame_unit(lang),
+            render=render_frame_slides,
+            job=FrameJob(lang, cfg.theme, cfg.params, cfg.cards, frames, first),
+            files=pictures(lang, list(frames)),
+            texts=every,
+            needs=tuple(card_slides_unit(c, first) for c in cfg.cards),
         )
+
+    def assembled(lang: str) -> list[Unit]:
+        # each deck file in a fresh process of its own, side by side (the first with the notes)
+        needs = (ANIMATIONS_UNIT, *(card_slides_unit(c, lang) for c in cfg.cards), frame_unit(lang))
+        return [
+            Unit(
+                name=f"deck.{fmt} ({lang})",
+                render=render_deck,
+                job=AssemblyJob(lang, fmt, cfg.theme, notes=i == 0),
+                files=(f"{lang}/deck.{fmt}",) + ((f"{lang}/notes.json",) if i == 0 else ()),
+                texts=every,
+                needs=needs,
+                needs_files=True,
+            )
+            for i, fmt in enumerate(f for f in DECK_FORMATS if f in cfg.formats)
+        ]
+
+    # The order units start in: the first language's cards, then every language's title and
+    # closing slides and the first language's deck, while the next language is drawn; at the
+    # end only the last language's deck files are left to assemble, side by side.
+    units = [animations, *cards(first), *(title_and_closing(lang) for lang in cfg.langs)]
+    units += assembled(first)
+    for lang in cfg.langs[1:]:
+        units += [*cards(lang), *assembled(lang)]
     sources = {text_name(c): card_sources(c) for c in cfg.cards}
     sources[deck_text] = (data_dir("cards") / "deck.toml",)
     return Plan(

@@ -242,8 +242,12 @@ class _Runner:
             drawing = sum(u.spawn for u in running.values())
             for unit in [u for u in ready() if u.spawn][: self.workers - drawing]:
                 waiting.remove(unit)
-                # a fresh process gets the results it needs without their files
-                needs = {n: Rendered({}, {}, self.done[n].meta) for n in unit.needs}
+                # a fresh process gets the results it needs without their files, unless it
+                # assembles them
+                needs = {
+                    n: self.done[n] if unit.needs_files else Rendered({}, {}, self.done[n].meta)
+                    for n in unit.needs
+                }
                 running[pool.submit(_call, unit.render, unit.job, Context(needs))] = unit
 
         while waiting or running:

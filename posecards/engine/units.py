@@ -38,7 +38,8 @@ class Rendered:
 @dataclass(frozen=True)
 class Context:
     """What a unit's render function gets besides its job: the results of the units it
-    ``needs`` (a unit in a fresh process gets only their ``meta``), and progress."""
+    ``needs`` (a unit in a fresh process gets only their ``meta``, unless it asks for their
+    files: ``Unit.needs_files``), and progress."""
 
     needs: Mapping[str, Rendered] = field(default_factory=dict)
     say: Say = quiet
@@ -59,6 +60,9 @@ class Unit:
     # cache key; card 1 in Chinese after English, to find the cached UMAP layout)
     after: tuple[str, ...] = ()
     spawn: bool = True  # draws: run in a fresh process; False: in the calling process
+    # in a fresh process, get the files and helpers of the units it needs, not only their meta
+    # (assembling them there: a deck's PPTX and PDF, beside the drawing processes)
+    needs_files: bool = False
     cache: bool = True  # keep its result in the unit cache
     note: str = ""  # said once before it is rendered (what makes it slow)
 
