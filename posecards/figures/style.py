@@ -127,36 +127,59 @@ class MissingGlyphError(PosecardsError, RuntimeError):
     """A character had no glyph in any configured font."""
 
 
+# the rcParams a mathtext parse reads besides its font properties (matplotlib/_mathtext.py):
+# part of the memo's key, so that an rc_context changing one inside the block parses afresh
+_MATH_RC = (
+    "mathtext.default",
+    "mathtext.fallback",
+    "mathtext.rm",
+    "mathtext.it",
+    "mathtext.bf",
+    "mathtext.bfit",
+    "mathtext.sf",
+    "mathtext.tt",
+    "mathtext.cal",
+    "text.hinting_factor",
+    "text.kerning_factor",
+)
+
+
 @contextlib.contextmanager
 def shared_math_parses() -> Iterator[None]:
-    """For the block, each mathtext expression is parsed once per (output kind, expression,
-    dpi, font properties, antialiasing, hinting flags), whichever renderer asks.
+    """For the block, each mathtext expression is parsed once per key (the output kind, and
+    what matplotlib keys its own cache on: expression, dpi, font properties, antialiasing,
+    hinting; and the mathtext rcParams), whichever renderer asks.
 
     matplotlib keeps its parses per parser object, 50 at a time, and every renderer makes its
     own parser: a figure's PNG, SVG and PDF, each PDF page and each animation frame parsed the
     same labels again (a deck's animations: 1,223 parses of 244 expressions, most of them
     evicted and parsed again). A parse depends only on its key (the fonts are fixed inside
-    card_style, and the rcParams that steer mathtext do not change inside it), so sharing it
-    gives the same boxes, the same glyphs, the same bytes; the memo is dropped with the block.
+    card_style), so sharing it gives the same boxes, the same glyphs, the same bytes; the memo
+    is dropped with the block. A block inside another uses the outer block's memo.
     """
+    import matplotlib as mpl
     from matplotlib import mathtext
 
     parser: Any = mathtext.MathTextParser
     cached = parser._parse_cached
+    if getattr(cached, "shared_by_posecards", False):  # inside another block: its memo
+        yield
+        return
     parse = getattr(cached, "__wrapped__", None)  # matplotlib's parse, under its lru_cache
-    if parse is None:  # not the matplotlib this was written for: keep its own cache
+    if parse is None:  # a matplotlib that does not cache this way: keep its own cache
         yield
         return
     memo: dict[tuple[Any, ...], Any] = {}
+    params: Any = mpl.rcParams
+    rc = [k for k in _MATH_RC if k in params]
 
-    def parse_once(
-        self: Any, s: str, dpi: float, prop: Any, antialiased: bool, load_glyph_flags: Any
-    ) -> Any:
-        key = (self._output_type, s, dpi, prop, antialiased, load_glyph_flags)
+    def parse_once(self: Any, *args: Any) -> Any:
+        key = (self._output_type, *args, *(params[k] for k in rc))
         if key not in memo:
-            memo[key] = parse(self, s, dpi, prop, antialiased, load_glyph_flags)
+            memo[key] = parse(self, *args)
         return memo[key]
 
+    parse_once.shared_by_posecards = True  # type: ignore[attr-defined]
     parser._parse_cached = parse_once
     try:
         yield
