@@ -391,10 +391,10 @@ PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vm
 _PARSED_AHEAD: dict[str, Any] = {}
 
 
-def _load_pdf_font(subset: Any, fontfile: Any, options: Any) -> Any:
+def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
     """fontTools.subset.load_font as matplotlib's PDF backend calls it, without
     PDF_UNUSED_TABLES."""
-    font = subset.load_font(fontfile, options)
+    font = subset.load_font(fontfile, options, *args, **kwargs)
     for tag in PDF_UNUSED_TABLES:
         if tag in font:
             del font[tag]
@@ -433,12 +433,11 @@ class _TrimmedSubset:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._subset, name)
 
-    def load_font(self, fontfile: Any, options: Any) -> Any:
-        path = str(fontfile)
-        ahead = options.font_number == 0 and not (options.recalc_bounds or options.recalc_timestamp)
-        if ahead and path in _PARSED_AHEAD:
-            return _PARSED_AHEAD.pop(path)
-        return _load_pdf_font(self._subset, fontfile, options)
+    def load_font(self, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
+        as_ahead = not (args or kwargs or options.recalc_bounds or options.recalc_timestamp)
+        if as_ahead and options.font_number == 0 and str(fontfile) in _PARSED_AHEAD:
+            return _PARSED_AHEAD.pop(str(fontfile))
+        return _load_pdf_font(self._subset, fontfile, options, *args, **kwargs)
 
 
 @contextlib.contextmanager

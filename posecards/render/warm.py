@@ -45,7 +45,11 @@ def _load() -> None:
     # open each font file (matplotlib keeps the FT2Font per file; a unit sets its size itself)
     for entry in font_entries():
         get_font(entry.fname)
-    parse_pdf_font_ahead()
+    try:
+        parse_pdf_font_ahead()
+    except Exception:  # only a speed-up: the first PDF of a unit then reads the file
+        # (an error here would stop the fork server, and every unit with it)
+        pass
 
 
 _load()
