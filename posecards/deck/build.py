@@ -7,9 +7,9 @@ Units, each drawing one in a fresh process and kept in the unit cache:
 - one for the animations (their text is mathematics only: the same files in every language);
 - one per language for the title and closing slides (after the first language's cards: they
   quote their numbers, the same in every language);
-- one per language and deck file for the assembled deck.pptx (with notes.json) and deck.pdf
-  (no drawing: python-pptx, pypdf), each in a fresh process with the files it assembles, the
-  two side by side.
+- one per language and deck file for the assembled deck.pptx and deck.pdf (no drawing:
+  python-pptx, pypdf; the first of them also writes notes.json), each in a fresh process with
+  the files it assembles, the two side by side.
 A card with slides is data here too: ``config.DECK_CARD_IDS`` and its sections of
 ``cards/deck.toml`` (docs/cards.md).
 """
@@ -472,8 +472,9 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
         )
 
     def assembled(lang: str) -> list[Unit]:
-        # each deck file in a fresh process of its own, side by side (the first with the notes)
-        needs = (ANIMATIONS_UNIT, *(card_slides_unit(c, lang) for c in cfg.cards), frame_unit(lang))
+        # each deck file in a fresh process of its own, side by side (the first with the notes);
+        # the PPTX shows the animations, the PDF only the slides
+        slides = (*(card_slides_unit(c, lang) for c in cfg.cards), frame_unit(lang))
         return [
             Unit(
                 name=f"deck.{fmt} ({lang})",
@@ -481,7 +482,7 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
                 job=AssemblyJob(lang, fmt, cfg.theme, notes=i == 0),
                 files=(f"{lang}/deck.{fmt}",) + ((f"{lang}/notes.json",) if i == 0 else ()),
                 texts=every,
-                needs=needs,
+                needs=(ANIMATIONS_UNIT, *slides) if fmt == "pptx" else slides,
                 needs_files=True,
             )
             for i, fmt in enumerate(f for f in DECK_FORMATS if f in cfg.formats)

@@ -1,9 +1,11 @@
 """Running a plan: every unit from the cache or rendered, then the manifest, all in memory.
 
 Units found in the unit cache are loaded; the others run as soon as the units they need are
-done: drawing units in a pool of fresh processes (one unit per process: matplotlib keeps font and
-text-layout state between figures, which can move a coordinate by an ulp, so a figure's bytes
-would otherwise depend on what the same process drew before), the others in this process. Each
+done: units that draw (and those that assemble files in a process of their own) in a pool of
+fresh processes (one unit per process: matplotlib keeps font and text-layout state between
+figures, which can move a coordinate by an ulp, so a figure's bytes would otherwise depend on
+what the same process drew before), the others in this process. Progress counts the units of
+the pool as renders ("3 of 21 deck renders up to date in the cache"). Each
 fresh process is forked from a server that has imported the plan's ``preload`` modules once
 (the same state for every unit, without each paying for the imports), or spawned where there
 is no fork server.
@@ -218,9 +220,10 @@ class _Runner:
 
     def _loop(self, pool: ProcessPoolExecutor, todo: list[Unit]) -> None:
         """Start each unit once its ``needs`` are done and its ``after`` units have finished,
-        in plan order: a drawing unit when a process is free (so a unit that becomes ready late,
-        such as card 1 in Chinese, is next rather than behind a queue), a unit of this process
-        on a thread of its own, one at a time (the processes keep drawing while it runs)."""
+        in plan order: a unit of the pool when a process is free (so a unit that becomes ready
+        late, such as card 1 in Chinese, is next rather than behind a queue), a unit of this
+        process on a thread of its own, one at a time (the processes keep drawing while it
+        runs)."""
         waiting = list(todo)
         running: dict[Future[Any], Unit] = {}
         last = time.monotonic()

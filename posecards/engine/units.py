@@ -3,8 +3,9 @@
 A unit names the public files it makes (worked out from the options and the text alone, so
 ``--check`` needs no drawing), what it is made from (the texts it reads: its recipe, and the
 units whose results it uses: ``needs``), and how to make it: ``render(job, ctx) -> Rendered``, a
-module-level function. Units that draw run in a fresh process each (``spawn``); units that only
-assemble other units' results (HTML pages, a deck's PPTX) run in the calling process.
+module-level function. Units that draw run in a fresh process each (``spawn``), and so may
+units that assemble other units' results (a deck's PPTX and PDF: ``needs_files``); the others
+(a build's HTML pages and index) run in the calling process.
 A new card or output kind is a new unit in a plan, not a change here.
 """
 
@@ -59,7 +60,7 @@ class Unit:
     # units it starts after, where the plan has them (order only: not part of its recipe or
     # cache key; card 1 in Chinese after English, to find the cached UMAP layout)
     after: tuple[str, ...] = ()
-    spawn: bool = True  # draws: run in a fresh process; False: in the calling process
+    spawn: bool = True  # run in a fresh process (what draws); False: in the calling process
     # in a fresh process, get the files and helpers of the units it needs, not only their meta
     # (assembling them there: a deck's PPTX and PDF, beside the drawing processes)
     needs_files: bool = False
