@@ -304,3 +304,19 @@ def test_readme_example_card_is_a_fresh_render(tmp_path: Path, example: str) -> 
 
 # RMS over all pixels and channels, on a 0-255 scale (matplotlib's image comparison)
 RMS_TOLERANCE = 0.5
+
+
+def test_one_language_alone_gets_its_pages_and_index(tmp_path: Path) -> None:
+    """--lang zh --format html: the Chinese page and an index with the Chinese footer (the
+    index used to ask for the English footer, which a Chinese-only inspection has not: an
+    internal error)."""
+    out = tmp_path / "out"
+    config = ROOT / "docs" / "examples" / "llama-3.1-8b" / "config.json"
+    _ok(str(config), "--out", str(out), "--lang", "zh", "--format", "html", "--quiet")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html")) == [
+        "index.html",
+        "zh/llama-3-1-8b.html",
+    ]
+    assert "<footer>模型 llama-3.1-8b · 读取 config.json" in (out / "index.html").read_text(
+        encoding="utf-8"
+    )

@@ -411,7 +411,7 @@ def html_pages(
         )
         pages.update(made)
         entries += listed
-    pages["index.html"] = index_html(entries, look, footer("en"), say=say)
+    pages["index.html"] = index_html(entries, look, footer(langs[0]), say=say)
     return pages
 
 
@@ -476,7 +476,7 @@ class IndexJob:
 def render_index(job: IndexJob, ctx: Context) -> Rendered:
     """The index of a `posecards build`, from the entries of every language's pages."""
     entries = [e for lang in job.langs for e in ctx.needs[pages_unit(lang)].meta["entries"]]
-    footer = footer_text(job.params, job.look, "en")
+    footer = footer_text(job.params, job.look, job.langs[0])
     page = index_html(entries, job.look, footer, explore="explore.html", say=ctx.say)
     return Rendered({"index.html": page})
 
