@@ -136,3 +136,14 @@ def test_a_fresh_process_gets_the_files_it_needs_only_when_it_assembles_them() -
     runner.run(units)
     assert done["draws"].meta == {"made": [[], [], {"name": "made"}]}
     assert done["assembles"].meta == {"made": [["made.txt"], ["made.helper"], {"name": "made"}]}
+
+
+def test_only_plans_that_write_pdfs_read_the_cjk_font_ahead() -> None:
+    """Reading the CJK tables in the fork server pays off at the first PDF of each unit; a
+    build without PDFs does not pay for it."""
+    from posecards.deck.build import plan_deck_build
+    from posecards.render.build import WARM_PDF, plan_build
+
+    assert WARM_PDF not in plan_build(BuildConfig()).preload  # png, svg, html
+    assert WARM_PDF in plan_build(BuildConfig(formats=("png", "pdf"))).preload
+    assert WARM_PDF in plan_deck_build(DeckConfig(formats=("pptx",))).preload  # slides' pages

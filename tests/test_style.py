@@ -105,9 +105,10 @@ def _cjk_pdf() -> bytes:
 def test_a_cjk_font_parsed_ahead_serves_one_pdf_with_the_same_bytes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The fork server reads the CJK tables once (render/warm.py); the first subset of that
-    file in a process takes that font, with the bytes of a font read as it is subset; later
-    subsets read the file again (matplotlib may subset one file more than once per PDF)."""
+    """The fork server of a plan that writes PDFs reads the CJK tables once
+    (render/warm_pdf.py); the first subset of that file in a process takes that font, with the
+    bytes of a font read as it is subset; later subsets read the file again (matplotlib may
+    subset one file more than once per PDF)."""
     from posecards import fonts
 
     cjk = str(fonts.cjk_drawn_path())

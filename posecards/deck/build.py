@@ -407,9 +407,11 @@ def render_deck(job: AssemblyJob, ctx: Context) -> Rendered:
     return Rendered(out)
 
 
-# what the slide-drawing processes load once (render/warm.py and the deck's drawing modules)
+# what the slide-drawing processes load once (render/warm.py, and warm_pdf.py: every card's
+# slides are also PDF pages; and the deck's drawing modules)
 DECK_PRELOAD = (
     "posecards.render.warm",
+    "posecards.render.warm_pdf",
     "posecards.deck.draw",
     "posecards.deck.frames",
     "posecards.deck.notes",

@@ -499,6 +499,7 @@ def card_sources(card: int | str) -> tuple[Any, ...]:
 
 # what the drawing processes load once (render/warm.py), rather than once per card unit
 PRELOAD = ("posecards.render.warm",)
+WARM_PDF = "posecards.render.warm_pdf"  # and where the plan writes PDFs
 
 
 def plan_build(cfg: BuildConfig) -> Plan:
@@ -585,5 +586,5 @@ def plan_build(cfg: BuildConfig) -> Plan:
         },
         units=tuple(units),
         sources=sources,
-        preload=PRELOAD,
+        preload=(*PRELOAD, WARM_PDF) if "pdf" in cfg.formats else PRELOAD,
     )

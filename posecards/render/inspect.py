@@ -24,6 +24,7 @@ from posecards.model.positions import Found, LearnedPositions, RopePositions
 from posecards.render.build import (
     PRELOAD,
     THEME_NAMES_ZH,
+    WARM_PDF,
     PageSource,
     card_sources,
     card_unit,
@@ -230,7 +231,12 @@ def plan_inspection(
         what="inspection",
         extra={"model": model},
         # what its drawing processes load once (render/warm.py, this module, its figures)
-        preload=(*PRELOAD, "posecards.render.inspect", "posecards.figures.inspect"),
+        preload=(
+            *PRELOAD,
+            *((WARM_PDF,) if "pdf" in drawn else ()),
+            "posecards.render.inspect",
+            "posecards.figures.inspect",
+        ),
     )
 
 

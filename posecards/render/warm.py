@@ -1,8 +1,8 @@
 """What every drawing process needs, loaded once: the fork server that starts the card, deck
 and inspection processes (engine.executor, ``Plan.preload``) imports this module, and each
-unit's process is forked from it with these modules imported, the font files opened and the
-CJK font's tables read for its first PDF (posecards.fonts.parse_pdf_font_ahead), instead of
-spending a second or two loading them again.
+unit's process is forked from it with these modules imported and the font files opened,
+instead of spending a second or two loading them again (and, for a plan that writes PDFs,
+the CJK font's tables read for each unit's first PDF: render/warm_pdf.py).
 
 Nothing is drawn, measured or laid out here (no text metrics, no mathtext, no layout): a unit's
 bytes depend on its inputs only, and every unit starts from this same state.
@@ -40,16 +40,11 @@ def _load() -> None:
         importlib.import_module(name)
     from matplotlib.font_manager import get_font
 
-    from posecards.fonts import font_entries, parse_pdf_font_ahead
+    from posecards.fonts import font_entries
 
     # open each font file (matplotlib keeps the FT2Font per file; a unit sets its size itself)
     for entry in font_entries():
         get_font(entry.fname)
-    try:
-        parse_pdf_font_ahead()
-    except Exception:  # only a speed-up: the first PDF of a unit then reads the file
-        # (an error here would stop the fork server, and every unit with it)
-        pass
 
 
 _load()
