@@ -385,7 +385,7 @@ PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vm
 
 
 # The CJK font as the PDF backend is about to subset it, its tables read already: parsed once
-# in the fork server the drawing processes start from (render/warm.py), so that the first PDF
+# in the fork server of a plan that writes PDFs (render/warm_pdf.py), so that the first PDF
 # of each process finds it read (about 0.18 s of each unit's PDF fonts). A subset changes the
 # font it is given, so it serves one subset; later ones load the file as usual.
 _PARSED_AHEAD: dict[str, Any] = {}

@@ -445,15 +445,15 @@ def plan_deck_build(cfg: DeckConfig) -> Plan:
     frames = tuple(s for s in plan if s.kind in FRAME_KINDS)
     first = cfg.langs[0]
 
+    slides_of = {c: tuple(s for s in plan if s.card == c) for c in cfg.cards}
+
     def cards(lang: str) -> list[Unit]:
         return [
             Unit(
                 name=card_slides_unit(c, lang),
                 render=render_card_slides,
-                job=CardSlidesJob(
-                    c, lang, cfg.theme, cfg.params, tuple(s for s in plan if s.card == c)
-                ),
-                files=pictures(lang, [s for s in plan if s.card == c]),
+                job=CardSlidesJob(c, lang, cfg.theme, cfg.params, slides_of[c]),
+                files=pictures(lang, list(slides_of[c])),
                 texts=(text_name(c), deck_text),
                 # card 1 in Chinese after English: it finds the cached UMAP layout
                 after=after_first_language(c, lang, cfg.langs, card_slides_unit),

@@ -230,7 +230,8 @@ def plan_inspection(
         sources={name: card_sources(card)},
         what="inspection",
         extra={"model": model},
-        # what its drawing processes load once (render/warm.py, this module, its figures)
+        # what its drawing processes load once (render/warm.py, warm_pdf.py where it writes
+        # PDFs, this module, its figures)
         preload=(
             *PRELOAD,
             *((WARM_PDF,) if "pdf" in drawn else ()),

@@ -4,7 +4,7 @@ unit's process is forked from it with these modules imported and the font files 
 instead of spending a second or two loading them again (and, for a plan that writes PDFs,
 the CJK font's tables read for each unit's first PDF: render/warm_pdf.py).
 
-Nothing is drawn, measured or laid out here (no text metrics, no mathtext, no layout): a unit's
+Nothing is drawn, measured or parsed here (no text metrics, no mathtext, no layout): a unit's
 bytes depend on its inputs only, and every unit starts from this same state.
 """
 
