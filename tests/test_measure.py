@@ -331,3 +331,13 @@ def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
     for scheme in P.SCHEMES:
         assert f"{scheme} seed 0" in r.stderr
     assert r.stderr.count("12/12 steps") == len(P.SCHEMES)
+
+
+def test_freed_memory_is_kept_where_glibc_allows_it() -> None:
+    """measure_run keeps torch's freed blocks in the process (train.keep_freed_memory): on glibc
+    the allocator must take the settings, or `measure` silently faults in fresh pages again."""
+    import platform
+
+    from posecards.experiment.train import keep_freed_memory
+
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
