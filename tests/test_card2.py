@@ -271,14 +271,11 @@ def test_figure_ids_agree(default: CardContent) -> None:
 # --- figures ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-# language and theme are independent (text vs colours): two runs cover both of each
-@pytest.mark.parametrize(("lang", "theme"), [("en", "light"), ("zh", "dark")])
-def test_figures_draw(default: CardContent, lang: str, theme: str) -> None:
-    with card_style(theme):  # raises MissingGlyphError if any glyph is missing
-        for fid in FIGURE_IDS:
-            fig = draw_standalone(fid, default.figures[fid], lang, theme)
-            fig.savefig(io.BytesIO(), format="png")
+# Every figure of this card at the default parameters is drawn elsewhere, inside card_style
+# (which raises on a missing glyph): tests/test_layout.py draws the card at every page size
+# and each figure on its own canvas in both languages (light; the figures that are not on
+# the card in both themes), tests/test_contrast.py the card in both languages and each
+# figure on its own canvas in English, in both themes.
 
 
 @pytest.mark.slow

@@ -325,34 +325,11 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
             assert not found, (entry.en[:40], found)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("lang", "theme_name"), [("en", "light"), ("zh", "dark")])
-def test_figures_render_without_missing_glyphs(
-    card: CardContent, lang: str, theme_name: str
-) -> None:
-    """Full render (layout + glyphs) of every figure; each language once, each theme once."""
-    import io
-
-    from posecards.figures.style import card_style
-    from posecards.render.figure import draw_standalone
-
-    for fid in IDS + EXTRA:
-        with card_style(theme_name):  # raises MissingGlyphError on a missing glyph
-            fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
-            fig.savefig(io.BytesIO(), format="png", dpi=40)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("lang", "theme_name"), [("en", "dark"), ("zh", "light")])
-def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_name: str) -> None:
-    """The remaining language/theme pairs: every label exists and the draw functions run."""
-    from posecards.figures.style import card_style
-    from posecards.render.figure import draw_standalone
-
-    for fid in IDS + EXTRA:
-        with card_style(theme_name):
-            fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
-            assert fig.axes
+# Every figure of this card at the default parameters is drawn elsewhere, inside card_style
+# (which raises on a missing glyph): tests/test_layout.py draws the card at every page size
+# and each figure on its own canvas in both languages (light; the figures that are not on
+# the card in both themes), tests/test_contrast.py the card in both languages and each
+# figure on its own canvas in English, in both themes.
 
 
 def _styles_differ(fig: object) -> list[tuple[str, str]]:

@@ -109,32 +109,11 @@ def test_compute_is_fast_at_extreme_parameters() -> None:
     assert np.all(np.isfinite(content.figures["c7-layout"]["reference"]))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("lang", "theme_name"), [("en", "light"), ("zh", "dark")])
-def test_figures_render_without_missing_glyphs(
-    card: CardContent, lang: str, theme_name: str
-) -> None:
-    import io
-
-    from posecards.figures.style import card_style
-    from posecards.render.figure import draw_standalone
-
-    for fid in PANEL_IDS + EXTRA_IDS:
-        with card_style(theme_name):  # raises MissingGlyphError on a missing glyph (✓, ✗, π …)
-            fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
-            fig.savefig(io.BytesIO(), format="png", dpi=40)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("lang", "theme_name"), [("en", "dark"), ("zh", "light")])
-def test_figures_draw_in_other_combinations(card: CardContent, lang: str, theme_name: str) -> None:
-    from posecards.figures.style import card_style
-    from posecards.render.figure import draw_standalone
-
-    for fid in PANEL_IDS + EXTRA_IDS:
-        with card_style(theme_name):
-            fig = draw_standalone(fid, card.figures[fid], lang, theme_name)
-            assert fig.axes
+# Every figure of this card at the default parameters is drawn elsewhere, inside card_style
+# (which raises on a missing glyph): tests/test_layout.py draws the card at every page size
+# and each figure on its own canvas in both languages (light; the figures that are not on
+# the card in both themes), tests/test_contrast.py the card in both languages and each
+# figure on its own canvas in English, in both themes.
 
 
 def test_mistake_and_rule_differ_by_more_than_colour(card: CardContent) -> None:
