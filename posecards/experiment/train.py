@@ -41,9 +41,11 @@ def keep_freed_memory() -> bool:
     At 8x the training length one evaluation chunk's attention scores are 16 x 4 x 512 x 512
     float32 (64 MiB). glibc serves a block that large with its own mmap and unmaps it on free,
     and trims the heap top as soon as 128 KiB are free, so every forward pass faulted in fresh
-    zeroed pages: in `posecards measure --quick` the kernel's page faults were 40 % of the CPU.
-    Blocks up to 1 GiB now come from the heap, which keeps up to 1 GiB free before trimming.
-    The numbers are the same: only where memory comes from changes.
+    zeroed pages: in the worker processes of `posecards measure --quick --jobs 2` the kernel's
+    page faults were 40 % of the CPU, and as much in a plain process calling measure_run (the
+    command's own process, --jobs 1, did not fault so: the same time either way there, peak
+    memory 0.82 -> 0.91 GB). Blocks up to 1 GiB now come from the heap, which keeps up to
+    1 GiB free before trimming. The numbers are the same: only where memory comes from changes.
     """
     if not _kept:
         try:
