@@ -288,11 +288,8 @@ def test_formula_renders() -> None:
     math_to_image(load_card_text(1).formula_tex, io.BytesIO(), format="png")
 
 
-# Every figure of this card at the default parameters is drawn elsewhere, inside card_style
-# (which raises on a missing glyph): tests/test_layout.py draws the card at every page size
-# and each figure on its own canvas in both languages (light; the figures that are not on
-# the card in both themes), tests/test_contrast.py the card in both languages and each
-# figure on its own canvas in English, in both themes.
+# The figures at the default parameters, in both languages and themes, are drawn inside
+# card_style (a missing glyph raises) by tests/test_layout.py and tests/test_contrast.py.
 
 
 @pytest.mark.slow

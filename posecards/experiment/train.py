@@ -8,6 +8,7 @@ generator, the same for every scheme and seed, so all models are scored on ident
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -31,9 +32,9 @@ Progress = Callable[[int, int], None]  # (steps done, steps)
 # glibc's mallopt parameters (malloc.h) and the values measure_run sets
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 _KEEP = ((_M_MMAP_THRESHOLD, 1 << 30), (_M_TRIM_THRESHOLD, 1 << 30), (_M_TOP_PAD, 64 << 20))
-_kept: list[bool] = []
 
 
+@functools.cache  # once per process
 def keep_freed_memory() -> bool:
     """Keep the memory torch frees in this process for its next tensors (glibc; elsewhere
     nothing happens). True where the allocator took the settings.
@@ -47,15 +48,12 @@ def keep_freed_memory() -> bool:
     memory 0.82 -> 0.91 GB). Blocks up to 1 GiB now come from the heap, which keeps up to
     1 GiB free before trimming. The numbers are the same: only where memory comes from changes.
     """
-    if not _kept:
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (AttributeError, OSError):  # not glibc (macOS, Windows)
-            _kept.append(False)
-        else:
-            mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-            _kept.append(all(mallopt(param, value) == 1 for param, value in _KEEP))
-    return _kept[0]
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError, TypeError):  # no mallopt (macOS), no CDLL(None) (Windows)
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return all(mallopt(param, value) == 1 for param, value in _KEEP)  # musl's mallopt: 0
 
 
 def eval_lengths(s: MeasureSetup) -> list[int]:
