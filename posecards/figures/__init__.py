@@ -31,8 +31,9 @@ DrawFn = Callable[["FigureBase", Mapping[str, Any], Labels, "Theme"], None]
 
 
 def draw_functions(card: int | str) -> dict[str, DrawFn]:
-    """Card N's draw functions (``figures/cardN.py``); an inspection card's (``inspect.py``)."""
-    name = f"card{int(card)}" if isinstance(card, int) else "inspect"
+    """Card N's draw functions (``figures/cardN.py``); an inspection card's
+    (``inspect-rope``: ``figures/inspect_rope.py``)."""
+    name = f"card{int(card)}" if isinstance(card, int) else card.replace("-", "_")
     module = importlib.import_module(f"posecards.figures.{name}")
     draw: dict[str, DrawFn] = module.DRAW
     return draw

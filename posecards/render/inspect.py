@@ -236,7 +236,7 @@ def plan_inspection(
             *PRELOAD,
             *((WARM_PDF,) if "pdf" in drawn else ()),
             "posecards.render.inspect",
-            "posecards.figures.inspect",
+            f"posecards.figures.{card.replace('-', '_')}",
         ),
     )
 
