@@ -2,8 +2,9 @@
 units it is made of. posecards.engine runs it: cached units are loaded, the others rendered,
 each card in a fresh process; outputs are made in memory and written only when all succeeded.
 
-A card is data to this plan: ``config.CARD_IDS``, ``cards/cardN.toml`` (slug, panels, figures),
-``content/cardN.py`` and ``figures/cardN.py``; nothing here names a card (docs/cards.md).
+A card is data to this plan: its declaration (``posecards/cards.py``), ``cards/cardN.toml`` (slug,
+panels, figures), ``content/cardN.py`` and ``figures/cardN.py``; nothing here names a card
+(docs/architecture.md, "A card declares itself").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from posecards._version import __version__
+from posecards.cards import DataFrom, spec
 from posecards.config import PRINT_WIDTH, BuildConfig, ExploreConfig, Look, PEParams
 from posecards.engine.inputs import text_name
 from posecards.engine.units import Context, Plan, Rendered, Say, Unit, quiet
@@ -30,11 +32,9 @@ def after_first_language(
 ) -> tuple[str, ...]:
     """The units (named by ``unit_name``) that card ``card``'s unit in ``lang`` starts after:
     for a card whose costly computation is cached and shared by its languages
-    (content.SHARED_ACROSS_LANGUAGES), its unit in the first language, so that the others find
-    the cached result as soon as it is made instead of computing it alongside; else none."""
-    from posecards.content import SHARED_ACROSS_LANGUAGES
-
-    if card in SHARED_ACROSS_LANGUAGES and lang != langs[0]:
+    (``CardSpec.shared_across_languages``), its unit in the first language, so that the others
+    find the cached result as soon as it is made instead of computing it alongside; else none."""
+    if spec(card).shared_across_languages and lang != langs[0]:
         return (unit_name(card, langs[0]),)
     return ()
 
@@ -57,28 +57,36 @@ def formula_name(stem: str) -> str:
 THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
 
 
-def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None) -> str:
+def _measurements_footer(params: PEParams, look: Look, lang: str) -> str:
+    """Card 5's: measured, the card does not use d_model/base/positions."""
+    from posecards.experiment.files import measurements_path
+
     theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-    if card == 5:  # measured: the card does not use d_model/base/positions
-        from posecards.experiment.files import measurements_path
+    data = measurements_path().name
+    if lang == "zh":
+        return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
+    return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
 
-        data = measurements_path().name
-        if lang == "zh":
-            return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
-        return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
-    if card == 6:  # published configs: the card does not use d_model/base/positions
-        from posecards.content.configs import model_ids
 
-        ids = ", ".join(model_ids())
-        if lang == "zh":
-            return (
-                f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
-                f" · 主题：{theme_zh} · posecards {__version__}"
-            )
+def _configs_footer(params: PEParams, look: Look, lang: str) -> str:
+    """Card 6's: published configs, the card does not use d_model/base/positions."""
+    from posecards.content.configs import model_ids
+
+    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
+    ids = ", ".join(model_ids())
+    if lang == "zh":
         return (
-            f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
-            f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
+            f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
+            f" · 主题：{theme_zh} · posecards {__version__}"
         )
+    return (
+        f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
+        f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
+    )
+
+
+def _parameters_footer(params: PEParams, look: Look, lang: str) -> str:
+    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
     if lang == "zh":
@@ -90,6 +98,21 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
         f"Parameters: d_model = {params.d_model} · base = {base} · positions = {params.positions}"
         f" · theme {look.theme} · posecards {__version__} · every number computed"
     )
+
+
+# a card's footer says what it was computed from (posecards.cards.DataFrom)
+FOOTERS: dict[DataFrom, Callable[[PEParams, Look, str], str]] = {
+    DataFrom.PARAMETERS: _parameters_footer,
+    DataFrom.MEASUREMENTS: _measurements_footer,
+    DataFrom.CONFIGS: _configs_footer,
+}
+
+
+def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None) -> str:
+    """The footer of card ``card`` (None: the build's, as on its index and deck): what it was
+    computed from, the theme, the version."""
+    data = spec(card).data if card is not None else DataFrom.PARAMETERS
+    return FOOTERS[data](params, look, lang)
 
 
 @dataclass(frozen=True)
@@ -491,10 +514,8 @@ def render_explore(job: ExploreConfig, ctx: Context) -> Rendered:
 def card_sources(card: int | str) -> tuple[Any, ...]:
     """The files a card's text digest is made of: its text, and the data files it reads."""
     from posecards.content import card_inputs
-    from posecards.render.text import card_file_name
 
-    extra = card_inputs(card) if isinstance(card, int) else ()
-    return (data_dir("cards") / card_file_name(card), *extra)
+    return (data_dir("cards") / spec(card).text_file, *card_inputs(card))
 
 
 # what the drawing processes load once (render/warm.py), rather than once per card unit
@@ -504,7 +525,6 @@ WARM_PDF = "posecards.render.warm_pdf"  # and where the plan writes PDFs
 
 def plan_build(cfg: BuildConfig) -> Plan:
     """Every unit of a build and the files each makes, from the options and card text alone."""
-    from posecards.content import FIRST_TIME
     from posecards.render.text import load_card_text
 
     texts = {c: load_card_text(c) for c in cfg.cards}
@@ -519,7 +539,7 @@ def plan_build(cfg: BuildConfig) -> Plan:
     for job in jobs:
         text = texts[job.card]
         stem = card_stem(job.card, text.slug)
-        note = FIRST_TIME.get(job.card, "")
+        note = spec(job.card).first_time
         units.append(
             Unit(
                 name=card_unit(job.card, job.lang),
@@ -573,7 +593,7 @@ def plan_build(cfg: BuildConfig) -> Plan:
                 spawn=False,
             )
         )
-        sources[text_name(EXPLORE)] = card_sources(EXPLORE)
+        sources[text_name(EXPLORE)] = (data_dir("cards") / f"{EXPLORE}.toml",)
     return Plan(
         made_by="posecards build",
         out=cfg.out,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from posecards._version import __version__
+from posecards.cards import spec
 from posecards.config import InspectConfig, Look
 from posecards.content import CardContent
 from posecards.engine.inputs import text_name
@@ -236,7 +237,7 @@ def plan_inspection(
             *PRELOAD,
             *((WARM_PDF,) if "pdf" in drawn else ()),
             "posecards.render.inspect",
-            f"posecards.figures.{card.replace('-', '_')}",
+            spec(card).figures_module,
         ),
     )
 

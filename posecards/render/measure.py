@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="list every problem")
     args = ap.parse_args(argv)
     reports: dict[tuple[str, str, str], LayoutReport] = {}
-    for card in (int(c) for c in args.cards.split(",")):
+    for card in map(int, args.cards.split(",")):
         content = compute_card(card, PEParams())
         for size in args.sizes.split(","):
             for lang in args.langs.split(","):

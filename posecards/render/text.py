@@ -39,6 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from posecards.cards import spec
 from posecards.content import VARIANTS
 from posecards.errors import PosecardsError
 from posecards.formatting import below, group, num, sci, sig, wl
@@ -596,15 +597,10 @@ def all_texts(fields: Iterable[tuple[str, Text]]) -> Iterator[tuple[str, Bilingu
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-def card_file_name(card: int | str) -> str:
-    """``cardN.toml`` for card N; ``<name>.toml`` for a named card such as "inspect-rope"."""
-    return f"card{int(card)}.toml" if isinstance(card, int) else f"{card}.toml"
-
-
 def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
     """Read and validate a card file; errors name the file, the key and the line."""
     folder = folder or data_dir("cards")
-    path = folder / card_file_name(card)
+    path = folder / spec(card).text_file
     if not path.is_file():
         raise CardTextError(f"card source {path} not found")
     source = path.read_text(encoding="utf-8")
