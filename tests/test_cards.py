@@ -63,7 +63,7 @@ def test_a_placeholder_declared_twice_is_an_error() -> None:
 
 def test_what_a_card_is_computed_from_decides_its_inputs_and_footer() -> None:
     from posecards.content.configs import config_files
-    from posecards.render.build import FOOTERS, footer_text
+    from posecards.render.footers import FOOTERS, footer_text
 
     assert set(FOOTERS) == set(DataFrom)
     assert card_inputs(1) == ()

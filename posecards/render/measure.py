@@ -305,8 +305,8 @@ def measure_card(
     from posecards.config import Look, PEParams
     from posecards.figures.roles import page_scale
     from posecards.figures.style import card_style
-    from posecards.render.build import footer_text
     from posecards.render.compose import compose_card
+    from posecards.render.footers import footer_text
     from posecards.render.text import fill_card, load_card_text
 
     text = load_card_text(card) if text is None else text
