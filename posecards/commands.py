@@ -330,7 +330,8 @@ def data(figure_id: str, params: PEParams, fmt: str) -> str:
 def list_cards(params: PEParams) -> str:
     """`posecards list`: the cards and their figure ids, titles filled with ``params``."""
     from posecards.content import title_numbers
-    from posecards.render.text import fill, load_card_text
+    from posecards.render.fill import fill
+    from posecards.render.text import load_card_text
 
     lines = []
     for c in CARD_IDS:

@@ -575,7 +575,8 @@ def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.figures.style import card_style
-    from posecards.render.text import fill, load_card_text
+    from posecards.render.fill import fill
+    from posecards.render.text import load_card_text
 
     deck = load_deck_text()
     p = PEParams()

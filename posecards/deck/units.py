@@ -31,16 +31,11 @@ from posecards.engine.units import Context, Rendered
 from posecards.figures import draw_functions
 from posecards.figures.style import card_style
 from posecards.render.compose import compose_card
+from posecards.render.fields import CardTextError
 from posecards.render.files import collect_garbage, collections_at_fixed_points
+from posecards.render.fill import fill
 from posecards.render.footers import footer_text
-from posecards.render.text import (
-    CardLabels,
-    CardTextError,
-    check_figure_ids,
-    fill,
-    fill_card,
-    load_card_text,
-)
+from posecards.render.text import CardLabels, check_figure_ids, fill_card, load_card_text
 
 ANIMATION_MS = 250  # per frame
 

@@ -21,8 +21,8 @@ from markupsafe import Markup
 from posecards.config import ExploreConfig
 from posecards.engine.units import Context, Rendered
 from posecards.paths import data_dir
+from posecards.render.fields import CardTextError
 from posecards.render.html import CSP, TemplateProblem, env
-from posecards.render.text import CardTextError
 
 STRINGS_FILE = "explore.toml"
 SCRIPTS = ("explore_math.js", "explore.js")
