@@ -102,7 +102,7 @@ class _CharWidth:
 
 
 def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
-    from posecards.render.compose import wrap
+    from posecards.render.wrap import wrap
 
     text = "误差最大为 8.7×10⁻⁸。然后继续"
     lines = wrap(text, 14, 10, _CharWidth())  # type: ignore[arg-type]

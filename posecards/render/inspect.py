@@ -79,6 +79,17 @@ def _printable(value: Any) -> Any:
     return value
 
 
+def _model_record(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
+    """What the manifest records of the model read."""
+    return {
+        "name": ckpt.name,
+        "format": ckpt.format,
+        "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
+        "config": "config.json" if ckpt.config_file else None,
+        "found": _printable(asdict(found)),
+    }
+
+
 def plan_inspection(
     cfg: InspectConfig, out: Path, ckpt: Checkpoint, found: Found, content: CardContent
 ) -> Plan:
@@ -134,13 +145,6 @@ def plan_inspection(
                 cache=False,
             )
         )
-    model = {
-        "name": ckpt.name,
-        "format": ckpt.format,
-        "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
-        "config": "config.json" if ckpt.config_file else None,
-        "found": _printable(asdict(found)),
-    }
     return Plan(
         made_by="posecards inspect",
         out=out,
@@ -152,7 +156,7 @@ def plan_inspection(
         units=tuple(units),
         sources={name: card_sources(card)},
         what="inspection",
-        extra={"model": model},
+        extra={"model": _model_record(ckpt, found)},
         # what its drawing processes load once (render/warm.py, warm_pdf.py where it writes
         # PDFs, this module, its figures)
         preload=(

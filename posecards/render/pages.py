@@ -25,7 +25,7 @@ from posecards.render.html import (
     inline_svg,
 )
 from posecards.render.outputs import card_stem, card_unit, formula_name, live_svg_name, pages_unit
-from posecards.render.text import fill_card, load_card_text
+from posecards.render.text import FilledCard, fill_card, load_card_text
 
 LANG_LABEL = {"en": "English", "zh": "中文"}
 
@@ -38,6 +38,130 @@ class PageSource:
     numbers: Mapping[str, Any]
     stem: str
     prefix: str  # "1. " before the title in the nav and index, or ""
+
+
+def _view(
+    fid: str,
+    title: str,
+    alt: str,
+    caption: str,
+    svg: bytes,
+    downloads: str,
+    formats: tuple[str, ...],
+) -> PanelView:
+    """A figure as a page shows it (``downloads``: the folder of its files, from the page)."""
+    return PanelView(
+        id=fid,
+        title=title,
+        alt=alt,
+        caption=caption,
+        svg=inline_svg(svg, fid, alt),
+        downloads=[
+            (fmt.upper(), f"{downloads}{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
+        ],
+    )
+
+
+def _index_entry(
+    src: PageSource,
+    filled: FilledCard,
+    lang: str,
+    files: Mapping[str, bytes],
+    formats: tuple[str, ...],
+    look: Look,
+) -> dict[str, Any]:
+    """What the index shows of one card in one language."""
+    stem = src.stem
+    lay = layout(look.size)
+    return {
+        "lang": lang,
+        "title": f"{src.prefix}{filled.title}",
+        "thesis": filled.thesis,
+        "page": f"{lang}/{stem}.html",
+        "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
+        "alt": filled.thesis,
+        "w": round(lay.width * 100),
+        "h": round(lay.height * 100),
+        "downloads": [
+            (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
+            for fmt in ("png", "svg", "pdf")
+            if f"{lang}/{stem}.{fmt}" in files
+        ],
+        "figures": [
+            (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
+            for fid, *_ in (*filled.panels, *filled.figures)
+            for fmt in ("png", "svg")
+            if fmt in formats
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class _Pages:
+    """What every page of one language shares."""
+
+    lang: str
+    others: list[str]  # the other languages (the first is linked)
+    formats: tuple[str, ...]
+    files: Mapping[str, bytes]
+    theme: dict[str, Any]
+
+
+def _figure_pages(
+    pg: _Pages, src: PageSource, filled: FilledCard, footer: str, made: Callable[[str, str], None]
+) -> list[tuple[str, str, str]]:
+    """The pages of a card's figures that are not on the card (``made(rel, page)`` gets each);
+    the card page's links to them: (title, caption, href)."""
+    lang, others = pg.lang, pg.others
+    more = []
+    for fid, title, alt, caption in filled.figures:
+        svg = pg.files[live_svg_name(lang, fid)]
+        view = _view(fid, title, alt, caption, svg, "", pg.formats)
+        rel = f"{lang}/figures/{fid}.html"
+        page = figure_page(
+            lang=lang,
+            card=filled,
+            figure=view,
+            card_page=(f"{src.prefix}{filled.title}", f"../{src.stem}.html"),
+            other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html") if others else None,
+            footer=footer,
+            theme=pg.theme,
+        )
+        made(rel, page)
+        more.append((title, caption, f"figures/{fid}.html"))
+    return more
+
+
+def _card_page(
+    pg: _Pages,
+    src: PageSource,
+    filled: FilledCard,
+    footer: str,
+    nav: list[tuple[str, str]],
+    more: list[tuple[str, str, str]],
+) -> str:
+    lang, stem, others = pg.lang, src.stem, pg.others
+    panels = [
+        _view(fid, title, alt, caption, pg.files[live_svg_name(lang, fid)], "figures/", pg.formats)
+        for fid, title, alt, caption in filled.panels
+    ]
+    formula = pg.files[formula_name(stem)]
+    return card_page(
+        lang=lang,
+        card=filled,
+        panels=panels,
+        formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
+        downloads=[
+            (fmt.upper(), f"{stem}.{fmt}")
+            for fmt in ("png", "svg", "pdf")
+            if f"{lang}/{stem}.{fmt}" in pg.files
+        ],
+        other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
+        footer=footer,
+        theme=pg.theme,
+        nav=[(label, href, href == f"{stem}.html") for label, href in nav],
+        more=more,
+    )
 
 
 def language_pages(
@@ -56,13 +180,13 @@ def language_pages(
     for all of them: embed_fonts); and the index's entries for its cards. ``card_footer(lang,
     card id)``: the footer of a card's own pages, if it differs from the index's (card 5 states
     its data, not d_model)."""
-    th = asdict(theme(look.theme))
+    pg = _Pages(lang, [x for x in langs if x != lang], formats, files, asdict(theme(look.theme)))
     out: dict[str, str] = {}  # the pages, their fonts still to embed
     entries: list[dict[str, Any]] = []
-    lay = layout(look.size)
     total = sum(1 + len(src.text.figures) for src in sources)
 
-    def made(rel: str) -> None:
+    def made(rel: str, page: str) -> None:
+        out[rel] = page
         say(f"page {len(out)} of {total}: {rel}")
 
     filled_all = [fill_card(src.text, lang, src.numbers) for src in sources]
@@ -71,93 +195,11 @@ def language_pages(
         for src, filled in zip(sources, filled_all, strict=True)
     ]
     for src, filled in zip(sources, filled_all, strict=True):
-        stem = src.stem
         page_footer = card_footer(lang, src.text.id) if card_footer else footer(lang)
-        page_downloads = [
-            (fmt.upper(), f"{stem}.{fmt}")
-            for fmt in ("png", "svg", "pdf")
-            if f"{lang}/{stem}.{fmt}" in files
-        ]
-        panels = []
-        for fid, title, alt, caption in filled.panels:
-            svg = files[live_svg_name(lang, fid)]
-            panels.append(
-                PanelView(
-                    id=fid,
-                    title=title,
-                    alt=alt,
-                    caption=caption,
-                    svg=inline_svg(svg, fid, alt),
-                    downloads=[
-                        (fmt.upper(), f"figures/{fid}.{fmt}")
-                        for fmt in ("png", "svg")
-                        if fmt in formats
-                    ],
-                )
-            )
-        formula = files[formula_name(stem)]
-        others = [x for x in langs if x != lang]
         # figures computed and drawn but not on the card: a page each, linked from the card
-        more = []
-        for fid, title, alt, caption in filled.figures:
-            view = PanelView(
-                id=fid,
-                title=title,
-                alt=alt,
-                caption=caption,
-                svg=inline_svg(files[live_svg_name(lang, fid)], fid, alt),
-                downloads=[
-                    (fmt.upper(), f"{fid}.{fmt}") for fmt in ("png", "svg") if fmt in formats
-                ],
-            )
-            out[f"{lang}/figures/{fid}.html"] = figure_page(
-                lang=lang,
-                card=filled,
-                figure=view,
-                card_page=(f"{src.prefix}{filled.title}", f"../{stem}.html"),
-                other_lang=(others[0], f"../../{others[0]}/figures/{fid}.html") if others else None,
-                footer=page_footer,
-                theme=th,
-            )
-            made(f"{lang}/figures/{fid}.html")
-            more.append((title, caption, f"figures/{fid}.html"))
-        html = card_page(
-            lang=lang,
-            card=filled,
-            panels=panels,
-            formula_svg=inline_svg(formula, f"{stem}-formula", filled.formula_tex),
-            downloads=page_downloads,
-            other_lang=(others[0], f"../{others[0]}/{stem}.html") if others else None,
-            footer=page_footer,
-            theme=th,
-            nav=[(label, href, href == f"{stem}.html") for label, href in nav],
-            more=more,
-        )
-        out[f"{lang}/{stem}.html"] = html
-        made(f"{lang}/{stem}.html")
-        entries.append(
-            {
-                "lang": lang,
-                "title": f"{src.prefix}{filled.title}",
-                "thesis": filled.thesis,
-                "page": f"{lang}/{stem}.html",
-                "preview": f"{lang}/{stem}.png" if f"{lang}/{stem}.png" in files else "",
-                "alt": filled.thesis,
-                "w": round(lay.width * 100),
-                "h": round(lay.height * 100),
-                "downloads": [
-                    (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
-                    for fmt in ("png", "svg", "pdf")
-                    if f"{lang}/{stem}.{fmt}" in files
-                ],
-                "figures": [
-                    (f"{fid}.{fmt}", f"{lang}/figures/{fid}.{fmt}")
-                    for fid, *_ in (*filled.panels, *filled.figures)
-                    for fmt in ("png", "svg")
-                    if fmt in formats
-                ],
-            }
-        )
+        more = _figure_pages(pg, src, filled, page_footer, made)
+        made(f"{lang}/{src.stem}.html", _card_page(pg, src, filled, page_footer, nav, more))
+        entries.append(_index_entry(src, filled, lang, files, formats, look))
     say(f"web fonts for {lang}: {len(out)} page(s)")
     rels = list(out)
     pages = embed_fonts([out[rel] for rel in rels])
