@@ -61,6 +61,7 @@ def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, content
 @pytest.mark.parametrize("theme_name", THEMES)
 def test_deck_slide_text_keeps_4_5_to_1(theme_name: str) -> None:
     """The title slide, the closing slide and the three animations' slides."""
+    from posecards.deck import animate
     from posecards.deck import draw as d
     from posecards.deck.notes import ANIMATIONS
     from posecards.deck.units import _animation_data
@@ -76,7 +77,7 @@ def test_deck_slide_text_keeps_4_5_to_1(theme_name: str) -> None:
             data, n = _animation_data(name, PEParams())
 
             def frame(sub: Any, name: str = name, data: Any = data, n: int = n) -> None:
-                d.draw_animation_frame(sub, name, data, n // 2, th)
+                animate.draw_animation_frame(sub, name, data, n // 2, th)
 
             slides.append((f"animation {name}", d.figure_slide(name, th, frame)))
         for name, pic in slides:

@@ -86,6 +86,7 @@ def frame_unit(lang: str) -> str:
 DECK_PRELOAD = (
     "posecards.render.warm",
     "posecards.render.warm_pdf",
+    "posecards.deck.animate",
     "posecards.deck.draw",
     "posecards.deck.frames",
     "posecards.deck.notes",

@@ -248,6 +248,55 @@ def slide_alt(s: Mapping[str, Any]) -> str:
     return alt or str(s["notes"]).split("\n\n", 1)[0]
 
 
+def _title_slide(slide: Any, title: Any, s: Mapping[str, Any], th: Any, lang: str) -> None:
+    """The deck's title slide: its title, subtitle and agenda."""
+    look = deck_look()
+    _fill(
+        title,
+        look.deck_title_box,
+        [(s["title"], look.deck_title_size, th.accent, True)],
+        "Title",
+        lang,
+    )
+    _fill(
+        _placeholder(slide, "subtitle"),
+        look.deck_subtitle_box,
+        [(s["subtitle"], look.deck_subtitle_size, th.muted, False)],
+        "Subtitle",
+        lang,
+    )
+    _fill(
+        slide.shapes.add_textbox(0, 0, 0, 0),
+        look.agenda_box,
+        [(x, look.agenda_size, th.text, False) for x in s["items"]],
+        "Agenda",
+        lang,
+    )
+
+
+def _notes(slide: Any, text: str, lang: str) -> None:
+    """A slide's speaker notes, in its language and faces."""
+    notes = slide.notes_slide.notes_text_frame
+    notes.text = text
+    for p in notes.paragraphs:
+        for run in p.runs:
+            _lang_and_faces(run._r.get_or_add_rPr(), lang)
+        _lang_and_faces(_tag(p._p, "a:endParaRPr"), lang)
+
+
+def _core_properties(prs: Any, title: str, lang: str) -> None:
+    """The deck's document properties, with fixed dates (the same bytes every time)."""
+    core = prs.core_properties
+    core.title = title
+    core.author = "posecards"
+    core.last_modified_by = "posecards"
+    core.created = EPOCH
+    core.modified = EPOCH
+    core.last_printed = EPOCH
+    core.revision = 1
+    core.language = LANG_TAG[lang]
+
+
 def write_pptx(
     slides: Sequence[Mapping[str, Any]], files: Mapping[str, bytes], lang: str, theme_name: str
 ) -> bytes:
@@ -282,27 +331,7 @@ def write_pptx(
         bg.fore_color.rgb = _rgb(th.background)
         title = _placeholder(slide, "title")
         if kind == "title":
-            _fill(
-                title,
-                look.deck_title_box,
-                [(s["title"], look.deck_title_size, th.accent, True)],
-                "Title",
-                lang,
-            )
-            _fill(
-                _placeholder(slide, "subtitle"),
-                look.deck_subtitle_box,
-                [(s["subtitle"], look.deck_subtitle_size, th.muted, False)],
-                "Subtitle",
-                lang,
-            )
-            _fill(
-                slide.shapes.add_textbox(0, 0, 0, 0),
-                look.agenda_box,
-                [(x, look.agenda_size, th.text, False) for x in s["items"]],
-                "Agenda",
-                lang,
-            )
+            _title_slide(slide, title, s, th, lang)
         elif kind == "overview":
             # the card carries its own title, drawn: the placeholder lies behind the picture
             _fill(title, full_width, [(s["title"], look.title_size, th.text, True)], "Title", lang)
@@ -335,21 +364,8 @@ def write_pptx(
                     io.BytesIO(data), Inches(left), Inches(top), inches(w), Inches(h)
                 )
                 _alt_text(shape, slide_alt(s), "Animation" if kind == "animation" else "Figure")
-        notes = slide.notes_slide.notes_text_frame
-        notes.text = s["notes"]
-        for p in notes.paragraphs:
-            for run in p.runs:
-                _lang_and_faces(run._r.get_or_add_rPr(), lang)
-            _lang_and_faces(_tag(p._p, "a:endParaRPr"), lang)
-    core = prs.core_properties
-    core.title = slides[0]["title"]
-    core.author = "posecards"
-    core.last_modified_by = "posecards"
-    core.created = EPOCH
-    core.modified = EPOCH
-    core.last_printed = EPOCH
-    core.revision = 1
-    core.language = LANG_TAG[lang]
+        _notes(slide, s["notes"], lang)
+    _core_properties(prs, slides[0]["title"], lang)
     buf = io.BytesIO()
     prs.save(buf)
     return _fix_zip(buf.getvalue(), {"docProps/app.xml": _app_xml([s["title"] for s in slides])})

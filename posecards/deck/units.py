@@ -12,6 +12,7 @@ from typing import Any
 from posecards._version import __version__
 from posecards.config import Look, PEParams
 from posecards.content import compute_card
+from posecards.deck import animate
 from posecards.deck import draw as d
 from posecards.deck import frames as deck_frames
 from posecards.deck.build import (
@@ -212,7 +213,7 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                     def draw_frame(
                         sub: Any, name: str = name, data: Any = data, n: int = n_frames
                     ) -> None:
-                        d.draw_animation_frame(sub, name, data, n // 2, th)
+                        animate.draw_animation_frame(sub, name, data, n // 2, th)
 
                     pic = d.figure_slide(title, th, draw_frame)
                 filled_slide = fill_slide(slide_text, job.lang, values)
@@ -299,8 +300,8 @@ def render_animations(job: AnimationJob, ctx: Context) -> Rendered:
         for name in job.names:
             with card_style(job.theme) as th:
                 data, n_frames = _animation_data(name, job.params)
-                frames = d.animation_frames(name, data, th, n_frames, _animation_size())
-                gif, apng = d.gif_and_apng(frames, ANIMATION_MS)
+                frames = animate.animation_frames(name, data, th, n_frames, _animation_size())
+                gif, apng = animate.gif_and_apng(frames, ANIMATION_MS)
                 for lang in job.langs:
                     out[f"{lang}/animations/{name}.gif"] = gif
                     out[f"{lang}/animations/{name}.png"] = apng

@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import FigureBase
-from matplotlib.patches import Polygon
-from matplotlib.ticker import MaxNLocator
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Polygon
+from matplotlib.ticker import MaxNLocator, NullLocator
 
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
@@ -56,9 +58,6 @@ def _kind_colours(theme: Theme, n: int) -> list[str]:
 
 
 def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
     att = np.asarray(data["attention"], dtype=np.float64)  # (n,) index into _ATTENTION
     rope = np.asarray(data["rope"], dtype=np.float64)  # (n,) RoPE kind, -1 none
     n = att.size
@@ -122,11 +121,44 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         ax.spines[side].set_visible(False)
 
 
+def _spectrum_legend(
+    leg_ax: Any, handles: list[Any], notes: list[str], axis_colours: list[str] | None, t: Labels
+) -> None:
+    """The spectrum's legend in its strip above: a line per RoPE kind (the notes as its title),
+    and the MRoPE axes' dots where there are any."""
+    legend = leg_ax.legend(
+        handles=handles,
+        loc="upper left",
+        frameon=False,
+        borderaxespad=0.0,
+        handlelength=1.6,
+        title="\n".join(notes) if notes else None,
+        title_fontsize=roles.fontsize("legend"),
+        alignment="left",
+        fontsize=roles.fontsize("legend"),
+    )
+    if axis_colours is not None:  # MRoPE: the axis of each pair's dots
+        leg_ax.add_artist(legend)
+        dots = [
+            Line2D([], [], marker="o", linestyle="", color=axis_colours[a], label=t(f"axis_{c}"))
+            for a, c in enumerate("thw")
+        ]
+        leg_ax.legend(
+            handles=dots,
+            loc="lower left",
+            ncols=3,
+            frameon=False,
+            borderaxespad=0.0,
+            handletextpad=0.3,
+            columnspacing=0.9,
+            fontsize=roles.fontsize("legend"),
+        )
+
+
 def draw_spectrum(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     """Wavelength of every turning pair per RoPE kind; the pairs that never turn as a shaded
     band (named inside it, where no curve runs); the legend in a strip of its own above."""
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullLocator
 
     kinds = list(data["kinds"])
     mrope = any(sp["axes"] is not None for sp in kinds)
@@ -193,39 +225,10 @@ def draw_spectrum(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
             color=theme.text,
             wrap=True,
         )
-    legend = leg_ax.legend(
-        handles=handles,
-        loc="upper left",
-        frameon=False,
-        borderaxespad=0.0,
-        handlelength=1.6,
-        title="\n".join(notes) if notes else None,
-        title_fontsize=roles.fontsize("legend"),
-        alignment="left",
-        fontsize=roles.fontsize("legend"),
-    )
-    if mrope:
-        leg_ax.add_artist(legend)
-        dots = [
-            Line2D([], [], marker="o", linestyle="", color=axis_colours[a], label=t(f"axis_{c}"))
-            for a, c in enumerate("thw")
-        ]
-        leg_ax.legend(
-            handles=dots,
-            loc="lower left",
-            ncols=3,
-            frameon=False,
-            borderaxespad=0.0,
-            handletextpad=0.3,
-            columnspacing=0.9,
-            fontsize=roles.fontsize("legend"),
-        )
+    _spectrum_legend(leg_ax, handles, notes, axis_colours if mrope else None, t)
 
 
 def draw_head_slots(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
     kinds = list(data["kinds"])
     rows = len(kinds)
     width = max(int(np.asarray(h["code"]).size) for h in kinds)

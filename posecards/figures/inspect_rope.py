@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import FigureBase
 from matplotlib.patches import Polygon
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
@@ -20,8 +22,6 @@ from posecards.figures.style import Theme
 
 
 def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    from matplotlib.ticker import NullLocator
-
     ax = fig.subplots()
     k = np.asarray(data["pair"])
     before = "orig_short" if data["baseline"] == "short" else "orig"
@@ -120,9 +120,47 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
 
 
-def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    from matplotlib.colors import ListedColormap
+def _pair_arcs(ax: Axes, rows: np.ndarray, pairs: int, t: Labels, theme: Theme) -> bool:
+    """Arcs joining the two slots of pair 0 and of the last pair where they lie apart, in each
+    row of the layout strip; whether any is drawn below it."""
+    n = rows.shape[1]
+    arcs_below = False
+    for r, row in enumerate(rows):
+        arcs = []
+        for p, colour in ((0, theme.text), (pairs - 1, theme.muted)):
+            a, b = (float(x) for x in np.flatnonzero(row == p)[:2])
+            if b - a >= n / 8:
+                arcs.append((p, colour, a, b))
+        # partial rotary: the two arcs' labels would meet, so they go above the axes instead
+        apart = len(arcs) < 2 or abs(arcs[0][2] + arcs[0][3] - arcs[1][2] - arcs[1][3]) >= 0.8 * n
+        for k, (p, colour, a, b) in enumerate(arcs):
+            y, sign = (r - 0.5, -1) if r == 0 else (r + 0.5, 1)
+            arcs_below = arcs_below or r == 1
+            xs = np.linspace(a, b, 60)
+            ys = y + sign * 0.8 * np.sin(np.pi * (xs - a) / (b - a))
+            ax.plot(xs, ys, color=colour, linewidth=1.6, clip_on=False)
+            label = t("pair_of", k=p, a=int(a), b=int(b))
+            if not apart:
+                ax.set_title(
+                    label,
+                    loc="left" if k == 0 else "right",
+                    color=colour,
+                    fontsize=roles.fontsize("annotation"),
+                )
+                continue
+            ax.text(
+                (a + b) / 2,
+                y + sign * 0.85,
+                label,
+                ha="center",
+                va="bottom" if r == 0 else "top",
+                fontsize=roles.fontsize("annotation"),
+                color=colour,
+            )
+    return arcs_below
 
+
+def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     this = np.asarray(data["this"], dtype=np.float64)  # (head_dim,) pair index or -1
     other = np.asarray(data["other"], dtype=np.float64)
     n = this.size
@@ -161,40 +199,7 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             fontsize=roles.fontsize("annotation"),
             color=theme.text,
         )
-    # arcs join the two slots of pair 0 and of the last pair where they lie apart
-    arcs_below = False
-    for r, row in enumerate(rows):
-        arcs = []
-        for p, colour in ((0, theme.text), (pairs - 1, theme.muted)):
-            a, b = (float(x) for x in np.flatnonzero(row == p)[:2])
-            if b - a >= n / 8:
-                arcs.append((p, colour, a, b))
-        # partial rotary: the two arcs' labels would meet, so they go above the axes instead
-        apart = len(arcs) < 2 or abs(arcs[0][2] + arcs[0][3] - arcs[1][2] - arcs[1][3]) >= 0.8 * n
-        for k, (p, colour, a, b) in enumerate(arcs):
-            y, sign = (r - 0.5, -1) if r == 0 else (r + 0.5, 1)
-            arcs_below = arcs_below or r == 1
-            xs = np.linspace(a, b, 60)
-            ys = y + sign * 0.8 * np.sin(np.pi * (xs - a) / (b - a))
-            ax.plot(xs, ys, color=colour, linewidth=1.6, clip_on=False)
-            label = t("pair_of", k=p, a=int(a), b=int(b))
-            if not apart:
-                ax.set_title(
-                    label,
-                    loc="left" if k == 0 else "right",
-                    color=colour,
-                    fontsize=roles.fontsize("annotation"),
-                )
-                continue
-            ax.text(
-                (a + b) / 2,
-                y + sign * 0.85,
-                label,
-                ha="center",
-                va="bottom" if r == 0 else "top",
-                fontsize=roles.fontsize("annotation"),
-                color=colour,
-            )
+    arcs_below = _pair_arcs(ax, rows, pairs, t, theme)
     layout = str(data["layout"])
     other_name = "interleaved" if layout == "half" else "half"
     ax.set_yticks(
