@@ -88,16 +88,16 @@ def test_rotation_worked_example_closed_form(content):
     d = content.figures["c3-rotation"]
     m, n, th = card3.EX_M, card3.EX_N, card3.EX_THETA
     # q = (1, 0) rotated by m th is (cos, sin); k = (0, 1) rotated by n th is (-sin, cos)
-    np.testing.assert_allclose(d["q_rot"], [math.cos(m * th), math.sin(m * th)], atol=1e-15)
-    np.testing.assert_allclose(d["k_rot"], [-math.sin(n * th), math.cos(n * th)], atol=1e-15)
-    np.testing.assert_allclose(d["q_rot_matrix"], d["q_rot"], atol=1e-15)
-    np.testing.assert_allclose(d["k_rot_matrix"], d["k_rot"], atol=1e-15)
+    np.testing.assert_allclose(d.q_rot, [math.cos(m * th), math.sin(m * th)], atol=1e-15)
+    np.testing.assert_allclose(d.k_rot, [-math.sin(n * th), math.cos(n * th)], atol=1e-15)
+    np.testing.assert_allclose(d.q_rot_matrix, d.q_rot, atol=1e-15)
+    np.testing.assert_allclose(d.k_rot_matrix, d.k_rot, atol=1e-15)
     # <R(a) e1, R(b) e2> = sin(a - b) = -sin((n - m) th)
     expected = -math.sin((n - m) * th)
-    assert d["score_rope"] == pytest.approx(expected, abs=1e-15)
-    assert d["score_relative"] == pytest.approx(expected, abs=1e-15)
-    assert d["score_shifted"] == pytest.approx(expected, abs=1e-14)
-    assert d["difference"] < 1e-15
+    assert d.score_rope == pytest.approx(expected, abs=1e-15)
+    assert d.score_relative == pytest.approx(expected, abs=1e-15)
+    assert d.score_shifted == pytest.approx(expected, abs=1e-14)
+    assert d.difference < 1e-15
     assert content.numbers["ex_score"] == pytest.approx(-0.4794255386, abs=1e-10)
     # the seed article's numbers (k_rot ~ (-0.98, 0.21), score ~ -0.36) are wrong
     assert abs(content.numbers["ex_krot1"] - 0.21) > 0.1
@@ -109,22 +109,22 @@ def test_rotation_worked_example_closed_form(content):
 
 def test_scores_against_complex_reference(content):
     d = content.figures["c3-scores"]
-    pos = d["positions"]
+    pos = d.positions
     rng = np.random.default_rng(card3.SEED)
     q, k = rng.standard_normal(card3.HEAD_DIM), rng.standard_normal(card3.HEAD_DIM)
     theta = _theta(card3.HEAD_DIM, 10000.0)
     ref = _rope_scores_ref(np.tile(q, (pos.size, 1)), np.tile(k, (pos.size, 1)), pos, theta, "half")
-    np.testing.assert_allclose(d["scores_rope"], ref, atol=1e-11)
+    np.testing.assert_allclose(d.scores_rope, ref, atol=1e-11)
     # additive: (q + PE_m).(k + PE_n), PE interleaved (sin at 2i, cos at 2i+1)
     ang = np.outer(pos, theta)
     pe = np.empty((pos.size, card3.HEAD_DIM))
     pe[:, 0::2], pe[:, 1::2] = np.sin(ang), np.cos(ang)
-    np.testing.assert_allclose(d["scores_additive"], (q + pe) @ (k + pe).T, atol=1e-11)
-    assert d["deviation_rope"] == pytest.approx(_spread_ref(ref).max(), abs=1e-11)
-    assert d["deviation_additive"] == pytest.approx(
+    np.testing.assert_allclose(d.scores_additive, (q + pe) @ (k + pe).T, atol=1e-11)
+    assert d.deviation_rope == pytest.approx(_spread_ref(ref).max(), abs=1e-11)
+    assert d.deviation_additive == pytest.approx(
         _spread_ref((q + pe) @ (k + pe).T).max(), rel=1e-12
     )
-    assert d["deviation_rope"] < 1e-10 < 1.0 < d["deviation_additive"]
+    assert d.deviation_rope < 1e-10 < 1.0 < d.deviation_additive
     assert content.numbers["scores_n"] == 128 and content.numbers["scores_step"] == 1
 
 
@@ -133,12 +133,12 @@ def test_scores_decimated_to_512_and_fast():
     c = compute(PEParams(d_model=65536, positions=131072, base=1e6))
     assert time.perf_counter() - t0 < 2.0
     d = c.figures["c3-scores"]
-    assert d["scores_rope"].shape == (512, 512) and d["step"] == 256
-    assert np.all(np.diff(d["positions"]) == 256)
-    assert d["deviation_rope"] < 1e-8 < 1.0 < d["deviation_additive"]
+    assert d.scores_rope.shape == (512, 512) and d.step == 256
+    assert np.all(np.diff(d.positions) == 256)
+    assert d.deviation_rope < 1e-8 < 1.0 < d.deviation_additive
     # a third base appears next to 10,000 and 500,000
-    assert c.figures["c3-decay"]["bases"].tolist() == [1e4, 5e5, 1e6]
-    assert c.figures["c3-base"]["wavelengths"].shape == (3, 32768)
+    assert c.figures["c3-decay"].bases.tolist() == [1e4, 5e5, 1e6]
+    assert c.figures["c3-base"].wavelengths.shape == (3, 32768)
 
 
 # --- c3-decay -----------------------------------------------------------------------------------
@@ -155,20 +155,20 @@ def _bound_ref(r: float, theta: np.ndarray) -> float:
 
 def test_decay_bound_closed_form_and_reference(content):
     d = content.figures["c3-decay"]
-    assert d["bases"].tolist() == [10000.0, 500000.0]
+    assert d.bases.tolist() == [10000.0, 500000.0]
     # at distance 0 every S_j = j, so the bound is mean(1..d/2) = (d/2 + 1) / 2
     assert content.numbers["decay_at0"] == pytest.approx((card3.HEAD_DIM / 2 + 1) / 2, abs=1e-12)
     # the card quotes the bound at distance 1, the left end of its log axis
     b1 = _bound_ref(1.0, _theta(card3.HEAD_DIM, 10000.0))
     assert content.numbers["decay_at1"] == pytest.approx(b1, rel=1e-12)
     assert content.numbers["decay_at1"] < content.numbers["decay_at0"]
-    r = d["distances"]
+    r = d.distances
     assert r[0] == 1.0 and r[-1] == pytest.approx(65536.0)
-    for i, b in enumerate(d["bases"]):
+    for i, b in enumerate(d.bases):
         theta = _theta(card3.HEAD_DIM, b)
         for j in (0, 200, 450, len(r) - 1):
-            assert d["bounds"][i, j] == pytest.approx(_bound_ref(r[j], theta), rel=1e-10)
-        assert d["probe_values"][i] == pytest.approx(_bound_ref(1000.0, theta), rel=1e-10)
+            assert d.bounds[i, j] == pytest.approx(_bound_ref(r[j], theta), rel=1e-10)
+        assert d.probe_values[i] == pytest.approx(_bound_ref(1000.0, theta), rel=1e-10)
     # the larger base decays later
     assert content.numbers["decay_500k_probe"] > content.numbers["decay_10k_probe"]
 
@@ -178,11 +178,11 @@ def test_decay_bound_closed_form_and_reference(content):
 
 def test_layout_diagram_and_permutation(content):
     d = content.figures["c3-layouts"]
-    assert d["permutation"].tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
-    assert d["pair_interleaved"].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
-    assert d["pair_half"].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert d.permutation.tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert d.pair_interleaved.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert d.pair_half.tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
     # slot j of the half layout holds interleaved coordinate P[j]: same pair on both ends
-    assert np.array_equal(d["pair_half"], d["pair_interleaved"][d["permutation"]])
+    assert np.array_equal(d.pair_half, d.pair_interleaved[d.permutation])
 
 
 def test_layout_score_errors_against_reference(content):
@@ -211,12 +211,12 @@ def _turns_ref(dim: int, base: float, context: int) -> int:
 def test_base_wavelengths_and_turn_counts(params):
     c = compute(params)
     d = c.figures["c3-base"]
-    for i, b in enumerate(d["bases"]):
+    for i, b in enumerate(d.bases):
         np.testing.assert_allclose(
-            d["wavelengths"][i], 2 * np.pi / _theta(params.d_model, b), rtol=1e-13
+            d.wavelengths[i], 2 * np.pi / _theta(params.d_model, b), rtol=1e-13
         )
-        for j, ctx in enumerate(d["contexts"]):
-            assert d["turns"][i, j] == _turns_ref(params.d_model, b, int(ctx))
+        for j, ctx in enumerate(d.contexts):
+            assert d.turns[i, j] == _turns_ref(params.d_model, b, int(ctx))
     n = c.numbers
     assert n["pairs"] == params.d_model // 2
     assert n["never_500k_4k"] == n["pairs"] - _turns_ref(params.d_model, 5e5, 4096)
@@ -263,7 +263,7 @@ def test_numbers_follow_d_model_and_positions(content):
     assert c.numbers["pairs"] == 64 and c.numbers["pairs"] != content.numbers["pairs"]
     assert c.numbers["turns_base_4k"] != content.numbers["turns_base_4k"]
     assert c.numbers["scores_n"] == 500 and c.numbers["scores_step"] == 2
-    assert c.figures["c3-decay"]["context"] == 1000
+    assert c.figures["c3-decay"].context == 1000
 
 
 def test_tiny_parameters():

@@ -63,8 +63,9 @@ def declare(*parts: Mapping[str, Any]) -> Placeholders:
 @dataclass(frozen=True)
 class CardContent:
     card: int | str
-    # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str)
-    figures: Mapping[str, Mapping[str, Any]]
+    # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str):
+    # a mapping, or a frozen dataclass of the figure's own (content/card3.py's Rotation, ...)
+    figures: Mapping[str, Any]
     # placeholder name -> value, used by the card text ({{ name | num(3) }}); also carries
     # ``variants`` under the key VARIANTS when there are any
     numbers: Mapping[str, Any]

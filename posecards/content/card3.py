@@ -13,7 +13,10 @@ and is a figure of its own (``EXTRA_IDS``: ``posecards figure c3-layouts``, the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders
@@ -49,6 +52,92 @@ EX_K = (0.0, 1.0)
 EX_M, EX_N, EX_THETA = 10, 15, 0.1
 
 
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+# The data of each figure (what its draw function in figures/card3.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Rotation:
+    """c3-rotation: one pair, q and k rotated by m theta and n theta."""
+
+    q: F64  # (2,)
+    k: F64  # (2,)
+    m: int
+    n: int
+    theta: float
+    q_rot: F64  # (2,) R(m theta) q
+    k_rot: F64  # (2,) R(n theta) k
+    q_rot_matrix: F64  # (2,) the same, by the 2x2 matrix
+    k_rot_matrix: F64  # (2,)
+    angle_q: float
+    angle_k: float
+    angle_rel: float  # (n - m) theta
+    k_rel: F64  # (2,) R((n - m) theta) k
+    score_rope: float
+    score_relative: float
+    difference: float
+    shift: int
+    score_shifted: float
+
+
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """c3-scores: the scores of one query and key at every pair of positions."""
+
+    positions: F64  # (n,)
+    step: int
+    head_dim: int
+    base: float
+    seed: int
+    scores_rope: F64  # (n, n)
+    scores_additive: F64  # (n, n)
+    deviation_rope: float
+    deviation_additive: float
+
+
+@dataclass(frozen=True, eq=False)
+class Decay:
+    """c3-decay: the upper bound of the relative score with distance, per base."""
+
+    distances: F64  # (r,)
+    bases: F64  # (n_bases,)
+    bounds: F64  # (n_bases, r)
+    head_dim: int
+    context: int
+    max_distance: int
+    probe: int
+    probe_values: F64  # (n_bases,)
+
+
+@dataclass(frozen=True, eq=False)
+class Layouts:
+    """c3-layouts: the interleaved and the half pair layouts."""
+
+    layout_dim: int
+    permutation: I64  # (layout_dim,)
+    pair_interleaved: I64  # (layout_dim,)
+    pair_half: I64  # (layout_dim,)
+    head_dim: int
+    base: float
+    perm_diff: float
+    wrong_max: float
+    wrong_mean: float
+
+
+@dataclass(frozen=True, eq=False)
+class Base:
+    """c3-base: the wavelength of each pair per base, and the pairs that turn in a context."""
+
+    d_model: int
+    bases: F64  # (n_bases,)
+    wavelengths: F64  # (n_bases, d/2)
+    contexts: I64  # (n_ctx,)
+    turns: I64  # (n_bases, n_ctx) pairs with lambda <= L - 1
+    pairs: int
+
+
 def _bases(params: PEParams) -> list[float]:
     return sorted({*DEMO_BASES, float(params.base)})
 
@@ -58,7 +147,7 @@ def _shown_positions(positions: int) -> tuple[np.ndarray, int]:
     return even_positions(positions, MAX_SHOWN), position_step(positions, MAX_SHOWN)  # (n,)
 
 
-def _rotation(numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+def _rotation(numbers: dict[str, float | int | str | bool]) -> Rotation:
     q = np.array(EX_Q, dtype=np.float64)  # (2,)
     k = np.array(EX_K, dtype=np.float64)  # (2,)
     theta = np.array([EX_THETA])  # (1,): one pair
@@ -87,29 +176,29 @@ def _rotation(numbers: dict[str, float | int | str | bool]) -> dict[str, object]
         ex_shift=SHIFT,
         ex_score_shifted=shifted,
     )
-    return {
-        "q": q,
-        "k": k,
-        "m": EX_M,
-        "n": EX_N,
-        "theta": EX_THETA,
-        "q_rot": q_rot,
-        "k_rot": k_rot,
-        "q_rot_matrix": q_rot_matrix,
-        "k_rot_matrix": k_rot_matrix,
-        "angle_q": EX_M * EX_THETA,
-        "angle_k": EX_N * EX_THETA,
-        "angle_rel": (EX_N - EX_M) * EX_THETA,
-        "k_rel": k_rel,
-        "score_rope": score_rope,
-        "score_relative": score_relative,
-        "difference": abs(score_rope - score_relative),
-        "shift": SHIFT,
-        "score_shifted": shifted,
-    }
+    return Rotation(
+        q=q,
+        k=k,
+        m=EX_M,
+        n=EX_N,
+        theta=EX_THETA,
+        q_rot=q_rot,
+        k_rot=k_rot,
+        q_rot_matrix=q_rot_matrix,
+        k_rot_matrix=k_rot_matrix,
+        angle_q=EX_M * EX_THETA,
+        angle_k=EX_N * EX_THETA,
+        angle_rel=(EX_N - EX_M) * EX_THETA,
+        k_rel=k_rel,
+        score_rope=score_rope,
+        score_relative=score_relative,
+        difference=abs(score_rope - score_relative),
+        shift=SHIFT,
+        score_shifted=shifted,
+    )
 
 
-def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> Scores:
     pos, step = _shown_positions(params.positions)  # (n,)
     n = pos.size
     inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (HEAD_DIM/2,)
@@ -132,20 +221,20 @@ def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> d
         scores_max_rope=float(np.abs(rope).max()),
         scores_max_add=float(np.abs(additive).max()),
     )
-    return {
-        "positions": pos,
-        "step": step,
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-        "seed": SEED,
-        "scores_rope": rope,
-        "scores_additive": additive,
-        "deviation_rope": dev_rope,
-        "deviation_additive": dev_add,
-    }
+    return Scores(
+        positions=pos,
+        step=step,
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+        seed=SEED,
+        scores_rope=rope,
+        scores_additive=additive,
+        deviation_rope=dev_rope,
+        deviation_additive=dev_add,
+    )
 
 
-def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> dict[str, object]:
+def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> Decay:
     max_distance = max(DECAY_MAX_DISTANCE, params.positions)
     distances = np.geomspace(1.0, max_distance, DECAY_POINTS)  # (r,)
     bases = _bases(params)
@@ -165,21 +254,21 @@ def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> di
         decay_500k_probe=bound_at(DECAY_PROBE, DEMO_BASES[1]),
         decay_max_distance=max_distance,
     )
-    return {
-        "distances": distances,
-        "bases": np.array(bases),
-        "bounds": bounds,
-        "head_dim": HEAD_DIM,
-        "context": params.positions,
-        "max_distance": max_distance,
-        "probe": DECAY_PROBE,
-        "probe_values": np.array([bound_at(DECAY_PROBE, b) for b in bases]),  # (n_bases,)
-    }
+    return Decay(
+        distances=distances,
+        bases=np.array(bases),
+        bounds=bounds,
+        head_dim=HEAD_DIM,
+        context=params.positions,
+        max_distance=max_distance,
+        probe=DECAY_PROBE,
+        probe_values=np.array([bound_at(DECAY_PROBE, b) for b in bases]),  # (n_bases,)
+    )
 
 
 def _layouts_base(
     params: PEParams, numbers: dict[str, float | int | str | bool]
-) -> tuple[dict[str, object], dict[str, object]]:
+) -> tuple[Layouts, Base]:
     """(c3-layouts, c3-base): the two pair layouts; the wavelength of each pair per base."""
     # -- layouts: the same vectors in the interleaved and the half layout --------------------
     perm_small = rope_layout_permutation(LAYOUT_DIM)  # (8,) x_half = x_interleaved[P]
@@ -233,25 +322,25 @@ def _layouts_base(
         lambda_min=float(lam[ibase].min()),
         lambda_max_base=float(lam[ibase].max()),
     )
-    layouts = {
-        "layout_dim": LAYOUT_DIM,
-        "permutation": perm_small,
-        "pair_interleaved": pair_interleaved,
-        "pair_half": pair_half,
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-        "perm_diff": perm_diff,
-        "wrong_max": float(wrong.max()),
-        "wrong_mean": float(wrong.mean()),
-    }
-    base = {
-        "d_model": params.d_model,
-        "bases": np.array(bases),
-        "wavelengths": lam,  # (n_bases, d/2)
-        "contexts": contexts,
-        "turns": turns.astype(np.int64),  # (n_bases, n_ctx) pairs with lambda <= L - 1
-        "pairs": pairs,
-    }
+    layouts = Layouts(
+        layout_dim=LAYOUT_DIM,
+        permutation=perm_small,
+        pair_interleaved=pair_interleaved,
+        pair_half=pair_half,
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+        perm_diff=perm_diff,
+        wrong_max=float(wrong.max()),
+        wrong_mean=float(wrong.mean()),
+    )
+    base = Base(
+        d_model=params.d_model,
+        bases=np.array(bases),
+        wavelengths=lam,  # (n_bases, d/2)
+        contexts=contexts,
+        turns=turns.astype(np.int64),  # (n_bases, n_ctx) pairs with lambda <= L - 1
+        pairs=pairs,
+    )
     return layouts, base
 
 

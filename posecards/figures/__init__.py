@@ -9,7 +9,7 @@ card's language, and the Theme (colours, colour maps).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from posecards.cards import spec
@@ -29,7 +29,9 @@ class Labels(Protocol):
     def __call__(self, key: str, **values: Any) -> str: ...
 
 
-DrawFn = Callable[["FigureBase", Mapping[str, Any], Labels, "Theme"], None]
+# the data: a mapping of arrays and scalars, or the figure's own frozen dataclass (declared in
+# its card's content module, read here under TYPE_CHECKING: a renamed field fails mypy)
+DrawFn = Callable[["FigureBase", Any, Labels, "Theme"], None]
 
 
 def draw_functions(card: int | str) -> dict[str, DrawFn]:

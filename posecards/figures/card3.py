@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -13,6 +12,9 @@ from matplotlib.patches import Arc, FancyBboxPatch
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap, plain_log_ticks
 from posecards.figures.style import Theme
+
+if TYPE_CHECKING:  # the data each figure draws, as content/card3.py computes it
+    from posecards.content.card3 import Base, Decay, Layouts, Rotation, Scores
 
 
 def _cycle(i: int) -> str:
@@ -92,13 +94,13 @@ def _tip_label(
     ax.text(scale * tip[0], scale * tip[1] + dy, text, color=color, ha="center", va="center")
 
 
-def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_rotation(fig: FigureBase, data: Rotation, t: Labels, theme: Theme) -> None:
     axes = fig.subplots(1, 2)
-    q, k = np.asarray(data["q"]), np.asarray(data["k"])
-    q_rot, k_rot = np.asarray(data["q_rot"]), np.asarray(data["k_rot"])
-    k_rel = np.asarray(data["k_rel"])  # R((n - m) theta) k
-    angle_q, angle_k = float(data["angle_q"]), float(data["angle_k"])
-    rel = float(data["angle_rel"])  # (n - m) theta
+    q, k = np.asarray(data.q), np.asarray(data.k)
+    q_rot, k_rot = np.asarray(data.q_rot), np.asarray(data.k_rot)
+    k_rel = np.asarray(data.k_rel)  # R((n - m) theta) k
+    angle_q, angle_k = float(data.angle_q), float(data.angle_k)
+    rel = float(data.angle_rel)  # (n - m) theta
     q_angle = float(np.arctan2(q[1], q[0]))
     k_angle = float(np.arctan2(k[1], k[0]))
 
@@ -116,7 +118,7 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     _tip_label(ax, q_rot, t("rot_qm"), theme.accent, 1.25)
     _tip_label(ax, k_rot, t("rot_kn"), theme.warn, 1.0, dy=0.22)
     ax.set_title(t("rot_abs_title"))
-    ax.text(0.0, -0.3, t("rot_val_score", v=data["score_rope"]), ha="center", va="center")
+    ax.text(0.0, -0.3, t("rot_val_score", v=data.score_rope), ha="center", va="center")
 
     # right: rotate k alone by (n - m) theta
     ax = axes[1]
@@ -131,9 +133,9 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
         1.12 * k_rel[0], 1.12 * k_rel[1], t("rot_krel"), color=theme.ok, ha="right", va="bottom"
     )
     ax.set_title(t("rot_rel_title"))
-    ax.text(0.0, -0.3, t("rot_val_rel", v=data["score_relative"]), ha="center", va="center")
+    ax.text(0.0, -0.3, t("rot_val_rel", v=data.score_relative), ha="center", va="center")
     fig.supxlabel(
-        t("rot_params", theta=data["theta"], m=data["m"], n=data["n"], q=q, k=k),
+        t("rot_params", theta=data.theta, m=data.m, n=data.n, q=q, k=k),
         fontsize=roles.fontsize("axis_label"),
     )
 
@@ -141,14 +143,14 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
 # --- c3-scores -----------------------------------------------------------------------------------
 
 
-def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_scores(fig: FigureBase, data: Scores, t: Labels, theme: Theme) -> None:
     axes = fig.subplots(1, 2, sharey=True)
-    pos = np.asarray(data["positions"])
-    step = float(data["step"])
+    pos = np.asarray(data.positions)
+    step = float(data.step)
     extent = (pos[0] - step / 2, pos[-1] + step / 2, pos[-1] + step / 2, pos[0] - step / 2)
     panels = [
-        (data["scores_rope"], "sc_rope_title", data["deviation_rope"], "sc_spread_rope"),
-        (data["scores_additive"], "sc_add_title", data["deviation_additive"], "sc_spread_add"),
+        (data.scores_rope, "sc_rope_title", data.deviation_rope, "sc_spread_rope"),
+        (data.scores_additive, "sc_add_title", data.deviation_additive, "sc_spread_add"),
     ]
     for i, (ax, (scores, title, dev, spread)) in enumerate(zip(axes, panels, strict=True)):
         heatmap(ax, scores, theme, signed=True, extent=extent, cbar_label=t("sc_cbar"))
@@ -157,7 +159,7 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
         if i == 0:
             ax.set_ylabel(t("sc_ylabel"))
     fig.supxlabel(
-        t("sc_params", d=data["head_dim"], b=data["base"]),
+        t("sc_params", d=data.head_dim, b=data.base),
         fontsize=roles.fontsize("axis_label"),
     )
 
@@ -167,24 +169,24 @@ def draw_scores(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
 _BASE_STYLE = ("-", "--", ":")  # bases differ by line style as well as colour
 
 
-def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_decay(fig: FigureBase, data: Decay, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    r = np.asarray(data["distances"])
-    bounds = np.asarray(data["bounds"])  # (n_bases, r)
-    for i, (b, bound) in enumerate(zip(data["bases"], bounds, strict=True)):
+    r = np.asarray(data.distances)
+    bounds = np.asarray(data.bounds)  # (n_bases, r)
+    for i, (b, bound) in enumerate(zip(data.bases, bounds, strict=True)):
         color = _cycle(i)
         ax.plot(
             r, bound, color=color, lw=1.6, label=t("dc_base", b=b), linestyle=_BASE_STYLE[i % 3]
         )
-        ax.plot([data["probe"]], [data["probe_values"][i]], "o", color=color, ms=8, mec=theme.text)
+        ax.plot([data.probe], [data.probe_values[i]], "o", color=color, ms=8, mec=theme.text)
     top = float(bounds.max()) * 1.3  # headroom above the curves for the line labels
-    ax.axvline(data["probe"], color=theme.muted, lw=1.0, ls="--")
-    ax.axvline(data["context"], color=theme.muted, lw=1.0, ls=":")
+    ax.axvline(data.probe, color=theme.muted, lw=1.0, ls="--")
+    ax.axvline(data.context, color=theme.muted, lw=1.0, ls=":")
     # the vertical lines labelled in the headroom: the context on the left of its line, the
     # probe on the right of its own (they are close on the log axis)
     for x, label, side in (
-        (data["context"], t("dc_context", n=data["context"]), -1),
-        (data["probe"], t("dc_probe", n=data["probe"]), 1),
+        (data.context, t("dc_context", n=data.context), -1),
+        (data.probe, t("dc_probe", n=data.probe), 1),
     ):
         ax.annotate(
             label,
@@ -197,13 +199,13 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         )
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
-    ax.set_xlim(1, data["max_distance"])
+    ax.set_xlim(1, data.max_distance)
     ax.set_ylim(0, top)
     ax.set_xlabel(t("dc_xlabel"))
     ax.set_ylabel(t("dc_ylabel"))
     # above the axes: inside, the curves and the two vertical lines leave no free corner
     ax.legend(
-        title=t("dc_title", d=data["head_dim"]),
+        title=t("dc_title", d=data.head_dim),
         loc="lower left",
         bbox_to_anchor=(0.0, 1.02),
         ncols=2,
@@ -217,19 +219,19 @@ def draw_decay(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
 # --- c3-base -------------------------------------------------------------------------------------
 
 
-def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_base(fig: FigureBase, data: Base, t: Labels, theme: Theme) -> None:
     """Wavelength of each pair per base; a dot where a base's line crosses a context length:
     the pairs left of it (their count printed) turn fully within that context."""
     from matplotlib.ticker import NullLocator
 
     ax = fig.subplots()
-    lam = np.asarray(data["wavelengths"])  # (n_bases, d/2)
-    contexts = np.asarray(data["contexts"])
-    turns = np.asarray(data["turns"])  # (n_bases, n_ctx)
+    lam = np.asarray(data.wavelengths)  # (n_bases, d/2)
+    contexts = np.asarray(data.contexts)
+    turns = np.asarray(data.turns)  # (n_bases, n_ctx)
     k = np.arange(lam.shape[1])
     for ctx in contexts:
         ax.axhline(float(ctx), color=theme.muted, lw=1.0, ls="--", zorder=0)
-    for i, b in enumerate(data["bases"]):
+    for i, b in enumerate(data.bases):
         color = _cycle(i)
         ax.plot(
             k, lam[i], color=color, lw=2.2, label=t("bs_base", b=b), linestyle=_BASE_STYLE[i % 3]
@@ -260,7 +262,7 @@ def draw_base(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     )
     right.yaxis.set_minor_locator(NullLocator())
     right.tick_params(length=0, colors=theme.muted)
-    ax.set_xlabel(t("bs_xlabel", n=lam.shape[1], d=data["d_model"]) + "\n" + t("bs_dot"))
+    ax.set_xlabel(t("bs_xlabel", n=lam.shape[1], d=data.d_model) + "\n" + t("bs_dot"))
     ax.set_ylabel(t("bs_ylabel"))
     # above the axes: inside, every corner holds a line, a context line or a count
     ax.legend(
@@ -303,11 +305,11 @@ def _box(ax: Axes, x: float, y: float, text: str, pair: int, theme: Theme) -> No
     )
 
 
-def draw_layouts(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_layouts(fig: FigureBase, data: Layouts, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    d = int(data["layout_dim"])
-    perm = np.asarray(data["permutation"])
-    pair_i, pair_h = np.asarray(data["pair_interleaved"]), np.asarray(data["pair_half"])
+    d = int(data.layout_dim)
+    perm = np.asarray(data.permutation)
+    pair_i, pair_h = np.asarray(data.pair_interleaved), np.asarray(data.pair_half)
     y_top, y_bot = 3.0, 0.0
     for j in range(d):
         # slot j of the half layout holds coordinate perm[j] of the interleaved vector
@@ -321,8 +323,8 @@ def draw_layouts(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     p_text = t("ly_perm", p=" ".join(str(int(p)) for p in perm))
     lines = [
         (p_text, theme.text),
-        (t("ly_ok", v=data["perm_diff"], d=data["head_dim"]), theme.ok),
-        (t("ly_wrong", v=data["wrong_max"]), theme.warn),
+        (t("ly_ok", v=data.perm_diff, d=data.head_dim), theme.ok),
+        (t("ly_wrong", v=data.wrong_max), theme.warn),
     ]
     for i, (text, color) in enumerate(lines):
         ax.text(left, y_bot - 2.5 - 0.95 * i, text, ha="left", va="top", color=color)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections.abc import Mapping
@@ -26,13 +27,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def to_json(values: Mapping[str, Any]) -> str:
+def fields_of(data: Any) -> Mapping[str, Any]:
+    """A figure's data as its fields, in order: a mapping as it is, a dataclass field by field."""
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+    fields: Mapping[str, Any] = data
+    return fields
+
+
+def to_json(data: Any) -> str:
     """All fields; arrays as nested lists, non-finite floats as strings ("-inf")."""
-    return json.dumps(_plain(values), indent=1, ensure_ascii=False) + "\n"
+    return json.dumps(_plain(fields_of(data)), indent=1, ensure_ascii=False) + "\n"
 
 
-def to_csv(values: Mapping[str, Any]) -> str:
+def to_csv(data: Any) -> str:
     """Long format, one value per row: field, i, j, value (i, j empty where not applicable)."""
+    values = fields_of(data)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["field", "i", "j", "value"])
