@@ -10,7 +10,16 @@ import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Arc
+from PIL import Image
+
 from posecards.deck.look import deck_look
+from posecards.figures.roles import fontsize as role_size
+from posecards.figures.roles import freeze_tick_sizes, page_roles
+from posecards.render.files import freeze_layout
 
 if TYPE_CHECKING:
     from matplotlib.figure import FigureBase
@@ -26,8 +35,6 @@ Update = Callable[[int], None]
 
 
 def fontsize(role: str) -> float:
-    from posecards.figures.roles import fontsize as role_size
-
     return role_size(role)
 
 
@@ -50,8 +57,6 @@ def _arrow(ax: Any, color: str) -> Any:
 
 
 def _dial(ax: Any, th: Theme, ticks: bool) -> None:
-    import numpy as np
-
     t = np.linspace(0, 2 * np.pi, 181)
     ax.plot(np.cos(t), np.sin(t), color=th.muted, lw=1.5)
     if ticks:
@@ -68,8 +73,6 @@ def _dial(ax: Any, th: Theme, ticks: bool) -> None:
 
 def setup_clocks(fig: FigureBase, f: ClockFrames, th: Theme) -> Update:
     """One clock per PE pair; the hand points at (sin pω, cos pω): 12 o'clock at p = 0."""
-    import numpy as np
-
     axes = np.atleast_1d(fig.subplots(1, len(f.pairs)))
     hands, trails = [], []
     for c, ax in enumerate(axes):
@@ -96,9 +99,6 @@ def setup_clocks(fig: FigureBase, f: ClockFrames, th: Theme) -> Update:
 
 def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
     """q rotated by mθ and k by nθ; the arc between them is (n − m)θ."""
-    import numpy as np
-    from matplotlib.patches import Arc
-
     ax, side = fig.subplots(1, 2)
     _dial(ax, th, ticks=False)
     side.axis("off")
@@ -167,8 +167,6 @@ def setup_rope(fig: FigureBase, f: RopeFrames, th: Theme) -> Update:
 
 def setup_alibi(fig: FigureBase, f: AlibiFrames, th: Theme) -> Update:
     """The query at position i attends to keys 0..i; one row of bars per head."""
-    import numpy as np
-
     axes = np.atleast_1d(fig.subplots(len(f.heads), 1, sharex=True))
     keys = np.arange(f.weights.shape[2])
     bars, lines = [], []
@@ -222,14 +220,6 @@ def animation_frames(
 ) -> list[Any]:
     """Every frame of one animation as an RGB image, ``animation_px`` wide: one figure, laid
     out once at the middle frame, then its artists moved frame by frame."""
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from PIL import Image
-
-    from posecards.figures.roles import freeze_tick_sizes, page_roles
-    from posecards.render.files import freeze_layout
-
     look = deck_look()
     dpi = look.animation_px / size_in[0]
     fig = Figure(figsize=size_in, dpi=dpi, layout="constrained", facecolor=th.background)
@@ -257,8 +247,6 @@ def animation_frames(
 
 def gif_and_apng(frames: list[Any], ms: int) -> tuple[bytes, bytes]:
     """An endlessly looping GIF (plays in PowerPoint, Keynote, Google Slides) and APNG."""
-    from PIL import Image
-
     # one shared palette for all frames: no flicker between frames, deterministic
     palette = frames[len(frames) // 2].quantize(
         colors=96, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE

@@ -17,8 +17,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import matplotlib as mpl
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from PIL import Image
+
 from posecards.deck.look import Box, deck_look
 from posecards.errors import PosecardsError
+from posecards.figures.roles import SCRIPT_FRACTION, freeze_tick_sizes, page_roles
+from posecards.render.files import SAVE_METADATA, figure_bytes, freeze_layout, without_pre_draw
+from posecards.render.measure import measure_figure
+from posecards.render.wrap import _Measure, wrap
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure, FigureBase, SubFigure
@@ -50,8 +61,6 @@ class SlidePicture:
 @contextmanager
 def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
     """Record (size in points, y in pixels) of every text Agg draws while the block runs."""
-    from matplotlib.backends.backend_agg import RendererAgg
-
     original: Callable[..., Any] = RendererAgg.draw_text
 
     def draw_text(
@@ -71,10 +80,6 @@ def _record_text_sizes(sizes: list[tuple[float, float]]) -> Iterator[None]:
 def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, float]]]:
     """PNG (the canonical Agg draw, which fixes the layout), then SVG of the same layout (the
     PDF page is written later, see SlidePicture.pdf_figure); and the sizes of the texts drawn."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    from posecards.render.files import SAVE_METADATA, freeze_layout, without_pre_draw
-
     FigureCanvasAgg(fig)
     freeze_layout(fig)  # solved once, snapped, then fixed (render/files.freeze_layout)
     sizes: list[tuple[float, float]] = []
@@ -89,15 +94,11 @@ def _encode(fig: Figure, dpi: float) -> tuple[bytes, bytes, list[tuple[float, fl
 def slide_svg(fig: Figure, dpi: float) -> bytes:
     """A slide picture's SVG (glyphs as outlines, text kept as titles), placed at the slide's
     13.333 x 7.5 in (960 x 540 pt)."""
-    from posecards.render.files import figure_bytes
-
     return figure_bytes(fig, "svg", print_width=deck_look().width, dpi=dpi)
 
 
 def _png(rgba: Any) -> bytes:
     """An RGB PNG of an Agg buffer (no metadata: deterministic bytes)."""
-    from PIL import Image
-
     buf = io.BytesIO()
     Image.fromarray(rgba[:, :, :3]).save(buf, format="PNG", compress_level=6)
     return buf.getvalue()
@@ -108,12 +109,6 @@ class _Page:
     points; both divided by ``magnify`` on the figure."""
 
     def __init__(self, th: Theme, magnify: float) -> None:
-        import matplotlib as mpl
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        from posecards.render.wrap import _Measure
-
         self.look = deck_look()
         self.k = magnify
         self.th = th
@@ -129,8 +124,6 @@ class _Page:
     def wrap(self, text: str, box: Box, size: float, weight: str = "normal") -> list[str]:
         """Lines of ``text`` at ``size`` slide points within the box width (5 % kept free,
         since PowerPoint and LibreOffice measure a little differently)."""
-        from posecards.render.wrap import wrap
-
         width_pt = box[2] * 72.0 * 0.95 - 14.4  # text frame insets: 0.1 in each side
         return wrap(text, width_pt / self.k, size / self.k, self.m, weight)
 
@@ -181,8 +174,6 @@ class _Page:
 
     def picture_subfigure(self) -> SubFigure:
         """A subfigure filling the picture box, laid out by constrained layout."""
-        from matplotlib.layout_engine import ConstrainedLayoutEngine
-
         left, top, w, h = self.look.picture_box
         rect = (left / self.W, 1 - (top + h) / self.H, w / self.W, h / self.H)
         self.fig.set_layout_engine(ConstrainedLayoutEngine(rect=rect, w_pad=0.06, h_pad=0.06))
@@ -194,12 +185,6 @@ class _Page:
         """Measure the slide with the cards' layout test (its canonical Agg draw fixes the
         layout), then encode PNG and SVG of that layout and cut the PPTX picture (the PDF page
         is written by the caller from ``pdf_figure``)."""
-        import numpy as np
-
-        from posecards.figures.roles import SCRIPT_FRACTION
-        from posecards.render.files import freeze_layout
-        from posecards.render.measure import measure_figure
-
         look = self.look
         freeze_layout(self.fig)  # the cards' layout: solved once, snapped, then fixed
         report = measure_figure(self.fig, pixels=True)
@@ -272,8 +257,6 @@ def figure_slide(
     """A slide with a title and one figure (a panel redrawn at slide scale through the same
     text roles as the cards, or an animation frame). The figure is drawn again on a larger
     canvas if any of its text would land under ``min_figure_px``."""
-    from posecards.figures.roles import freeze_tick_sizes, page_roles
-
     look = deck_look()
     k = look.magnify if magnify is None else magnify
     with page_roles("deck"):

@@ -26,8 +26,17 @@ from datetime import datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+from lxml import etree
+from pptx import Presentation
+from pptx.dml.color import RGBColor
+from pptx.enum.shapes import PP_PLACEHOLDER
+from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
+from pptx.oxml.ns import qn
+from pptx.util import Inches, Pt
+
 from posecards.deck.look import deck_look
 from posecards.deck.plan import picture_name
+from posecards.figures.style import theme
 
 FONT = "Noto Sans CJK SC"
 EPOCH = datetime(2000, 1, 1)
@@ -40,15 +49,11 @@ TEMPLATE_WIDTH_IN = 10.0  # the template's masters and layouts are laid out for 
 
 
 def _rgb(hex_color: str) -> Any:
-    from pptx.dml.color import RGBColor
-
     return RGBColor.from_string(hex_color.lstrip("#")[:6].upper())
 
 
 def _tag(el: Any, tag: str) -> Any:
     """The child ``tag`` of ``el`` (created, in schema order for rPr's fonts, if missing)."""
-    from pptx.oxml.ns import qn
-
     child = el.find(qn(tag))
     if child is None:
         child = el.makeelement(qn(tag), {})
@@ -67,8 +72,6 @@ def _lang_and_faces(rpr: Any, lang: str) -> None:
 
 def _font(run: Any, size: float, color: str, bold: bool, lang: str) -> None:
     """Size, colour, weight, language and the same font for Latin and East Asian text."""
-    from pptx.util import Pt
-
     run.font.size = Pt(size)
     run.font.bold = bold
     run.font.color.rgb = _rgb(color)
@@ -77,9 +80,6 @@ def _font(run: Any, size: float, color: str, bold: bool, lang: str) -> None:
 
 def _frame(tf: Any, lang: str) -> None:
     """Wrapping, top-anchored, 0.1 in / 0.05 in insets, shrinking its text on overflow."""
-    from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE
-    from pptx.util import Inches
-
     tf.word_wrap = True
     tf.auto_size = MSO_AUTO_SIZE.TEXT_TO_FIT_SHAPE  # <a:normAutofit/>: shrink on overflow
     tf.vertical_anchor = MSO_ANCHOR.TOP
@@ -99,9 +99,6 @@ def _fill(
 ) -> Any:
     """Place ``shape`` (a placeholder or a text box) at ``box`` (inches) and write its
     (text, size, colour, bold) paragraphs; ``bullet``: the bullet colour of bulleted ones."""
-    from pptx.enum.text import PP_ALIGN
-    from pptx.util import Inches, Pt
-
     shape.left, shape.top, shape.width, shape.height = (Inches(v) for v in box)
     shape.name = name
     tf = shape.text_frame
@@ -135,8 +132,6 @@ def bullet_indent_in(size: float) -> float:
 
 def _bulleted(ppr: Any, size: float, color: str) -> None:
     """A real bullet: "•" in the accent colour, text indented, wrapped lines hanging."""
-    from pptx.oxml.ns import qn
-
     indent = round(bullet_indent_in(size) * EMU_PER_IN)
     ppr.set("marL", str(indent))
     ppr.set("indent", str(-indent))
@@ -155,8 +150,6 @@ def _bulleted(ppr: Any, size: float, color: str) -> None:
 
 def _placeholder(slide: Any, kind: str) -> Any:
     """The slide's title ("title") or body ("body") placeholder."""
-    from pptx.enum.shapes import PP_PLACEHOLDER
-
     types = {
         "title": (PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE),
         "subtitle": (PP_PLACEHOLDER.SUBTITLE,),
@@ -173,8 +166,6 @@ def _alt_text(picture: Any, text: str, name: str) -> None:
 def _widescreen(prs: Any, width_emu: int, height_emu: int, lang: str) -> None:
     """Slide size without the template's "4:3" label; masters and layouts stretched to it; the
     theme's fonts and the default text language those of the deck."""
-    from pptx.oxml.ns import qn
-
     size = prs.element.find(qn("p:sldSz"))
     size.attrib.pop("type", None)  # PowerPoint's Widescreen (13.333 x 7.5 in) has no type
     prs.slide_width, prs.slide_height = width_emu, height_emu
@@ -189,7 +180,6 @@ def _widescreen(prs: Any, width_emu: int, height_emu: int, lang: str) -> None:
     theme = prs.slide_master.part.part_related_by(
         "http://schemas.openxmlformats.org/officeDocument/2006/relationships/theme"
     )
-    from lxml import etree
 
     root = etree.fromstring(theme.blob)
     for which in ("a:majorFont", "a:minorFont"):
@@ -302,11 +292,6 @@ def write_pptx(
 ) -> bytes:
     """The deck of one language from the slides' metadata (titles, notes, alt texts) and
     pictures."""
-    from pptx import Presentation
-    from pptx.util import Inches
-
-    from posecards.figures.style import theme
-
     th = theme(theme_name)
     look = deck_look()
     prs = Presentation()

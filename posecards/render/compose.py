@@ -15,7 +15,15 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import matplotlib as mpl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.patches import FancyBboxPatch
+
 from posecards.errors import PosecardsError
+from posecards.figures import draw_functions
+from posecards.figures.roles import current_scale, fontsize, freeze_tick_sizes, page_roles
 from posecards.paths import data_dir
 from posecards.render.text import CardLabels, CardText, FilledCard
 from posecards.render.wrap import _Measure, wrap
@@ -72,8 +80,6 @@ class _Sizes:
 
     @classmethod
     def current(cls) -> _Sizes:
-        from posecards.figures.roles import current_scale, fontsize
-
         return cls(
             title=fontsize("title"),
             thesis=fontsize("thesis"),
@@ -173,8 +179,6 @@ def compose_card(
 
     Every text size comes from the text roles (posecards/style/roles.toml) at this page's scale.
     """
-    from posecards.figures.roles import freeze_tick_sizes, page_roles
-
     with page_roles(size):
         fig = _compose(card, text, figures, th, size, footer, _Sizes.current())
         freeze_tick_sizes(fig)
@@ -189,8 +193,6 @@ def _header(
 ) -> float:
     """Title and thesis, wrapped to the full width, and the rule under them; returns the
     rule's height (inches from the bottom)."""
-    import matplotlib as mpl
-
     W, H, margin, pt = lay.width, lay.height, lay.margin, PT
     full_w_pt = (W - 2 * margin) / pt
     title_lines = wrap(card.title, full_w_pt, sz.title, m, "bold")
@@ -290,8 +292,6 @@ def _draw_columns(
     lay: Layout,
 ) -> None:
     """The text columns' lines, and the pitfalls' box."""
-    from matplotlib.patches import FancyBboxPatch
-
     W, H = lay.width, lay.height
     pt = PT
     for blocks, (x0, cw, top, _bottom) in zip(columns, text_cols, strict=True):
@@ -346,10 +346,6 @@ def _panels(
 ) -> None:
     """A grid of subfigures (columns per page size and panel count, from layouts.toml) laid out
     by constrained layout inside panel_rect; titles wrap to their cell."""
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
-    from posecards.figures import draw_functions
-
     W, H = lay.width, lay.height
     x0, y0, pw, ph_ = panel_rect
     fig.set_layout_engine(
@@ -379,10 +375,6 @@ def _compose(
     footer: str,
     sz: _Sizes,
 ) -> Figure:
-    import matplotlib as mpl
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     lay = layout(size)
     fig = Figure(figsize=(lay.width, lay.height))
     FigureCanvasAgg(fig)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from posecards.config import PEParams
+from matplotlib.figure import Figure
+
+from posecards.config import CARD_IDS, PEParams
+from posecards.content import compute_card
+from posecards.figures import draw_functions
+from posecards.figures.roles import freeze_tick_sizes, page_roles
+from posecards.figures.style import card_style, theme
+from posecards.render.files import figure_bytes
 from posecards.render.text import CardLabels, load_card_text
 
 if TYPE_CHECKING:
@@ -19,8 +26,6 @@ STANDALONE_SIZE = (8.0, 6.0)
 
 def figure_card(figure_id: str) -> int:
     """The card a figure id belongs to: ids start with 'c<N>-'."""
-    from posecards.config import CARD_IDS
-
     match = re.fullmatch(r"c(\d+)-[a-z0-9-]+", figure_id)
     if match and int(match.group(1)) in CARD_IDS:
         return int(match.group(1))
@@ -39,17 +44,11 @@ def draw_standalone(
 
     ``card``: the card the figure belongs to (default: from the id, 'c<N>-...').
     """
-    from matplotlib.figure import Figure
-
-    from posecards.figures import draw_functions
-    from posecards.figures.style import theme
-
     card = figure_card(figure_id) if card is None else card
     text = load_card_text(card)
     draw = draw_functions(card)
     if figure_id not in draw:
         raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
-    from posecards.figures.roles import freeze_tick_sizes, page_roles
 
     fig = Figure(figsize=size, layout="constrained")
     labels = CardLabels(text.labels, lang, text.path.name)
@@ -68,10 +67,6 @@ def render_figure(
     svg_text: str = "outline",
 ) -> bytes:
     """Compute and draw one figure; return the encoded file (SVG text per ``svg_text``)."""
-    from posecards.content import compute_card
-    from posecards.figures.style import card_style
-    from posecards.render.files import figure_bytes
-
     content = compute_card(figure_card(figure_id), params)
     if figure_id not in content.figures:
         raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")
