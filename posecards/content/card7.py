@@ -11,7 +11,7 @@ Panels (``PANEL_IDS``):
 - c7-precision: positions cast to bfloat16/float16 before the rotation.
 - c7-alibi: ALiBi slopes 2^(-8h/n) for 12 and 40 heads instead of Press et al.'s rule.
 - c7-yarn: YaRN's magnitude placed on cos/sin as well as in DeepSeek's softmax scale.
-- c7-dynamic: a dynamic-NTK cache that keeps the base of its longest call.
+- c7-dynamic: dynamic NTK in transformers 5.23 keeps a grown base for later, shorter calls.
 - c7-position-ids: position ids that jump where the attention mask does not.
 Figure page only (``EXTRA_IDS``): c7-channel-speeds, the rotation speed of every channel.
 """
@@ -29,7 +29,11 @@ from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
 from posecards.encodings.precision import first_inexact_integer, round_to_dtype
 from posecards.encodings.rope import rope_layout_permutation, rope_pair_slots, rope_scores
-from posecards.encodings.rope_scaling import dynamic_ntk_base, rope_inv_freq
+from posecards.encodings.rope_scaling import (
+    dynamic_ntk_base,
+    dynamic_ntk_call_lengths,
+    rope_inv_freq,
+)
 
 CARD = 7
 PANEL_IDS = (
@@ -114,7 +118,9 @@ YARN_NOPE_DIM = 128  # qk_nope_head_dim
 # --- 5 dynamic NTK ------------------------------------------------------------------------------
 DYN_MAX = 4096  # max_position_embeddings M
 DYN_FACTOR = 4.0
-DYN_CALLS = (1000, DYN_MAX * 4, 1000)  # tokens per call: short, long (M * s), short again
+# tokens per call: under M, long (M * s), then two calls between M and the long one, which
+# transformers 5.23 rotates with the long call's base
+DYN_CALLS = (1000, DYN_MAX * 4, 8000, 5000)
 
 # --- 6 position ids -----------------------------------------------------------------------------
 POS_PROMPT = 10  # real tokens of the short prompt
@@ -302,26 +308,30 @@ def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 
 def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
-    """Dynamic NTK over three calls (short, long, short): the base transformers recomputes per
-    call, and the base a cache keeps after its longest call."""
-    calls = np.asarray(DYN_CALLS, dtype=np.int64)  # (3,)
-    longest = np.maximum.accumulate(calls)  # (3,) the longest call so far
-    per_call = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in calls]
-    kept = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in longest]
+    """Dynamic NTK over four calls (1,000, 16,384, 8,000, 5,000 tokens): the base each sequence's
+    own length gives, and the base transformers 5.23's dynamic_rope_update rotates it with (a
+    grown base stays for every later call of at least max_position_embeddings tokens)."""
+    calls = np.asarray(DYN_CALLS, dtype=np.int64)  # (4,)
+    hf_lengths = dynamic_ntk_call_lengths(DYN_CALLS, DYN_MAX)  # (4,) what HF rotates each as
+    own = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in calls]
+    hf = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, n, DYN_MAX) for n in hf_lengths]
     scaling = {"rope_type": "dynamic", "factor": DYN_FACTOR}
-    short = int(calls[-1])
-    good, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, short, DYN_MAX)  # (64,)
-    stale, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, int(longest[-1]), DYN_MAX)  # (64,)
-    p_last = short - 1
+    last = int(calls[-1])
+    good, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, last, DYN_MAX)  # (64,) own length
+    stale, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, hf_lengths[-1], DYN_MAX)  # (64,)
+    p_last = last - 1
     err = np.abs(p_last * (stale - good))  # (64,) angle error per pair at the last position
     numbers.update(
         dyn_max=DYN_MAX,
         dyn_factor=DYN_FACTOR,
-        dyn_short=short,
-        dyn_long=int(calls.max()),
+        dyn_first=int(calls[0]),
+        dyn_long=int(calls[1]),
+        dyn_mid=int(calls[2]),
+        dyn_short=last,
         dyn_base=float(params.base),
-        dyn_base_short=float(per_call[-1]),
-        dyn_base_kept=float(kept[-1]),
+        dyn_base_mid=float(own[2]),
+        dyn_base_short=float(own[-1]),
+        dyn_base_kept=float(hf[-1]),
         dyn_last=p_last,
         dyn_angle_err=float(err.max()),
         dyn_pairs_off=int(np.sum(err > np.pi)),
@@ -329,10 +339,10 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         dyn_head_dim=HEAD_DIM,
     )
     return {
-        "calls": calls.astype(np.float64),  # (3,) tokens per call
-        "base_per_call": np.asarray(per_call, dtype=np.float64),  # (3,) transformers
-        "base_kept": np.asarray(kept, dtype=np.float64),  # (3,) a cache that only grows
-        "angle_error": err,  # (64,) at the short call's last position, with the kept base
+        "calls": calls.astype(np.float64),  # (4,) tokens per call
+        "base_per_call": np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
+        "base_kept": np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
+        "angle_error": err,  # (64,) at the last call's last position, with the kept base
         "head_dim": HEAD_DIM,
         "max_position_embeddings": DYN_MAX,
         "factor": DYN_FACTOR,

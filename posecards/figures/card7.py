@@ -322,19 +322,24 @@ def draw_yarn(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
 
 
 def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    """The base each call is rotated with: recomputed per call (transformers), and kept from the
-    longest call so far."""
+    """The base each call is rotated with: transformers 5.23's (a grown base kept for every call
+    of at least max_position_embeddings tokens), and that of each sequence's own length."""
     inner, ax = _axes(fig, data, t, theme, "rule_dynamic")
     calls = np.asarray(data["calls"])
     x = np.arange(1, calls.size + 1, dtype=np.float64)
     wrong_style = _wrong(theme, linewidth=2.2, markersize=10, mew=1.8)
-    (wrong,) = ax.plot(x, data["base_kept"], label=t("leg_kept"), **wrong_style)
+    (wrong,) = ax.plot(
+        x,
+        data["base_kept"],
+        label=t("leg_kept", m=int(data["max_position_embeddings"])),
+        **wrong_style,
+    )
     (right,) = ax.plot(x, data["base_per_call"], label=t("leg_per_call"), **_right(theme))
     ax.set_yscale("log")
     lo = float(np.min(data["base_per_call"]))
     hi = float(np.max(data["base_kept"]))
     ax.set_ylim(lo / 2.5, hi * 2.5)
-    ax.yaxis.set_major_locator(FixedLocator([lo, hi]))
+    ax.yaxis.set_major_locator(FixedLocator(sorted({float(v) for v in data["base_per_call"]})))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlim(0.8, calls.size + 0.2)
