@@ -620,7 +620,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     entries += [b for p in (*text.panels, *text.figures) for b in (p.title, p.alt, p.caption) if b]
     entries += list(text.labels.values())
     allowed = {"0", "1"}  # "1 = RoPE, 0 = none", "frequency 0", "counting up from 0"
-    names = r"Phi-2|Qwen3-Next|Qwen3-VL|Qwen2\.5-VL|Qwen-VL|Gemma [34]( 27B)?|Llama 4|SmolLM3|DeepSeek-V3|llama3"
+    names = r"Phi-2|Qwen3-Next|Qwen3-VL|Qwen2\.5-VL|Qwen-VL|Gemma [34]( 27B)?|Llama 4|SmolLM3|DeepSeek-V3|llama3|transformers 5\.23|Llama4TextConfig"
     for entry in entries:
         for lang in ("en", "zh"):
             bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
@@ -676,3 +676,21 @@ def test_an_edited_config_makes_card_6_stale(tmp_path: Path, monkeypatch: Any) -
     edited.write_text(edited.read_text().replace("1024", "4096"))
     assert digest(6) != before
     assert digest(1) == card1
+
+
+def test_scouts_temperature_key_is_refused_by_transformers_and_the_card_says_so(
+    card: CardContent,
+) -> None:
+    """Llama 4 Scout's published attn_temperature_tuning is the integer 4; transformers 5.23's
+    strict Llama4TextConfig refuses it, so every text that says the card reads configs "as
+    transformers does" names the exception and how posecards reads it (as true)."""
+    from posecards.render.text import fill_card, load_card_text
+
+    raw = text_config("llama-4-scout")["attn_temperature_tuning"]
+    assert raw == 4 and card.numbers["l4_tuning"] == raw
+    with pytest.raises(Exception, match="expected bool, got int"):
+        T.Llama4TextConfig(attn_temperature_tuning=raw)
+    for lang in ("en", "zh"):
+        filled = fill_card(load_card_text(6), lang, card.numbers)
+        assert "attn_temperature_tuning = 4" in filled.thesis
+        assert "true" in filled.thesis

@@ -321,6 +321,8 @@ def nope_panel(
         "l4_pos_128k": int(probe[2]),
         "l4_tau_end": float(tau_probe[-1]),
         "l4_pos_end": int(probe[-1]),
+        # the published value (an integer, 4), which Llama4TextConfig refuses (expected bool)
+        "l4_tuning": int(l4["attn_temperature_tuning"]),
         "l4_steps": int(steps.size),
         "smol_layers": len(smol_rope),
         "smol_nope": len(smol_nope_idx),
