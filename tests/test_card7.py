@@ -11,7 +11,15 @@ import pytest
 
 from posecards.config import PEParams
 from posecards.content import CardContent
-from posecards.content.card7 import EXTRA_IDS, PANEL_IDS, SIDE_THREADS, THREADS, compute
+from posecards.content.card7 import (
+    EXTRA_IDS,
+    PANEL_IDS,
+    SIDE_THREADS,
+    THREAD_KIND,
+    THREADS,
+    ThreadKind,
+    compute,
+)
 from posecards.figures.card7 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
@@ -44,7 +52,61 @@ def test_every_thread_is_owner_repo_number_and_documented(card: CardContent) -> 
         assert f"`{thread}`" in doc, f"{thread} is not in docs/pitfalls.md"
     for fid in PANEL_IDS:
         data = card.figures[fid]
-        assert data["threads"] == list(THREADS[fid]) and 1 <= data["threads_on_card"] <= 2
+        shipped = [t for t in THREADS[fid] if THREAD_KIND[t] is ThreadKind.SHIPPED]
+        assert data["threads"] == shipped and 1 <= data["threads_on_card"] <= 2
+
+
+DOC_CLASS = {
+    ThreadKind.SHIPPED: "bug that shipped",
+    ThreadKind.QUESTION: "question or explanation",
+    ThreadKind.RELATED: "related",
+}
+# the words a caption puts before the threads of each class
+LEAD = {
+    "en": {
+        ThreadKind.SHIPPED: "Bugs that shipped",
+        ThreadKind.QUESTION: "Questions and explanations",
+        ThreadKind.RELATED: "Related, not this bug",
+    },
+    "zh": {
+        ThreadKind.SHIPPED: "踩坑实例",
+        ThreadKind.QUESTION: "提问与解答",
+        ThreadKind.RELATED: "相关但不是这个错误",
+    },
+}
+
+
+def test_every_citation_carries_a_class_and_the_doc_agrees() -> None:
+    """Each of the 29 cited threads has a class, and docs/pitfalls.md lists it with that class."""
+    cited = [t for v in (*THREADS.values(), *SIDE_THREADS.values()) for t in v]
+    assert len(cited) == 29 and set(cited) == set(THREAD_KIND)
+    doc = (REPO / "docs" / "pitfalls.md").read_text(encoding="utf-8")
+    for thread, kind in THREAD_KIND.items():
+        assert isinstance(kind, ThreadKind)
+        assert f"| `{thread}` | {DOC_CLASS[kind]} |" in doc, thread
+    counts = {k: sum(v is k for v in THREAD_KIND.values()) for k in ThreadKind}
+    assert counts == {ThreadKind.SHIPPED: 19, ThreadKind.QUESTION: 5, ThreadKind.RELATED: 5}
+    # the card's title says six bugs shipped: every panel cites at least one that did
+    for fid in PANEL_IDS:
+        assert any(THREAD_KIND[t] is ThreadKind.SHIPPED for t in THREADS[fid]), fid
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_captions_name_each_thread_under_its_own_class(card: CardContent, lang: str) -> None:
+    """A question is never called a bug: in each panel's caption every thread stands in the
+    sentence led by its class, and on the drawn card only bugs that shipped are named."""
+    filled = fill_card(load_card_text(7), lang, card.numbers)
+    stop = "." if lang == "en" else "。"
+    for fid, (pid, _, _, caption) in zip(PANEL_IDS, filled.panels, strict=True):
+        assert pid == fid
+        sentences = [x.strip() for x in caption.split(stop + " " if lang == "en" else stop)]
+        for thread in THREADS[fid]:
+            (home,) = [x for x in sentences if thread in x]
+            lead = LEAD[lang][THREAD_KIND[thread]]
+            assert home.startswith(lead + ("：" if lang == "zh" else ":")), (fid, thread, home)
+        for kind in ThreadKind:  # no class lead-in without a thread of that class
+            has = any(THREAD_KIND[t] is kind for t in THREADS[fid])
+            assert (LEAD[lang][kind] in caption) == has, (fid, kind)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
