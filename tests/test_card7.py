@@ -134,7 +134,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     ]
     entries += list(text.labels.values())
     allowed = {"0", "1", "2", "3", "4", "5", "6"}  # "head 1", "bucket 0", panel numbers (1)…(6)
-    names = r"b?float(16|32)|transformers 5\.23|2\^\(−8h/n\)|DeepSeek-V3|Gemma 3|\(2k, 2k\+1\)|k \+ d/2|0…"
+    names = r"b?float(16|32)|transformers 5\.23|2\^\(−8h/H\)|DeepSeek-V3|Gemma 3|\(2k, 2k\+1\)|k \+ d/2|0…"
     for entry in entries:
         for lang in ("en", "zh"):
             bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
@@ -219,3 +219,34 @@ def test_legend_is_right_of_wide_panels_and_below_tall_ones(card: CardContent) -
             assert legend._outside_loc == ("right" if wide else "lower")  # type: ignore[attr-defined]
             labels = [t.get_text() for t in legend.get_texts()]
             assert all(("\n" in s) == wide for s in labels)
+
+
+def test_formula_note_names_panels_by_what_they_show_and_zh_keeps_every_name() -> None:
+    """The panels carry no numbers, so the formula note names them by their subject; every
+    capitalised name of a rule label (BLOOM, Press, HF) is in its Chinese too."""
+    text = load_card_text(7)
+    for lang in ("en", "zh"):
+        assert not re.search(r"[（(]\d", text.formula_note.get(lang)), lang
+    for key, label in text.labels.items():
+        if key.startswith("rule_"):
+            for name in re.findall(r"\b[A-Z][A-Za-z0-9]+\b", label.en):
+                assert name in label.zh, (key, name)
+
+
+def test_yarn_legend_swatch_is_drawn_like_the_bars(card: CardContent) -> None:
+    """The legend entry of the bars shows the bars' own faces: the reference's colour and the
+    mistakes' hatched colour, not a colour no bar has."""
+    from matplotlib.patches import Rectangle
+
+    from posecards.figures.style import card_style
+    from posecards.render.figure import draw_standalone
+
+    with card_style("light"):
+        fig = draw_standalone("c7-yarn", card.figures["c7-yarn"], "en", "light")
+    fig.canvas.draw()
+    bars = [p for f in fig.subfigs for ax in f.axes for p in ax.patches if isinstance(p, Rectangle)]
+    legend = [lg for f in (fig, *fig.subfigs) for lg in f.legends][-1]
+    swatches = legend.findobj(Rectangle)
+    looks = {(tuple(b.get_facecolor()), b.get_hatch() or "") for b in bars}
+    shown = {(tuple(p.get_facecolor()), p.get_hatch() or "") for p in swatches}
+    assert len(looks) == 2 and looks <= shown

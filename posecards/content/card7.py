@@ -9,7 +9,7 @@ docs/pitfalls.md for their titles and what they say).
 Panels (``PANEL_IDS``):
 - c7-layout: Meta's interleaved q/k channels run through ``rotate_half`` without the permutation.
 - c7-precision: positions cast to bfloat16/float16 before the rotation.
-- c7-alibi: ALiBi slopes 2^(-8h/n) for 12 and 40 heads instead of Press et al.'s rule.
+- c7-alibi: ALiBi slopes 2^(-8h/H) for 12 and 40 heads instead of Press et al.'s rule.
 - c7-yarn: YaRN's magnitude placed on cos/sin as well as in DeepSeek's softmax scale.
 - c7-dynamic: dynamic NTK in transformers 5.23 keeps a grown base for later, shorter calls.
 - c7-position-ids: position ids that jump where the attention mask does not.
@@ -301,7 +301,7 @@ def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
     """Slopes of 12 and 40 heads: Press et al.'s rule (what the models were trained with) and the
-    geometric sequence 2^(-8h/n) a port computes from the paper's sentence."""
+    geometric sequence 2^(-8h/H) a port computes from the paper's sentence."""
     out: dict[str, Any] = {"heads": list(ALIBI_HEADS)}
     for n in ALIBI_HEADS:
         trained = alibi_slopes(n)  # (n,)
