@@ -367,6 +367,9 @@ def test_alibi_formula_states_its_condition_and_the_rule_for_other_head_counts()
         h = np.arange(1, heads + 1, dtype=np.float64)
         assert not np.allclose(alibi_slopes(heads), 2.0 ** (-8.0 * h / heads))
     text4, text7 = load_card_text(4), load_card_text(7)
-    assert "H = 2^n" in text4.formula_tex
+    assert "2^{-8h/H}" in text4.formula_tex and "2^(−8h/H)" in text7.panels[2].title.en
     assert "power of two" in text4.formula_note.en and "二的幂" in text4.formula_note.zh
-    assert "2^(−8h/H)" in text4.formula_note.en and "2^(−8h/H)" in text7.panels[2].title.en
+    assert "card 7" in text4.formula_note.en and "第 7 张卡" in text4.formula_note.zh
+    # the rule for other head counts, on card 4's own figure page
+    rule = text4.figures[[f.id for f in text4.figures].index("c4-alibi-slopes")].alt
+    assert "every other slope" in rule.en and "not a power of two" in rule.en

@@ -406,6 +406,9 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         "calls": calls.astype(np.float64),  # (4,) tokens per call
         "base_per_call": np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
         "base_kept": np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
+        # the bases marked on the axis: the original, the per-sequence one of the 8,000-token
+        # call and the grown one (the 5,000-token call's own base is in the text)
+        "base_ticks": np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
         "angle_error": err,  # (64,) at the last call's last position, with the kept base
         "head_dim": HEAD_DIM,
         "max_position_embeddings": DYN_MAX,

@@ -353,7 +353,7 @@ def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     lo = float(np.min(data["base_per_call"]))
     hi = float(np.max(data["base_kept"]))
     ax.set_ylim(lo / 2.5, hi * 2.5)
-    ax.yaxis.set_major_locator(FixedLocator(sorted({float(v) for v in data["base_per_call"]})))
+    ax.yaxis.set_major_locator(FixedLocator([float(v) for v in data["base_ticks"]]))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlim(0.8, calls.size + 0.2)

@@ -73,13 +73,13 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
         if lang == "zh":
             return (
                 f"配置：{ids}（Hugging Face 上公开的 config.json，按 transformers 5.23.0 的方式读取；"
-                "Scout 的 attn_temperature_tuning = 4 它拒收，这里按 true 读取）"
+                "Scout 的 attn_temperature_tuning = 4 按 true 读）"
                 f" · 主题：{theme_zh} · posecards {__version__}"
             )
         return (
             f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
-            " 5.23.0 reads it, but for Scout's attn_temperature_tuning = 4, which it refuses, read"
-            f" as true) · theme {look.theme} · posecards {__version__}"
+            f" 5.23.0 reads it; Scout's attn_temperature_tuning = 4 as true) · theme {look.theme}"
+            f" · posecards {__version__}"
         )
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
