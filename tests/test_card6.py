@@ -695,9 +695,14 @@ def test_scouts_temperature_key_is_refused_by_transformers_and_the_card_says_so(
     for lang in ("en", "zh"):
         filled = fill_card(load_card_text(6), lang, card.numbers)
         footer = footer_text(PEParams(), Look(), lang, 6)
-        for said in (filled.thesis, footer):  # both say "as transformers reads it"
-            assert "transformers 5.23" in said
-            assert "attn_temperature_tuning = 4" in said and "true" in said
+        # wherever the card says it reads configs as transformers does, it names the exception
+        texts = [filled.thesis, footer, *(p[2] + p[3] for p in filled.panels)]
+        claims = [x for x in texts if re.search(r"as transformers|按 transformers", x)]
+        assert footer in claims
+        for said in claims:
+            assert "attn_temperature_tuning = 4" in said and "true" in said, said[:80]
+        nope = next(p[2] + p[3] for p in filled.panels if p[0] == "c6-nope")
+        assert "attn_temperature_tuning" in nope and "Llama4TextConfig" in nope
 
 
 def test_printed_wavelengths_are_what_transformers_float32_inv_freq_gives(

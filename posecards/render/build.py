@@ -72,13 +72,13 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
         ids = ", ".join(model_ids())
         if lang == "zh":
             return (
-                f"配置：{ids}（Hugging Face 上公开的 config.json，按 transformers 5.23.0 的方式读取；"
+                f"配置：{ids}（公开的 config.json，按 transformers 5.23.0 的方式读取；"
                 "Scout 的 attn_temperature_tuning = 4 按 true 读）"
                 f" · 主题：{theme_zh} · posecards {__version__}"
             )
         return (
-            f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
-            f" 5.23.0 reads it; Scout's attn_temperature_tuning = 4 as true) · theme {look.theme}"
+            f"Configs: {ids} (published config.json, read as transformers 5.23.0 reads it;"
+            f" Scout's attn_temperature_tuning = 4 as true) · theme {look.theme}"
             f" · posecards {__version__}"
         )
     # the base as the card text prints it (thousands grouped)
