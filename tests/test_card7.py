@@ -250,3 +250,42 @@ def test_yarn_legend_swatch_is_drawn_like_the_bars(card: CardContent) -> None:
     looks = {(tuple(b.get_facecolor()), b.get_hatch() or "") for b in bars}
     shown = {(tuple(p.get_facecolor()), p.get_hatch() or "") for p in swatches}
     assert len(looks) == 2 and looks <= shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_card_page_shows_each_figures_description_as_how_to_read_it(
+    card: CardContent, lang: str
+) -> None:
+    """Issue 36 point 13 (first half): the description written for screen readers is on the page
+    for everyone, under each panel, folded as "how to read this"."""
+    import html as html_lib
+
+    from markupsafe import Markup
+
+    from dataclasses import asdict
+
+    from posecards.figures.style import theme
+    from posecards.render.html import PanelView, card_page
+
+    filled = fill_card(load_card_text(7), lang, card.numbers)
+    panels = [
+        PanelView(id=fid, title=t, alt=alt, caption=c, svg=Markup("<svg></svg>"), downloads=[])
+        for fid, t, alt, c in filled.panels
+    ]
+    page = card_page(
+        lang=lang,
+        card=filled,
+        panels=panels,
+        formula_svg=Markup("<svg></svg>"),
+        downloads=[],
+        other_lang=None,
+        footer="",
+        theme=asdict(theme("light")),
+        nav=[],
+    )
+    summary = "How to read this" if lang == "en" else "怎么读这幅图"
+    for fid, _t, alt, _c in filled.panels:
+        figure = page[page.index(f'<figure id="{fid}">') :]
+        figure = figure[: figure.index("</figure>")]
+        read = figure[figure.index('<details class="read">') : figure.index("</details>")]
+        assert summary in read and alt in html_lib.unescape(read), fid
