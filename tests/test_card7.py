@@ -259,10 +259,9 @@ def test_card_page_shows_each_figures_description_as_how_to_read_it(
     """Issue 36 point 13 (first half): the description written for screen readers is on the page
     for everyone, under each panel, folded as "how to read this"."""
     import html as html_lib
+    from dataclasses import asdict
 
     from markupsafe import Markup
-
-    from dataclasses import asdict
 
     from posecards.figures.style import theme
     from posecards.render.html import PanelView, card_page
