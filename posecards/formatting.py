@@ -66,8 +66,17 @@ def sig(value: float, digits: int = 3) -> str:
     return _minus(f"{rounded:.{decimals}f}")
 
 
+WL_SIG_FROM = 1e6  # from here on a wavelength prints with 4 significant digits
+
+
 def wl(value: float) -> str:
     """A wavelength in positions, one rule on every card: 3 significant digits below 1,000,
-    whole positions above (never rounded to a multiple of 10): 6.28, 62.8, 628, 6,283, 60,611."""
+    whole positions up to a million (never rounded to a multiple of 10): 6.28, 62.8, 628, 6,283,
+    60,611; from a million on 4 significant digits, 40,950,000. A model keeps inv_freq in
+    float32 (about 7 significant digits), so the last digits of an 8-digit wavelength would be
+    the exact formula's, not what the model computes (Llama 4 Scout: 40,947,128 exact,
+    40,947,129.8 from transformers' float32 inv_freq; both print 40,950,000)."""
     v = float(value)
+    if abs(v) >= WL_SIG_FROM:
+        return sig(v, 4)
     return group(v) if abs(v) >= 1000 else sig(v, 3)

@@ -297,3 +297,32 @@ def test_figures_draw_other_params(other: CardContent) -> None:
     for fid in IDS:
         with card_style("light"):
             figure_bytes(draw_standalone(fid, other.figures[fid], "en", "light"), "png")
+
+
+def test_card_1_statements_say_what_their_numbers_show(content: CardContent) -> None:
+    """Issue 36 point 6: the 3-digit counter repeats after 8 (p and p + 8 share a code, checked
+    with Python's own binary digits); the normalised position is p/(N − 1), divided by the last
+    position; the reversed sentence is labelled; the outputs' and the weights' differences are
+    named apart; relative vectors inside attention are a route, unmoved by a shift."""
+    from posecards.content.card1 import COUNT_BITS, COUNT_POSITIONS
+    from posecards.render.text import CardLabels, fill_card
+
+    n = content.numbers
+    code = [tuple((p >> j) & 1 for j in range(COUNT_BITS)) for p in range(COUNT_POSITIONS)]
+    repeat = next(p for p in range(1, COUNT_POSITIONS) if code[p] == code[0])
+    assert n["count_repeat"] == repeat == 2**COUNT_BITS == 8
+    assert all(code[p] == code[p + repeat] for p in range(COUNT_POSITIONS - repeat))
+    text = load_card_text(1)
+    labels = CardLabels(text.labels, "en")
+    assert "p + 8 repeats p" in labels("count_bits_title", r=n["count_repeat"])
+    assert labels("query_reversed") != labels("query")
+    for lang in ("en", "zh"):
+        filled = fill_card(text, lang, n)
+        counting = dict((p[0], p[2]) for p in filled.panels)["c1-counting"]
+        assert "sequence length" not in counting and "序列长度" not in counting
+        blind = dict(filled.takeaways)["order-blind"]
+        outputs, weights = f"{n[f'dev_pe_{lang}']:.3f}", f"{n[f'wdev_pe_{lang}']:.3f}"
+        assert outputs in blind and weights in blind  # two numbers, each named
+        where = dict((p[0], p[2]) for p in filled.panels)["c1-where"]
+        assert "DeBERTa" in where and "Transformer-XL" in where and "Shaw" in where
+    assert n["where_relative"] == 0.0 and n["where_added"] > 1.0

@@ -285,3 +285,37 @@ def test_figures_draw_other_params(lang: str, theme: str) -> None:
         for fid in FIGURE_IDS:
             fig = draw_standalone(fid, c.figures[fid], lang, theme, size=(6.5, 4.4))
             fig.savefig(io.BytesIO(), format="png")
+
+
+def test_offset_only_is_said_for_raw_encodings_and_both_signs() -> None:
+    """Issue 36 point 7: f(k) = f(-k) (computed from the sinusoids written out here), and after
+    random W_q, W_k (the same seed, recomputed independently) the score at one offset depends on
+    the start; the card says both, and R(k) has a colour bar."""
+    from posecards.content.card2 import OFFSET_B, PROJ_HEAD, PROJ_SEED
+    from posecards.render.text import fill_card, load_card_text
+
+    params = PEParams()
+    n = compute(params).numbers
+    d, b = params.d_model, params.base
+    omega = b ** (-np.arange(0, d, 2) / d)  # (d/2,)
+
+    def pe(p: np.ndarray) -> np.ndarray:  # (m, d): sin at 2i, cos at 2i + 1
+        out = np.empty((p.size, d))
+        out[:, 0::2], out[:, 1::2] = np.sin(np.outer(p, omega)), np.cos(np.outer(p, omega))
+        return out
+
+    p0, k = np.array([64.0]), np.arange(1, 60, dtype=np.float64)
+    ahead, behind = pe(p0 + k) @ pe(p0)[0], pe(p0 - k) @ pe(p0)[0]
+    assert np.abs(ahead - behind).max() / (d / 2) < 1e-13 and n["sign_dev"] < 1e-13
+    rng = np.random.default_rng(PROJ_SEED)
+    w_q = rng.standard_normal((d, PROJ_HEAD)) / np.sqrt(d)
+    w_k = rng.standard_normal((d, PROJ_HEAD)) / np.sqrt(d)
+    starts = np.arange(params.positions - OFFSET_B, dtype=np.float64)
+    scores = np.sum((pe(starts) @ w_q) * (pe(starts + OFFSET_B) @ w_k), axis=1) / PROJ_HEAD
+    assert n["proj_spread"] == pytest.approx(np.ptp(scores), rel=1e-9)
+    assert n["proj_spread"] > 1e10 * n["start_dev"]  # raw: one value; projected: many
+    for lang, raw in (("en", "Raw encodings"), ("zh", "编码本身")):
+        filled = fill_card(load_card_text(2), lang, n)
+        title, _, caption = next(p[1:] for p in filled.panels if p[0] == "c2-similarity")
+        assert title.startswith(raw) and "f(k) = f(−k)" in caption and "W_q" in caption
+    assert "rot_cbar" in load_card_text(2).labels

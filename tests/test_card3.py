@@ -138,7 +138,7 @@ def test_scores_decimated_to_512_and_fast():
     assert d.deviation_rope < 1e-8 < 1.0 < d.deviation_additive
     # a third base appears next to 10,000 and 500,000
     assert c.figures["c3-decay"].bases.tolist() == [1e4, 5e5, 1e6]
-    assert c.figures["c3-base"].wavelengths.shape == (3, 32768)
+    assert c.figures["c3-base"].wavelengths.shape == (3, 64)
 
 
 # --- c3-decay -----------------------------------------------------------------------------------
@@ -213,22 +213,23 @@ def test_base_wavelengths_and_turn_counts(params):
     d = c.figures["c3-base"]
     for i, b in enumerate(d.bases):
         np.testing.assert_allclose(
-            d.wavelengths[i], 2 * np.pi / _theta(params.d_model, b), rtol=1e-13
+            d.wavelengths[i], 2 * np.pi / _theta(card3.HEAD_DIM, b), rtol=1e-13
         )
         for j, ctx in enumerate(d.contexts):
-            assert d.turns[i, j] == _turns_ref(params.d_model, b, int(ctx))
+            assert d.turns[i, j] == _turns_ref(card3.HEAD_DIM, b, int(ctx))
     n = c.numbers
-    assert n["pairs"] == params.d_model // 2
-    assert n["never_500k_4k"] == n["pairs"] - _turns_ref(params.d_model, 5e5, 4096)
+    # RoPE rotates each head on its own: the pairs of one head of 128, whatever d_model is
+    assert n["pairs"] == card3.HEAD_DIM // 2 == 64
+    assert n["never_500k_4k"] == n["pairs"] - _turns_ref(card3.HEAD_DIM, 5e5, 4096)
     assert n["slowest_angle_500k_4k"] == pytest.approx(
-        4095 * 5e5 ** (-(params.d_model - 2) / params.d_model), rel=1e-12
+        4095 * 5e5 ** (-(card3.HEAD_DIM - 2) / card3.HEAD_DIM), rel=1e-12
     )
 
 
 def test_default_turn_counts(content):
     n = content.numbers
-    assert (n["turns_base_4k"], n["turns_base_128k"]) == (181, 256)
-    assert (n["never_10k_4k"], n["never_500k_4k"]) == (75, 129)
+    assert (n["turns_base_4k"], n["turns_base_128k"]) == (46, 64)
+    assert (n["never_10k_4k"], n["never_500k_4k"]) == (18, 32)
 
 
 # --- value pitfall ------------------------------------------------------------------------------
@@ -260,15 +261,16 @@ def test_numbers_follow_base(content, content_500k):
 
 def test_numbers_follow_d_model_and_positions(content):
     c = compute(PEParams(d_model=128, positions=1000))
-    assert c.numbers["pairs"] == 64 and c.numbers["pairs"] != content.numbers["pairs"]
-    assert c.numbers["turns_base_4k"] != content.numbers["turns_base_4k"]
+    # the base panel is one head of 128 (RoPE rotates per head): d_model does not change it
+    assert c.numbers["pairs"] == content.numbers["pairs"] == 64
+    assert c.numbers["turns_base_4k"] == content.numbers["turns_base_4k"]
     assert c.numbers["scores_n"] == 500 and c.numbers["scores_step"] == 2
     assert c.figures["c3-decay"].context == 1000
 
 
 def test_tiny_parameters():
     c = compute(PEParams(d_model=2, positions=1, base=1.5))
-    assert c.numbers["pairs"] == 1 and c.numbers["scores_n"] == 1
+    assert c.numbers["pairs"] == 64 and c.numbers["scores_n"] == 1
 
 
 # --- text and figures ---------------------------------------------------------------------------
@@ -323,3 +325,35 @@ def test_base_lines_differ_by_more_than_colour(content, fid):
         styles = [(ln.get_linestyle(), ln.get_marker()) for ln in lines]
         assert len(set(styles)) == len(styles), styles
     assert any(len(ax.get_lines()) >= 2 for ax in fig.axes)
+
+
+def test_scores_need_not_decay_and_the_card_says_the_bound_is_a_bound(content):
+    """Issue 36 point 8: the decay panel's bound falls with the distance, the RoPE score itself
+    does not: over many random q, k (recomputed here with rotate_half scores) the mean |score|
+    is the same near and far; the card says so, and labels which score map is relative."""
+    from posecards.encodings.rope import rope_scores
+    from posecards.encodings.rope_scaling import rope_inv_freq
+    from posecards.render.text import CardLabels, fill_card
+
+    rng = np.random.default_rng(5)
+    inv, _ = rope_inv_freq(card3.HEAD_DIM, 10000.0)
+    near, far = [], []
+    for _ in range(64):
+        q, k = rng.standard_normal((2, card3.HEAD_DIM))
+        keys = np.broadcast_to(k, (127, card3.HEAD_DIM))  # the same key at distances 1..127
+        s = rope_scores(q[None], keys, np.zeros(1), np.arange(1.0, 128.0), inv, "half")[0]
+        near.append(np.abs(s[:63]).mean())
+        far.append(np.abs(s[63:]).mean())
+    ours = content.numbers["scores_far_near"]
+    assert 0.85 < ours < 1.15 and 0.85 < np.mean(far) / np.mean(near) < 1.15
+    assert content.numbers["decay_at1"] > 5 * content.numbers["decay_base_probe"] / 2
+    from posecards.render.text import load_card_text
+
+    text = load_card_text(3)
+    for lang, need in (("en", "need not decay"), ("zh", "未必衰减")):
+        filled = fill_card(text, lang, content.numbers)
+        assert need in dict(filled.takeaways)["decay"]
+        assert need in next(p[3] for p in filled.panels if p[0] == "c3-decay")
+    labels = CardLabels(text.labels, "en")
+    assert labels("sc_spread_rope", v=1e-13).startswith("relative")
+    assert labels("sc_spread_add", v=43.1).startswith("not relative")

@@ -18,7 +18,11 @@ from posecards.figures.card4 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
 IDS = ["c4-alibi", "c4-rope-scaling", "c4-buckets", "c4-grid2d"]  # the card's panels
-EXTRA = ["c4-alibi-slopes", "c4-deberta"]  # figures that no longer fit on the card
+EXTRA = [
+    "c4-alibi-slopes",
+    "c4-deberta",
+    "c4-unseen-angles",
+]  # figures that no longer fit on the card
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +324,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     for entry in entries:
         for lang in ("en", "zh"):
             bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
-            bare = re.sub(r"T5|Llama 3|\d-D", "", bare)  # names, not numbers
+            bare = re.sub(r"T5|Llama 3|\d-D|2\^\(−8h/H\)|card 7|第 7 张卡|2π", "", bare)  # names
             found = set(re.findall(r"\d+(?:\.\d+)?", bare)) - allowed
             assert not found, (entry.en[:40], found)
 
@@ -352,3 +356,24 @@ def test_lines_differ_by_more_than_colour(card: CardContent, fid: str) -> None:
         fig = draw_standalone(fid, card.figures[fid], "en", "light")
     assert sum(len(ax.get_lines()) for ax in fig.axes) >= 3
     assert _styles_differ(fig) == []
+
+
+def test_alibi_formula_states_its_condition_and_the_rule_for_other_head_counts() -> None:
+    """One story with card 7: m_h = 2^(-8h/H) is Press et al.'s slope set only when H is a power
+    of two (closed form against alibi_slopes); card 4 says so in its formula and note, and card 7
+    names the same formula, with the same letter, as the mistake for other head counts."""
+    from posecards.encodings.alibi import alibi_slopes
+
+    for heads in (1, 2, 4, 8, 16, 32, 64):
+        h = np.arange(1, heads + 1, dtype=np.float64)
+        np.testing.assert_array_equal(alibi_slopes(heads), 2.0 ** (-8.0 * h / heads))
+    for heads in (6, 12, 40):  # not powers of two: the formula is not what was trained
+        h = np.arange(1, heads + 1, dtype=np.float64)
+        assert not np.allclose(alibi_slopes(heads), 2.0 ** (-8.0 * h / heads))
+    text4, text7 = load_card_text(4), load_card_text(7)
+    assert "2^{-8h/H}" in text4.formula_tex and "2^(−8h/H)" in text7.panels[2].title.en
+    assert "power of two" in text4.formula_note.en and "二的幂" in text4.formula_note.zh
+    assert "card 7" in text4.formula_note.en and "第 7 张卡" in text4.formula_note.zh
+    # the rule for other head counts, on card 4's own figure page
+    rule = text4.figures[[f.id for f in text4.figures].index("c4-alibi-slopes")].alt
+    assert "every other slope" in rule.en and "not a power of two" in rule.en

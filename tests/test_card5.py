@@ -290,3 +290,24 @@ def test_cache_and_check_follow_the_measurements(
     other.write_bytes(SHIPPED.read_bytes() + b"\n")
     assert card_text_digest(5) != before  # changed results: card 5 is stale
     assert card_text_digest(1) == card1  # the other cards do not read them
+
+
+def test_card_5_says_why_alibi_wins_and_that_nope_goes_against_haviv() -> None:
+    """Issue 36 point 9: the task looks two tokens back, so ALiBi's locality wins by design; NoPE
+    at the training length trails every scheme with positions (the gap recomputed from the
+    per-scheme numbers), against Haviv et al.; both said on the card, Haviv et al. a source."""
+    from posecards.content.card5 import SCHEMES, compute
+    from posecards.render.text import fill_card, load_card_text
+
+    c = compute(PEParams())
+    n = c.numbers
+    others = [float(n[f"{s}_1x"]) for s in SCHEMES if s != "nope"]
+    assert n["nope_gap_1x"] == pytest.approx(float(n["nope_1x"]) - max(others), rel=1e-12)
+    text = load_card_text(5)
+    assert any("Haviv" in src.authors for src in text.sources)
+    for lang, back in (("en", "two tokens back"), ("zh", "第二个词元")):
+        filled = fill_card(text, lang, n)
+        blob = " ".join(v for _, v in filled.takeaways + filled.pitfalls)
+        assert back in dict(filled.takeaways)["alibi"]
+        if n["nope_learnt"] and n["nope_gap_1x"] > 0:
+            assert "Haviv" in blob and str(n["layers"]) in dict(filled.pitfalls)["nope"]

@@ -610,7 +610,7 @@ def test_every_placeholder_has_a_value(card: CardContent, lang: str) -> None:
         + [v for _, v in filled.takeaways + filled.pitfalls]
     )
     assert "{{" not in blob and "}}" not in blob
-    for number in ("37,969,062", "188", "5,063,256", "0.1352", "1.874", "1.716"):
+    for number in ("37,970,000", "188", "5,063,000", "0.1352", "1.874", "1.716"):
         assert number in blob, number
 
 
@@ -620,7 +620,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     entries += [b for p in (*text.panels, *text.figures) for b in (p.title, p.alt, p.caption) if b]
     entries += list(text.labels.values())
     allowed = {"0", "1"}  # "1 = RoPE, 0 = none", "frequency 0", "counting up from 0"
-    names = r"Phi-2|Qwen3-Next|Qwen3-VL|Qwen2\.5-VL|Qwen-VL|Gemma [34]( 27B)?|Llama 4|SmolLM3|DeepSeek-V3|llama3"
+    names = r"Phi-2|Qwen3-Next|Qwen3-VL|Qwen2\.5-VL|Qwen-VL|Gemma [34]( 27B)?|Llama 4|SmolLM3|DeepSeek-V3|llama3|transformers 5\.23|Llama4TextConfig"
     for entry in entries:
         for lang in ("en", "zh"):
             bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
@@ -676,3 +676,147 @@ def test_an_edited_config_makes_card_6_stale(tmp_path: Path, monkeypatch: Any) -
     edited.write_text(edited.read_text().replace("1024", "4096"))
     assert digest(6) != before
     assert digest(1) == card1
+
+
+def test_scouts_temperature_key_is_refused_by_transformers_and_the_card_says_so(
+    card: CardContent,
+) -> None:
+    """Llama 4 Scout's published attn_temperature_tuning is the integer 4; transformers 5.23's
+    strict Llama4TextConfig refuses it, so every text that says the card reads configs "as
+    transformers does" names the exception and how posecards reads it (as true)."""
+    from posecards.render.text import fill_card, load_card_text
+
+    raw = text_config("llama-4-scout")["attn_temperature_tuning"]
+    assert raw == 4 and card.numbers["l4_tuning"] == raw
+    with pytest.raises(Exception, match="expected bool, got int"):
+        T.Llama4TextConfig(attn_temperature_tuning=raw)
+    from posecards.render.build import footer_text
+
+    for lang in ("en", "zh"):
+        filled = fill_card(load_card_text(6), lang, card.numbers)
+        footer = footer_text(PEParams(), Look(), lang, 6)
+        # wherever the card says it reads configs as transformers does, it names the exception
+        texts = [filled.thesis, footer, *(p[2] + p[3] for p in filled.panels)]
+        claims = [x for x in texts if re.search(r"as transformers|按 transformers", x)]
+        assert footer in claims
+        for said in claims:
+            assert "attn_temperature_tuning = 4" in said and "true" in said, said[:80]
+        nope = next(p[2] + p[3] for p in filled.panels if p[0] == "c6-nope")
+        assert "attn_temperature_tuning" in nope and "Llama4TextConfig" in nope
+
+
+def test_printed_wavelengths_are_what_transformers_float32_inv_freq_gives(
+    card: CardContent,
+) -> None:
+    """Every wavelength the card prints reads the same from the exact (float64) frequency and
+    from the float32 inv_freq transformers' rotary module holds: no digit comes from the exact
+    formula alone (an 8-digit print did: Scout 40,947,128 vs 40,947,129.8 from transformers)."""
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3RotaryEmbedding
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextRotaryEmbedding
+    from transformers.models.llama4.modeling_llama4 import Llama4TextRotaryEmbedding
+    from transformers.models.phi.modeling_phi import PhiRotaryEmbedding
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLRotaryEmbedding
+    from transformers.models.qwen3_next.modeling_qwen3_next import Qwen3NextRotaryEmbedding
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+    from transformers.models.smollm3.modeling_smollm3 import SmolLM3RotaryEmbedding
+
+    from posecards.formatting import wl
+
+    def hf_slowest(inv: Any) -> float:
+        v = inv.double().numpy()
+        return float(2 * math.pi / v[v > 0].min())
+
+    g3 = Gemma3RotaryEmbedding(hf_text("gemma-3-27b"))
+    g4 = Gemma4TextRotaryEmbedding(hf_text("gemma-4-26b-a4b"))
+    hf = {
+        "Phi-2 partial": hf_slowest(PhiRotaryEmbedding(hf_text("phi-2")).inv_freq),
+        "Qwen3-Next partial": hf_slowest(
+            Qwen3NextRotaryEmbedding(hf_text("qwen3-next-80b-a3b")).inv_freq
+        ),
+        "Gemma 4 26B sliding": hf_slowest(g4.sliding_attention_inv_freq),
+        "Gemma 4 26B proportional": hf_slowest(g4.full_attention_inv_freq),
+        "Gemma 3 27B sliding": hf_slowest(g3.sliding_attention_inv_freq),
+        "Gemma 3 27B linear": hf_slowest(g3.full_attention_inv_freq),
+        "Llama 4 Scout llama3": hf_slowest(
+            Llama4TextRotaryEmbedding(hf_text("llama-4-scout")).inv_freq
+        ),
+        "SmolLM3 default": hf_slowest(SmolLM3RotaryEmbedding(hf_text("smollm3-3b")).inv_freq),
+        "DeepSeek-V3 yarn": hf_slowest(DeepseekV3RotaryEmbedding(hf_text("deepseek-v3")).inv_freq),
+        "Qwen2.5-VL mrope": hf_slowest(
+            Qwen2_5_VLRotaryEmbedding(hf_text("qwen2.5-vl-7b")).inv_freq
+        ),
+        "Qwen3-VL mrope": hf_slowest(Qwen3VLTextRotaryEmbedding(hf_text("qwen3-vl-8b")).inv_freq),
+    }
+    table = card.figures["c6-models"]
+    seen = {}
+    for name, kind, ours in zip(table["name"], table["kind"], table["slowest"], strict=True):
+        seen[f"{name} {kind}"] = wl(float(ours))
+    assert set(seen) == set(hf)
+    for key, value in hf.items():
+        assert seen[key] == wl(value), (key, seen[key], wl(value))
+    # the three the issue found printed with a digit transformers does not compute
+    assert wl(hf["Llama 4 Scout llama3"]) == "40,950,000"
+    assert wl(hf["SmolLM3 default"]) == wl(hf["Qwen3-VL mrope"]) == "24,690,000"
+    # the numbers the text prints are the table's
+    nums = card.numbers
+    for key, row in (
+        ("qn_slowest", "Qwen3-Next partial"),
+        ("g4_slowest", "Gemma 4 26B proportional"),
+        ("phi_slowest", "Phi-2 partial"),
+        ("g3_full_slowest", "Gemma 3 27B linear"),
+        ("g3_local_slowest", "Gemma 3 27B sliding"),
+        ("ds_slowest", "DeepSeek-V3 yarn"),
+        ("q25_w_slow", "Qwen2.5-VL mrope"),
+        ("q3_t_slow", "Qwen3-VL mrope"),
+    ):
+        assert wl(nums[key]) == wl(hf[row]), key
+
+
+def test_card_6_statements_say_what_their_numbers_show(card: CardContent) -> None:
+    """Issue 36 point 5: the p = 0.25 takeaway compares Gemma 4's own head read two ways; Gemma 3's
+    alt names every key that takes a class default; the MRoPE label counts the image's tokens;
+    the deck's Gemma 4 question is about full-attention layers (sliding ones reach further); MLA
+    says why RoPE has its own slice."""
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextRotaryEmbedding
+
+    from posecards.deck.notes import fill_slide, load_deck_text
+    from posecards.formatting import wl
+    from posecards.render.text import CardLabels, fill_card, load_card_text
+
+    n = card.numbers
+    text = load_card_text(6)
+    en = fill_card(text, "en", n)
+    part = dict(en.takeaways)["part"]
+    assert wl(n["g4_as_partial"]) in part and wl(n["g4_slowest"]) in part
+    assert wl(n["qn_slowest"]) not in part and "Qwen3-Next" not in part
+    # Gemma 3: the keys the published file leaves out, all of them
+    raw = text_config("gemma-3-27b")
+    missing = [
+        k
+        for k in (
+            "rope_theta",
+            "rope_local_base_freq",
+            "sliding_window_pattern",
+            "max_position_embeddings",
+        )
+        if k not in raw
+    ]
+    assert n["g3_defaults"] == ", ".join(missing) and n["g3_n_defaults"] == len(missing) == 4
+    two = dict((p[0], p[2]) for p in en.panels)["c6-two-ropes"]
+    assert all(k in two for k in missing)
+    # the image label: rows x columns of tokens, as many as the image's tokens
+    rows, cols = card.figures["c6-mrope-ids"]["token_grid"]
+    assert rows * cols == n["ids_image_len"] == 6
+    label = CardLabels(text.labels, "en")("ids_image", R=rows, C=cols)
+    assert label == "image: 2×3 tokens"
+    # Gemma 4's sliding layers, from transformers' rotary module
+    rot = Gemma4TextRotaryEmbedding(hf_text("gemma-4-26b-a4b"))
+    hf_sliding = float(2 * math.pi / rot.sliding_attention_inv_freq.double().min())
+    assert n["g4_sliding_slowest"] == pytest.approx(hf_sliding, rel=1e-6)
+    assert wl(n["g4_sliding_slowest"]) == "58,470"
+    deck = load_deck_text()
+    notes = fill_slide(deck.panels["c6-partial"], "en", n).notes
+    assert "full-attention layers no pair" in notes and "58,470" in notes
+    mla = dict((p[0], p[2] + p[3]) for p in en.panels)["c6-mla"]
+    assert "folded into the query projection" in mla and str(n["ds_kv_rank"]) in mla

@@ -11,7 +11,15 @@ import pytest
 
 from posecards.config import PEParams
 from posecards.content import CardContent
-from posecards.content.card7 import EXTRA_IDS, PANEL_IDS, SIDE_THREADS, THREADS, compute
+from posecards.content.card7 import (
+    EXTRA_IDS,
+    PANEL_IDS,
+    SIDE_THREADS,
+    THREAD_KIND,
+    THREADS,
+    ThreadKind,
+    compute,
+)
 from posecards.figures.card7 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
@@ -44,7 +52,61 @@ def test_every_thread_is_owner_repo_number_and_documented(card: CardContent) -> 
         assert f"`{thread}`" in doc, f"{thread} is not in docs/pitfalls.md"
     for fid in PANEL_IDS:
         data = card.figures[fid]
-        assert data["threads"] == list(THREADS[fid]) and 1 <= data["threads_on_card"] <= 2
+        shipped = [t for t in THREADS[fid] if THREAD_KIND[t] is ThreadKind.SHIPPED]
+        assert data["threads"] == shipped and 1 <= data["threads_on_card"] <= 2
+
+
+DOC_CLASS = {
+    ThreadKind.SHIPPED: "bug that shipped",
+    ThreadKind.QUESTION: "question or explanation",
+    ThreadKind.RELATED: "related",
+}
+# the words a caption puts before the threads of each class
+LEAD = {
+    "en": {
+        ThreadKind.SHIPPED: "Bugs that shipped",
+        ThreadKind.QUESTION: "Questions and explanations",
+        ThreadKind.RELATED: "Related, not this bug",
+    },
+    "zh": {
+        ThreadKind.SHIPPED: "踩坑实例",
+        ThreadKind.QUESTION: "提问与解答",
+        ThreadKind.RELATED: "相关但不是这个错误",
+    },
+}
+
+
+def test_every_citation_carries_a_class_and_the_doc_agrees() -> None:
+    """Each of the 29 cited threads has a class, and docs/pitfalls.md lists it with that class."""
+    cited = [t for v in (*THREADS.values(), *SIDE_THREADS.values()) for t in v]
+    assert len(cited) == 29 and set(cited) == set(THREAD_KIND)
+    doc = (REPO / "docs" / "pitfalls.md").read_text(encoding="utf-8")
+    for thread, kind in THREAD_KIND.items():
+        assert isinstance(kind, ThreadKind)
+        assert f"| `{thread}` | {DOC_CLASS[kind]} |" in doc, thread
+    counts = {k: sum(v is k for v in THREAD_KIND.values()) for k in ThreadKind}
+    assert counts == {ThreadKind.SHIPPED: 19, ThreadKind.QUESTION: 5, ThreadKind.RELATED: 5}
+    # the card's title says six bugs shipped: every panel cites at least one that did
+    for fid in PANEL_IDS:
+        assert any(THREAD_KIND[t] is ThreadKind.SHIPPED for t in THREADS[fid]), fid
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_captions_name_each_thread_under_its_own_class(card: CardContent, lang: str) -> None:
+    """A question is never called a bug: in each panel's caption every thread stands in the
+    sentence led by its class, and on the drawn card only bugs that shipped are named."""
+    filled = fill_card(load_card_text(7), lang, card.numbers)
+    stop = "." if lang == "en" else "。"
+    for fid, (pid, _, _, caption) in zip(PANEL_IDS, filled.panels, strict=True):
+        assert pid == fid
+        sentences = [x.strip() for x in caption.split(stop + " " if lang == "en" else stop)]
+        for thread in THREADS[fid]:
+            (home,) = [x for x in sentences if thread in x]
+            lead = LEAD[lang][THREAD_KIND[thread]]
+            assert home.startswith(lead + ("：" if lang == "zh" else ":")), (fid, thread, home)
+        for kind in ThreadKind:  # no class lead-in without a thread of that class
+            has = any(THREAD_KIND[t] is kind for t in THREADS[fid])
+            assert (LEAD[lang][kind] in caption) == has, (fid, kind)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -72,7 +134,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     ]
     entries += list(text.labels.values())
     allowed = {"0", "1", "2", "3", "4", "5", "6"}  # "head 1", "bucket 0", panel numbers (1)…(6)
-    names = r"b?float(16|32)|2\^\(−8h/n\)|DeepSeek-V3|Gemma 3|\(2k, 2k\+1\)|k \+ d/2|0…"
+    names = r"b?float(16|32)|transformers 5\.23|2\^\(−8h/H\)|DeepSeek-V3|Gemma 3|\(2k, 2k\+1\)|k \+ d/2|0…"
     for entry in entries:
         for lang in ("en", "zh"):
             bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
@@ -157,3 +219,72 @@ def test_legend_is_right_of_wide_panels_and_below_tall_ones(card: CardContent) -
             assert legend._outside_loc == ("right" if wide else "lower")  # type: ignore[attr-defined]
             labels = [t.get_text() for t in legend.get_texts()]
             assert all(("\n" in s) == wide for s in labels)
+
+
+def test_formula_note_names_panels_by_what_they_show_and_zh_keeps_every_name() -> None:
+    """The panels carry no numbers, so the formula note names them by their subject; every
+    capitalised name of a rule label (BLOOM, Press, HF) is in its Chinese too."""
+    text = load_card_text(7)
+    for lang in ("en", "zh"):
+        assert not re.search(r"[（(]\d", text.formula_note.get(lang)), lang
+    for key, label in text.labels.items():
+        if key.startswith("rule_"):
+            for name in re.findall(r"\b[A-Z][A-Za-z0-9]+\b", label.en):
+                assert name in label.zh, (key, name)
+
+
+def test_yarn_legend_swatch_is_drawn_like_the_bars(card: CardContent) -> None:
+    """The legend entry of the bars shows the bars' own faces: the reference's colour and the
+    mistakes' hatched colour, not a colour no bar has."""
+    from matplotlib.patches import Rectangle
+
+    from posecards.figures.style import card_style
+    from posecards.render.figure import draw_standalone
+
+    with card_style("light"):
+        fig = draw_standalone("c7-yarn", card.figures["c7-yarn"], "en", "light")
+    fig.canvas.draw()
+    bars = [p for f in fig.subfigs for ax in f.axes for p in ax.patches if isinstance(p, Rectangle)]
+    legend = [lg for f in (fig, *fig.subfigs) for lg in f.legends][-1]
+    swatches = legend.findobj(Rectangle)
+    looks = {(tuple(b.get_facecolor()), b.get_hatch() or "") for b in bars}
+    shown = {(tuple(p.get_facecolor()), p.get_hatch() or "") for p in swatches}
+    assert len(looks) == 2 and looks <= shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_card_page_shows_each_figures_description_as_how_to_read_it(
+    card: CardContent, lang: str
+) -> None:
+    """Issue 36 point 13 (first half): the description written for screen readers is on the page
+    for everyone, under each panel, folded as "how to read this"."""
+    import html as html_lib
+    from dataclasses import asdict
+
+    from markupsafe import Markup
+
+    from posecards.figures.style import theme
+    from posecards.render.html import PanelView, card_page
+
+    filled = fill_card(load_card_text(7), lang, card.numbers)
+    panels = [
+        PanelView(id=fid, title=t, alt=alt, caption=c, svg=Markup("<svg></svg>"), downloads=[])
+        for fid, t, alt, c in filled.panels
+    ]
+    page = card_page(
+        lang=lang,
+        card=filled,
+        panels=panels,
+        formula_svg=Markup("<svg></svg>"),
+        downloads=[],
+        other_lang=None,
+        footer="",
+        theme=asdict(theme("light")),
+        nav=[],
+    )
+    summary = "How to read this" if lang == "en" else "怎么读这幅图"
+    for fid, _t, alt, _c in filled.panels:
+        figure = page[page.index(f'<figure id="{fid}">') :]
+        figure = figure[: figure.index("</figure>")]
+        read = figure[figure.index('<details class="read">') : figure.index("</details>")]
+        assert summary in read and alt in html_lib.unescape(read), fid

@@ -65,6 +65,33 @@ def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
         assert len(lines[-1].rstrip("。，）")) > 1, lines
 
 
+@pytest.mark.parametrize("width", [w / 2 for w in range(40, 200)])
+def test_an_orphan_moved_down_keeps_its_space(width: float) -> None:
+    """A last line of one letter takes the word before it along, with the space between them:
+    card 6 printed "t, h orw" (issue 36 point 10)."""
+    from posecards.render.compose import wrap
+
+    text = "each frequency to t, h or w"
+    lines = wrap(text, width, 10.0, _CharMeasure())  # type: ignore[arg-type]
+    assert " ".join(lines) == text, lines
+    assert lines[-1] != "w"
+
+
+@pytest.mark.parametrize("width", [w / 2 for w in range(30, 200, 3)])
+def test_a_short_difference_stays_on_one_line(width: float) -> None:
+    """ "i − j" is one term: card 4 broke it across lines (issue 36 point 10)."""
+    from posecards.render.compose import wrap
+
+    text = "a penalty that grows with the distance i − j (keys j ≤ i), and p/(N − 1) too"
+    lines = wrap(text, width, 10.0, _CharMeasure())  # type: ignore[arg-type]
+    assert " ".join(lines) == text, lines
+    joined = "\n".join(lines)
+    assert "i − j" in joined and "(N − 1)" in joined, lines
+    zh = "随距离 i − j（键 j ≤ i）线性增长的惩罚"
+    zl = wrap(zh, width, 10.0, _CharMeasure())  # type: ignore[arg-type]
+    assert "i − j" in "\n".join(zl), zl
+
+
 def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str]:
     """The definition wrap keeps: add tokens one by one while the measured line fits (one
     measure per token), then the same rules for punctuation, brackets and orphans."""
@@ -72,12 +99,14 @@ def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str
     for paragraph in text.split("\n"):
         para: list[list[str]] = []
         toks: list[str] = []
+        after_space: set[int] = set()
         for tok in wrapping._glue(wrapping._TOKENS.findall(paragraph)):
             if not toks or m.width("".join([*toks, tok]).strip(), size) <= width_pt:  # type: ignore[attr-defined]
                 toks.append(tok)
                 continue
             if tok.isspace():
                 para.append(toks)
+                after_space.add(len(para))
                 toks = []
                 continue
             carry: list[str] = []
@@ -88,15 +117,19 @@ def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str
             para.append(toks)
             toks = [*carry, tok]
         para.append(toks)
-        para = [ln for ln in para if "".join(ln).strip()]
+        spaced = [i in after_space for i in range(len(para))]
+        kept = [i for i, ln in enumerate(para) if "".join(ln).strip()]
+        para, spaced = [para[i] for i in kept], [spaced[i] for i in kept]
         if len(para) > 1:
             last = "".join(para[-1]).strip()
             if len([c for c in last if c not in wrapping._PUNCT_ONLY]) <= 1:
                 prev = para[-2]
+                gap = spaced[-1]
                 while prev and prev[-1].isspace():
                     prev.pop()
+                    gap = True
                 if len(prev) > 1:
-                    para[-1] = [prev.pop(), *para[-1]]
+                    para[-1] = [prev.pop(), *([" "] if gap else []), *para[-1]]
         lines.extend("".join(ln).strip() for ln in para)
     return [ln for ln in lines if ln] or [""]
 

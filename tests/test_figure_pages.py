@@ -27,7 +27,7 @@ FIGURE_PAGE_ONLY = {
     1: ("c1-pe-table", "c1-trajectory", "c1-pairs"),
     2: ("c2-curves", "c2-float32", "c2-layouts"),
     3: ("c3-layouts",),
-    4: ("c4-alibi-slopes", "c4-deberta"),
+    4: ("c4-alibi-slopes", "c4-deberta", "c4-unseen-angles"),  # + why RoPE fails (issue 36)
     6: ("c6-models",),  # card 6's table of the nine configs it reads
     7: ("c7-channel-speeds",),  # card 7's channel speeds: the detail of its first panel
 }

@@ -59,7 +59,11 @@ from posecards.encodings.rope import (
     rope_pair_slots,
     rope_scores,
 )
-from posecards.encodings.rope_scaling import dynamic_ntk_base, rope_inv_freq
+from posecards.encodings.rope_scaling import (
+    dynamic_ntk_base,
+    dynamic_ntk_call_lengths,
+    rope_inv_freq,
+)
 
 transformers.logging.set_verbosity_error()
 PROPS = settings(max_examples=40, deadline=None)
@@ -306,33 +310,53 @@ def test_dynamic_ntk_base_properties(dim: int, factor: float, n: int, m: int) ->
     np.testing.assert_allclose(inv, b ** (-np.arange(0, dim, 2) / dim), rtol=1e-13)
 
 
-def test_dynamic_numbers_against_dynamic_rope_update(card: CardContent) -> None:
-    """transformers' LlamaRotaryEmbedding with rope_type dynamic, called on the card's three
-    sequences in order: its inv_freq after each call, against the bases the card draws."""
+def _hf_dynamic_bases(calls: tuple[int, ...], m: int, factor: float) -> list[float]:
+    """The base transformers' LlamaRotaryEmbedding (rope_type dynamic) holds after each call, read
+    back from its float32 inv_freq: inv_freq[k] = base^(-2k/d), so base = inv_freq[1]^(-d/2)."""
     config = llama_config(
-        HEAD_DIM, {"rope_type": "dynamic", "factor": DYN_FACTOR, "rope_theta": 10000.0}, DYN_MAX
+        HEAD_DIM, {"rope_type": "dynamic", "factor": factor, "rope_theta": 10000.0}, m
     )
     rot = LlamaRotaryEmbedding(config)
     x = torch.zeros(1, 1, HEAD_DIM)
-    data = card.figures["c7-dynamic"]
-    exps = np.arange(0, HEAD_DIM, 2) / HEAD_DIM
-    seen = []
-    for i, n in enumerate(DYN_CALLS):
+    out = []
+    for n in calls:
         rot(x, torch.arange(n)[None])
-        hf_inv = rot.inv_freq.double().numpy()
-        seen.append(hf_inv)
-        np.testing.assert_allclose(hf_inv, data["base_per_call"][i] ** -exps, rtol=2e-6)
-    # a cache that only grows keeps the inv_freq HF had right after the long call
-    np.testing.assert_allclose(seen[1], data["base_kept"][-1] ** -exps, rtol=2e-6)
-    long_inv = seen[1]
-    short_inv = seen[2]
-    err = np.abs((DYN_CALLS[-1] - 1) * (long_inv - short_inv))
+        out.append(float(rot.inv_freq.double()[1]) ** (-HEAD_DIM / 2))
+    return out
+
+
+def test_dynamic_numbers_against_dynamic_rope_update(card: CardContent) -> None:
+    """transformers 5.23's dynamic_rope_update, called with 1,000, 16,384, 8,000 and 5,000 tokens
+    in turn, rotates them with bases 10,000, 135,402, 135,402, 135,402: the card's dashed line.
+    The solid line is each sequence's own base (closed form; 49,340 for 8,000 tokens)."""
+    assert DYN_CALLS == (1000, 16384, 8000, 5000) and DYN_MAX == 4096 and DYN_FACTOR == 4.0
+    hf = _hf_dynamic_bases(DYN_CALLS, DYN_MAX, DYN_FACTOR)
+    assert [round(b) for b in hf] == [10000, 135402, 135402, 135402]
+    data = card.figures["c7-dynamic"]
+    np.testing.assert_allclose(data["base_kept"], hf, rtol=1e-5)
+
+    def own(n: int) -> float:  # alpha = s n / M - (s - 1), base' = base alpha^(d/(d-2))
+        return 10000.0 * max(1.0, DYN_FACTOR * n / DYN_MAX - (DYN_FACTOR - 1)) ** (128 / 126)
+
+    np.testing.assert_allclose(data["base_per_call"], [own(n) for n in DYN_CALLS], rtol=1e-13)
+    assert round(own(8000)) == 49340 and card.numbers["dyn_base_mid"] == pytest.approx(own(8000))
+    assert card.numbers["dyn_base_kept"] == pytest.approx(own(16384), rel=1e-13)
+    # the angle error at the last call's last position, from HF's two inv_freq
+    exps = np.arange(0, HEAD_DIM, 2) / HEAD_DIM
+    err = np.abs((DYN_CALLS[-1] - 1) * (hf[-1] ** -exps - own(DYN_CALLS[-1]) ** -exps))
     assert card.numbers["dyn_angle_err"] == pytest.approx(err.max(), rel=1e-5)
     assert card.numbers["dyn_pairs_off"] == int(np.sum(err > np.pi))
-    assert card.numbers["dyn_base_kept"] == pytest.approx(
-        10000.0 * (DYN_FACTOR * DYN_CALLS[1] / DYN_MAX - (DYN_FACTOR - 1)) ** (128 / 126),
-        rel=1e-13,
-    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 20_000), min_size=1, max_size=6))
+def test_dynamic_call_lengths_follow_dynamic_rope_update(calls: list[int]) -> None:
+    """dynamic_ntk_call_lengths replays dynamic_rope_update's grow/reset rule for any series of
+    calls: the base it gives matches the one HF's module holds after each call."""
+    hf = _hf_dynamic_bases(tuple(calls), 4096, 4.0)
+    lengths = dynamic_ntk_call_lengths(tuple(calls), 4096)
+    ours = [dynamic_ntk_base(HEAD_DIM, 10000.0, 4.0, n, 4096) for n in lengths]
+    np.testing.assert_allclose(ours, hf, rtol=1e-5)
 
 
 # --- 6 position ids -------------------------------------------------------------------------------

@@ -31,6 +31,13 @@ def test_one_rounding_rule_for_wavelengths() -> None:
     two_pi = 2 * 3.141592653589793
     assert [wl(two_pi * 10**k) for k in range(5)] == ["6.28", "62.8", "628", "6,283", "62,832"]
     assert fill("{{ x | wl }}", {"x": two_pi * 1000}, "t") == "6,283"
+    # from a million on, 4 significant digits: float32's inv_freq holds no more
+    assert [wl(v) for v in (999_999.4, 1_884_689.7, 40_947_128.3, 40_947_129.8)] == [
+        "999,999",
+        "1,885,000",
+        "40,950,000",
+        "40,950,000",
+    ]
 
 
 def test_cards_print_wavelengths_with_the_one_rule() -> None:

@@ -44,6 +44,7 @@ TRAJECTORY_POSITIONS = 256
 # position shifted by WHERE_SHIFT
 WHERE_TOKENS = 8
 WHERE_SHIFT = 100
+WHERE_REL_CLIP = 4  # relative vectors: one learned vector per distance -K..K (Shaw et al.)
 # the road from counting (c1-counting): positions 0..COUNT_POSITIONS-1, COUNT_BITS binary digits, and a
 # shorter sequence of COUNT_SHORT tokens to show that p / (N - 1) depends on N
 COUNT_POSITIONS = 16
@@ -194,12 +195,23 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     # ALiBi's bias depends on i - j only: the block of a longer bias at positions s..s+n-1
     bias = alibi_bias(1, n + WHERE_SHIFT, causal=False)[0]  # (n+s, n+s)
     biased, biased_shifted = plain + bias[:n, :n], plain + bias[WHERE_SHIFT:, WHERE_SHIFT:]
+    # relative vectors inside attention (Shaw et al.'s keys; Transformer-XL and DeBERTa add such
+    # terms too): s_ij = q_i . (k_j + a[clip(j - i, -K, K)]) / sqrt(d), a learned table of vectors
+    rel_table = rng.standard_normal((2 * WHERE_REL_CLIP + 1, d))  # (2K+1, d)
+
+    def relative(p: np.ndarray) -> np.ndarray:
+        dist = np.clip(p[None, :] - p[:, None], -WHERE_REL_CLIP, WHERE_REL_CLIP)  # (n, n) j - i
+        a = rel_table[(dist + WHERE_REL_CLIP).astype(np.int64)]  # (n, n, d)
+        scores: np.ndarray = (plain * np.sqrt(d) + np.einsum("id,ijd->ij", q, a)) / np.sqrt(d)
+        return scores  # (n, n)
+
     changes = {
         "added": float(np.abs(added(pos + s) - added(pos)).max()),
         "rotated": float(np.abs(rotated(pos + s) - rotated(pos)).max()),
         "bias": float(np.abs(biased_shifted - biased).max()),
         "none": float(np.abs(nope(pos + s) - nope(pos)).max()),
     }
+    relative_change = float(np.abs(relative(pos + s) - relative(pos)).max())
     data: dict[str, Any] = {
         "places": ["added", "rotated", "bias", "none"],
         "change": np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
@@ -215,6 +227,7 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "where_rotated": changes["rotated"],
         "where_bias": changes["bias"],
         "where_none": changes["none"],
+        "where_relative": relative_change,  # relative vectors: they too see only j - i
         "where_score_scale": data["score_scale"],
     }
     return data, numbers
@@ -241,11 +254,15 @@ def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "short_length": COUNT_SHORT,
         "p": COUNT_P,
     }
+    repeat = np.flatnonzero((data["digits"] == data["digits"][:, :1]).all(axis=0))  # (k,)
+    data["repeat"] = int(repeat[1])  # the first p > 0 with the code of 0: p and p + it agree
     numbers: dict[str, Scalar] = {
         "count_n": n,
         "count_last": n - 1,
         "count_short": COUNT_SHORT,
         "count_bits": bits,
+        # the first p > 0 whose digits are those of 0: bits digits count only up to 2^bits
+        "count_repeat": data["repeat"],
         "count_p": COUNT_P,
         "count_norm_long": float(norm_long[COUNT_P]),
         "count_norm_short": float(norm_short[COUNT_P]),

@@ -245,6 +245,12 @@ def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         [_row_dots(float(p0), p0 + offsets, params) / half for p0 in starts]
     )  # (S, K): PE(p0)·PE(p0+k)/(d/2), from the actual vectors
     formula = offset_profile(offsets, d, params.base)  # (K,)
+    # the other direction: PE(p0)·PE(p0 - k), a token k before instead of k after; f(k) = f(-k)
+    backward = np.stack([_row_dots(float(p0), p0 - offsets, params) / half for p0 in starts])
+    sign_dev = float(np.abs(backward - measured).max())  # (S, K) -> one number
+    # after query and key projections (random W_q, W_k, one head of width d): the score of
+    # positions p and p + OFFSET_B now depends on p, where the raw similarity did not
+    proj = _projected_offset_scores(n, params)  # (m',)
     f_ab = offset_profile([OFFSET_A, OFFSET_B], d, params.base)
     k_mono, f_mono, mono_found = _first_rise(params)
 
@@ -290,8 +296,37 @@ def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "start_b": starts[1],
         "start_c": starts[-1],
         "max_offset": int(offsets[-1]),
+        "sign_dev": sign_dev,
+        "offset_b": OFFSET_B,
+        "proj_head": PROJ_HEAD,  # f(k) - f(-k): the similarity cannot tell before from after
+        "proj_spread": float(proj.max() - proj.min()) if proj.size else 0.0,
+        "proj_rel": float((proj.max() - proj.min()) / np.abs(proj).mean()) if proj.size else 0.0,
     }
     return data, numbers
+
+
+PROJ_SEED = 2  # the random query/key projections of the "after W_q, W_k" number
+PROJ_HEAD = 64  # their head width
+PROJ_STARTS = 256  # at most this many start positions p
+
+
+def _projected_offset_scores(n: int, params: PEParams) -> npt.NDArray[np.float64]:
+    """(PE(p) W_q)·(PE(p + OFFSET_B) W_k) / h for up to PROJ_STARTS starts p in 0 .. n - 1 -
+    OFFSET_B: one offset's score after random query and key projections (d x h, entries
+    N(0, 1/d)), shape (m,). Raw encodings give the same value from every start; projected ones
+    need not."""
+    d, h = params.d_model, PROJ_HEAD
+    m = max(0, n - OFFSET_B)
+    starts = np.unique(np.round(np.linspace(0, m - 1, min(m, PROJ_STARTS))))  # (m',)
+    if starts.size == 0:
+        return starts.astype(np.float64)
+    rng = np.random.default_rng(PROJ_SEED)
+    w_q = rng.standard_normal((d, h)) / np.sqrt(d)  # (d, h)
+    w_k = rng.standard_normal((d, h)) / np.sqrt(d)  # (d, h)
+    q = sinusoidal_pe(starts, d, params.base) @ w_q  # (m', h)
+    k = sinusoidal_pe(starts + OFFSET_B, d, params.base) @ w_k  # (m', h)
+    out: npt.NDArray[np.float64] = np.einsum("mh,mh->m", q, k) / h  # (m',)
+    return out
 
 
 def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:

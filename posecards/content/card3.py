@@ -5,7 +5,8 @@ Which dimension is used where (also stored in each figure's data):
 - c3-rotation: a 2-D worked example (one rotation pair, theta = 0.1), fixed on purpose.
 - c3-scores, c3-decay, the layout demo c3-layouts and the value pitfall: one attention
   head of ``HEAD_DIM = 128`` (LLaMA's head size), base ``params.base``.
-- the wavelength (base) panel c3-base: rotary dim ``params.d_model``.
+- the wavelength (base) panel c3-base: one head of ``HEAD_DIM`` too (RoPE rotates per head:
+  64 pairs at head dimension 128, whatever d_model is).
 
 The card's four panels (``PANEL_IDS``) hold six plots; the pair-layout diagram no longer fits
 and is a figure of its own (``EXTRA_IDS``: ``posecards figure c3-layouts``, the lecture deck).
@@ -131,8 +132,9 @@ class Base:
     """c3-base: the wavelength of each pair per base, and the pairs that turn in a context."""
 
     d_model: int
+    head_dim: int
     bases: F64  # (n_bases,)
-    wavelengths: F64  # (n_bases, d/2)
+    wavelengths: F64  # (n_bases, HEAD_DIM/2)
     contexts: I64  # (n_ctx,)
     turns: I64  # (n_bases, n_ctx) pairs with lambda <= L - 1
     pairs: int
@@ -212,12 +214,16 @@ def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> S
     additive = (q_rows + pe) @ (k_rows + pe).T  # (n, n) (q + PE_m).(k + PE_n)
     dev_rope = float(diagonal_spread(rope).max())
     dev_add = float(diagonal_spread(additive).max())
+    # the bound of the decay panel falls with |n - m|; scores need not: over many random q, k
+    # the mean |score| at the far half of the distances over that at the near half (about 1)
+    far_near = _far_over_near(pos, inv_freq)
     numbers.update(
         scores_n=n,
         scores_step=step,
         scores_last=float(pos[-1]),
         scores_dev_rope=dev_rope,
         scores_dev_add=dev_add,
+        scores_far_near=far_near,
         scores_max_rope=float(np.abs(rope).max()),
         scores_max_add=float(np.abs(additive).max()),
     )
@@ -232,6 +238,31 @@ def _scores(params: PEParams, numbers: dict[str, float | int | str | bool]) -> S
         deviation_rope=dev_rope,
         deviation_additive=dev_add,
     )
+
+
+DECAY_SAMPLES = 256  # random (q, k) pairs averaged for the "scores need not decay" number
+DECAY_DISTANCES = 512  # at most this many evenly spaced distances 1 .. span
+
+
+def _far_over_near(pos: npt.NDArray[np.float64], inv_freq: npt.NDArray[np.float64]) -> float:
+    """Mean |<R_m q, R_n k>| over DECAY_SAMPLES random q, k (N(0, 1) entries) at distances
+    |n - m| above the median distance, over that at distances up to it: the RoPE score itself
+    does not fall with the distance (its expectation is the same at every distance)."""
+    if pos.size < 3:
+        return 1.0
+    span = int(pos[-1] - pos[0])
+    dist = np.unique(np.round(np.linspace(1, span, min(span, DECAY_DISTANCES))))  # (r,) even
+    cut = float(np.median(dist))
+    rng = np.random.default_rng(SEED + 11)
+    q = rng.standard_normal((DECAY_SAMPLES, HEAD_DIM))  # (S, HEAD_DIM)
+    k = rng.standard_normal((DECAY_SAMPLES, HEAD_DIM))  # (S, HEAD_DIM)
+    # interleaved pairs as complex numbers: score(r) = Re sum_i z_i e^{i r theta_i},
+    # z_i = q_i conj(k_i) with q_i = q[2i] + i q[2i+1]
+    z = (q[:, 0::2] + 1j * q[:, 1::2]) * np.conj(k[:, 0::2] + 1j * k[:, 1::2])  # (S, HEAD_DIM/2)
+    phase = np.exp(1j * np.outer(dist, inv_freq))  # (r, HEAD_DIM/2)
+    score = np.abs((z @ phase.T).real)  # (S, r)
+    near, far = score[:, dist <= cut], score[:, dist > cut]
+    return float(far.mean() / near.mean())
 
 
 def _decay(params: PEParams, numbers: dict[str, float | int | str | bool]) -> Decay:
@@ -288,22 +319,22 @@ def _layouts_base(
     perm_diff = float(np.abs(s_perm - s_inter).max())
     wrong = np.abs(s_wrong - s_inter)  # (n, n)
 
-    # -- the base knob: wavelength of each pair of a d_model rotary dim ------------------------
+    # -- the base knob: wavelength of each pair of one head (RoPE rotates per head) ------------
     bases = _bases(params)
     lam = np.stack(
-        [2.0 * np.pi / rope_inv_freq(params.d_model, b)[0] for b in bases]
+        [2.0 * np.pi / rope_inv_freq(HEAD_DIM, b)[0] for b in bases]
     )  # (n_bases, d/2) lambda_k = 2 pi / theta_k
     contexts = np.array(CONTEXTS, dtype=np.int64)  # (n_ctx,)
     # pair k completes a full turn inside a context of L tokens when its wavelength fits in the
     # largest relative distance there, L - 1
     turns = (lam[:, None, :] <= (contexts[None, :, None] - 1)).sum(axis=2)  # (n_bases, n_ctx)
-    pairs = params.d_model // 2
+    pairs = HEAD_DIM // 2
     i10k, i500k, ibase = (
         bases.index(DEMO_BASES[0]),
         bases.index(DEMO_BASES[1]),
         bases.index(float(params.base)),
     )
-    inv_500k, _ = rope_inv_freq(params.d_model, DEMO_BASES[1])  # (d/2,)
+    inv_500k, _ = rope_inv_freq(HEAD_DIM, DEMO_BASES[1])  # (HEAD_DIM/2,)
     numbers.update(
         layout_dim=LAYOUT_DIM,
         layout_half=LAYOUT_DIM // 2,
@@ -335,8 +366,9 @@ def _layouts_base(
     )
     base = Base(
         d_model=params.d_model,
+        head_dim=HEAD_DIM,
         bases=np.array(bases),
-        wavelengths=lam,  # (n_bases, d/2)
+        wavelengths=lam,  # (n_bases, HEAD_DIM/2)
         contexts=contexts,
         turns=turns.astype(np.int64),  # (n_bases, n_ctx) pairs with lambda <= L - 1
         pairs=pairs,

@@ -5,7 +5,9 @@ only chooses the settings shown on the card and picks values out of the results.
 
 The card's four panels (``PANEL_IDS``) hold six plots, one idea each. Details that no longer
 fit on the card are figures of their own (``EXTRA_IDS``, drawn by ``posecards figure`` and the
-lecture deck): the ALiBi slopes for 8 and 12 heads, and DeBERTa's log buckets.
+lecture deck): the ALiBi slopes for 8 and 12 heads, DeBERTa's log buckets, and why RoPE fails past
+its training length (the angles each pair reaches at test length that it never reached in
+training, under each scaling method and a larger base).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from posecards.encodings.cosine import cosine_similarity
 from posecards.encodings.grid2d import sincos_2d_pe, sum_angle_2d_pe
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.softmax import softmax
+from posecards.encodings.unseen_angles import angle_reach, unseen_angles
 
 PANEL_IDS = ("c4-alibi", "c4-rope-scaling", "c4-buckets", "c4-grid2d")  # on the card
-EXTRA_IDS = ("c4-alibi-slopes", "c4-deberta")  # figures only
+EXTRA_IDS = ("c4-alibi-slopes", "c4-deberta", "c4-unseen-angles")  # figures only
 
 # --- ALiBi -------------------------------------------------------------------------------
 ALIBI_HEADS = 8
@@ -67,6 +70,17 @@ ROPE_SCHEMES: tuple[tuple[str, dict[str, Any], int | None], ...] = (
 )
 
 ROPE_SHOWN = ("linear", "ntk", "yarn", "llama3")
+
+# --- why RoPE fails past its training length: angles never seen in training -----------------
+UNSEEN_TEST = ROPE_ORIG * ROPE_FACTOR  # tested on s L tokens, every method at factor s
+UNSEEN_BASE = 500_000.0  # "a larger base": trained and tested with it, no scaling
+UNSEEN_MIN = 0.01  # rad: a pair "sees new angles" when its unseen arc is longer than this
+# (key, scaling dict or None, trained base or None = the card's base), in legend order
+UNSEEN_METHODS: tuple[tuple[str, dict[str, Any] | None, float | None], ...] = (
+    ("none", None, None),
+    *((k, sc, None) for k, sc, _ in ROPE_SCHEMES if k in ROPE_SHOWN),
+    ("base", None, UNSEEN_BASE),
+)
 
 # --- buckets -----------------------------------------------------------------------------
 T5_BUCKETS = 32
@@ -332,6 +346,44 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
     }
 
 
+def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+    """For a head of 128 trained on L = 8,192 tokens and tested on 4 L: the arc of angles each
+    pair reaches at test length that it never reached in training (``unseen_angles``), with no
+    scaling, each scaling method of the rope-scaling panel, and a larger base."""
+    rows, keys = [], []
+    for key, scaling, trained_base in UNSEEN_METHODS:
+        base = float(trained_base if trained_base is not None else params.base)
+        train, _ = rope_inv_freq(ROPE_DIM, base)  # (64,) what the model was trained with
+        test = train
+        if scaling is not None:
+            test, _ = rope_inv_freq(ROPE_DIM, base, scaling)  # (64,) what it runs with at 4 L
+        rows.append(unseen_angles(train, test, ROPE_ORIG, UNSEEN_TEST))  # (64,)
+        keys.append(key)
+    unseen = np.asarray(rows, dtype=np.float64)  # (methods, 64)
+    plain, _ = rope_inv_freq(ROPE_DIM, params.base)  # (64,)
+    trained_reach = angle_reach(plain, ROPE_ORIG)  # (64,) arcs reached in training
+    counts = (unseen > UNSEEN_MIN).sum(axis=1)  # (methods,)
+    numbers.update(
+        unseen_train=ROPE_ORIG,
+        unseen_test=UNSEEN_TEST,
+        unseen_min=UNSEEN_MIN,
+        unseen_big_base=UNSEEN_BASE,
+        unseen_full_turn=int(np.sum(trained_reach >= 2 * np.pi)),  # pairs that turned fully
+        **{f"unseen_{k}_pairs": int(c) for k, c in zip(keys, counts, strict=True)},
+        **{f"unseen_{k}_max": float(u.max()) for k, u in zip(keys, unseen, strict=True)},
+    )
+    return {
+        "methods": keys,
+        "unseen": unseen,  # (methods, 64) rad, 0 .. 2 pi
+        "pairs_new": counts.astype(np.int64),  # (methods,)
+        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        "train_length": ROPE_ORIG,
+        "test_length": UNSEEN_TEST,
+        "threshold": UNSEEN_MIN,
+        "big_base": UNSEEN_BASE,
+    }
+
+
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     alibi, slopes = _alibi(params, numbers)
@@ -342,6 +394,7 @@ def compute(params: PEParams) -> CardContent:
         "c4-grid2d": _grid2d(params, numbers),
         "c4-alibi-slopes": slopes,
         "c4-deberta": _deberta_buckets(),
+        "c4-unseen-angles": _unseen(params, numbers),
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     # the figure-page-only figures' text (cards/card4.toml [figures]) quotes these

@@ -132,6 +132,9 @@ def compute(params: PEParams) -> CardContent:
     numbers["spread_max"] = max(last[i] for i in with_pos) - min(last[i] for i in with_pos)
     numbers["spread_1x_all"] = max(first) - min(first)
     numbers["spread_max_all"] = max(last) - min(last)
+    # NoPE at the training length against the worst scheme with positions: Haviv et al. found
+    # NoPE language models close to the others there; a positive gap here goes against that
+    numbers["nope_gap_1x"] = first[SCHEMES.index("nope")] - max(first[i] for i in with_pos)
     numbers["n_schemes"] = len(SCHEMES)
     numbers["n_with_positions"] = len(with_pos)
     numbers["n_models"] = len({(r["scheme"], r["seed"]) for r in doc["results"]})

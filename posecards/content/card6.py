@@ -62,6 +62,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma4_text": {"sliding_window_pattern": 6},
 }
 
+# The keys panel 2 reads from Gemma 3's text config that may fall back to the class's defaults.
+GEMMA3_READ_DEFAULTS = (
+    "rope_theta",
+    "rope_local_base_freq",
+    "sliding_window_pattern",
+    "max_position_embeddings",
+)
+
 # The short sequence of panel 6: 3 text tokens, an image of 1 x 4 x 6 patches (T, H, W as
 # image_grid_thw gives it: 2 x 3 tokens after the 2 x 2 merge), 2 text tokens.
 MROPE_SEQUENCE: tuple[tuple[Any, ...], ...] = (("text", 3), ("image", (1, 4, 6)), ("text", 2))
@@ -194,6 +202,10 @@ def partial_panel(
     )  # what a reader who ignores "proportional" computes
     numbers["g4_as_partial"] = float(_turning(wrong).max())
     numbers["g4_zero"] = int(np.sum(g4_inv == 0.0))
+    # Gemma 4's sliding-window layers: a default RoPE over head_dim, their own theta
+    sliding = g4["rope_parameters"]["sliding_attention"]
+    g4_sliding, _ = head_inv_freq(int(g4["head_dim"]), sliding)
+    numbers["g4_sliding_slowest"] = float(_turning(g4_sliding).max())
     data["slowest"] = {r["key"]: numbers[f"{r['key']}_slowest"] for r in rows}
     data["context"] = max(r["context"] for r in rows)  # Qwen3-Next's and Gemma 4's
     # where the pairs that never turn begin, for the two models with p = 0.25 (Qwen3-Next, Gemma 4)
@@ -225,6 +237,8 @@ def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Sca
     context = int(t.get("max_position_embeddings", d["max_position_embeddings"]))
     wl_local, wl_glob = _wavelength_of(local_inv), _wavelength_of(glob_inv)
     full_idx = [i for i, f in enumerate(full) if f]
+    # the keys these panels read that the published file leaves out: the config class's defaults
+    defaulted = [k for k in GEMMA3_READ_DEFAULTS if k not in t]
     data = {
         "full": np.array(full, dtype=bool),  # (layers,)
         "pair": np.arange(head // 2, dtype=np.float64),
@@ -262,6 +276,8 @@ def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Sca
         "g3_full_in_window": int(np.sum(wl_glob <= window)),
         "g3_full_in_ctx": int(np.sum(wl_glob <= context)),
         "g3_scalar": int(t.get("query_pre_attn_scalar", d["query_pre_attn_scalar"])),
+        "g3_n_defaults": len(defaulted),
+        "g3_defaults": ", ".join(defaulted),
     }
     return data, numbers
 
@@ -321,6 +337,8 @@ def nope_panel(
         "l4_pos_128k": int(probe[2]),
         "l4_tau_end": float(tau_probe[-1]),
         "l4_pos_end": int(probe[-1]),
+        # the published value (an integer, 4), which Llama4TextConfig refuses (expected bool)
+        "l4_tuning": int(l4["attn_temperature_tuning"]),
         "l4_steps": int(steps.size),
         "smol_layers": len(smol_rope),
         "smol_nope": len(smol_nope_idx),
@@ -445,7 +463,13 @@ def mrope_ids_panel(
     image_tokens = img_t * (img_h // merge) * (img_w // merge)
     kinds = ["text"] * before + ["image"] * image_tokens + ["text"] * after
     first_after = before + image_tokens
-    fig = {"ids": ids, "kinds": kinds, "merge": merge, "grid": [img_t, img_h, img_w]}
+    fig = {
+        "ids": ids,
+        "kinds": kinds,
+        "merge": merge,
+        "grid": [img_t, img_h, img_w],  # patches (image_grid_thw)
+        "token_grid": [img_h // merge, img_w // merge],  # rows x columns of image tokens
+    }
     numbers: dict[str, Scalar] = {
         "ids_len": int(ids.shape[1]),
         "ids_text_before": int(before),

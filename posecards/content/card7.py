@@ -9,15 +9,16 @@ docs/pitfalls.md for their titles and what they say).
 Panels (``PANEL_IDS``):
 - c7-layout: Meta's interleaved q/k channels run through ``rotate_half`` without the permutation.
 - c7-precision: positions cast to bfloat16/float16 before the rotation.
-- c7-alibi: ALiBi slopes 2^(-8h/n) for 12 and 40 heads instead of Press et al.'s rule.
+- c7-alibi: ALiBi slopes 2^(-8h/H) for 12 and 40 heads instead of Press et al.'s rule.
 - c7-yarn: YaRN's magnitude placed on cos/sin as well as in DeepSeek's softmax scale.
-- c7-dynamic: a dynamic-NTK cache that keeps the base of its longest call.
+- c7-dynamic: dynamic NTK in transformers 5.23 keeps a grown base for later, shorter calls.
 - c7-position-ids: position ids that jump where the attention mask does not.
 Figure page only (``EXTRA_IDS``): c7-channel-speeds, the rotation speed of every channel.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,11 @@ from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
 from posecards.encodings.precision import first_inexact_integer, round_to_dtype
 from posecards.encodings.rope import rope_layout_permutation, rope_pair_slots, rope_scores
-from posecards.encodings.rope_scaling import dynamic_ntk_base, rope_inv_freq
+from posecards.encodings.rope_scaling import (
+    dynamic_ntk_base,
+    dynamic_ntk_call_lengths,
+    rope_inv_freq,
+)
 
 CARD = 7
 PANEL_IDS = (
@@ -42,16 +47,26 @@ PANEL_IDS = (
 )
 EXTRA_IDS = ("c7-channel-speeds",)  # figure page only
 
-# Where each pitfall bit (read, titles in docs/pitfalls.md). The card shows the first two of a
-# panel; the card page, `posecards data` and the deck notes give all of them.
+
+class ThreadKind(StrEnum):
+    """What a cited thread shows, read in full (docs/pitfalls.md, column "class")."""
+
+    SHIPPED = "shipped"  # the panel's mistake in code people ran (a bug report or its fix)
+    QUESTION = "question"  # a question or an explanation: nothing was broken
+    RELATED = "related"  # another bug, or the same area but not the panel's mechanism
+
+
+# Where each pitfall bit (read, titles in docs/pitfalls.md), bugs that shipped first. The card
+# shows the first two shipped ones of a panel; the card page, `posecards data` and the deck notes
+# give all of them, each under its class (THREAD_KIND).
 THREADS: dict[str, tuple[str, ...]] = {
     "c7-layout": (
+        "karpathy/llama2.c#286",
         "huggingface/transformers#25199",
-        "ggml-org/llama.cpp#3018",
         "huggingface/transformers#31859",
         "huggingface/transformers#40462",
         "Dao-AILab/flash-attention#288",
-        "karpathy/llama2.c#286",
+        "ggml-org/llama.cpp#3018",
     ),
     "c7-precision": (
         "EleutherAI/gpt-neox#1003",
@@ -61,27 +76,59 @@ THREADS: dict[str, tuple[str, ...]] = {
         "NVIDIA/Megatron-LM#535",
     ),
     "c7-alibi": (
-        "baichuan-inc/Baichuan2#225",
         "ml-explore/mlx#343",
-        "huggingface/transformers#28380",
         "ml-explore/mlx#3071",
+        "baichuan-inc/Baichuan2#225",
+        "huggingface/transformers#28380",
     ),
     "c7-yarn": (
         "sgl-project/sglang#22711",
-        "NVIDIA/Megatron-LM#1429",
         "onnxruntime/mobius#548",
+        "NVIDIA/Megatron-LM#1429",
     ),
     "c7-dynamic": (
         "huggingface/transformers#25306",
         "vllm-project/vllm#3488",
-        "huggingface/transformers#25104",
         "vllm-project/vllm#5093",
+        "huggingface/transformers#25104",
     ),
     "c7-position-ids": (
-        "unslothai/unsloth#3699",
         "huggingface/transformers#48161",
         "ndif-team/nnsight#673",
+        "unslothai/unsloth#3699",
     ),
+}
+_S, _Q, _R = ThreadKind.SHIPPED, ThreadKind.QUESTION, ThreadKind.RELATED
+THREAD_KIND: dict[str, ThreadKind] = {
+    "karpathy/llama2.c#286": _S,  # HF-permuted weights exported without undoing it: gibberish
+    "huggingface/transformers#25199": _Q,  # why do the two layouts agree? (the permutation)
+    "huggingface/transformers#31859": _Q,  # the same question, closed as a duplicate
+    "huggingface/transformers#40462": _Q,  # should torch.cat be repeat_interleave? (no)
+    "Dao-AILab/flash-attention#288": _Q,  # interleaved or not? (depends on the weights)
+    "ggml-org/llama.cpp#3018": _R,  # a GQA permutation bug in convert.py: another bug
+    "EleutherAI/gpt-neox#1003": _S,
+    "huggingface/transformers#29285": _S,
+    "huggingface/transformers#29496": _S,
+    "EleutherAI/gpt-neox#1016": _S,
+    "NVIDIA/Megatron-LM#535": _S,
+    "ml-explore/mlx#343": _S,
+    "ml-explore/mlx#3071": _S,
+    "baichuan-inc/Baichuan2#225": _Q,  # is the workaround intentional? (it is what was trained)
+    "huggingface/transformers#28380": _R,  # MPT: a shape error, not wrong slopes
+    "sgl-project/sglang#22711": _S,
+    "onnxruntime/mobius#548": _S,
+    "NVIDIA/Megatron-LM#1429": _R,  # softmax factor from mscale: no effect on DeepSeek-V3
+    "huggingface/transformers#25306": _S,
+    "vllm-project/vllm#3488": _S,
+    "vllm-project/vllm#5093": _S,
+    "huggingface/transformers#25104": _R,  # cached keys across a growing base: related
+    "huggingface/transformers#48161": _S,
+    "ndif-team/nnsight#673": _S,
+    "unslothai/unsloth#3699": _R,  # a shipped bug; that its ids jump is the card's reading
+    "Blaizzy/mlx-vlm#1709": _S,
+    "lablup/mlxcel#1340": _S,
+    "ggml-org/llama.cpp#14367": _S,
+    "vllm-project/vllm#29111": _S,
 }
 THREADS_ON_CARD = 2
 SEED = 7
@@ -114,7 +161,9 @@ YARN_NOPE_DIM = 128  # qk_nope_head_dim
 # --- 5 dynamic NTK ------------------------------------------------------------------------------
 DYN_MAX = 4096  # max_position_embeddings M
 DYN_FACTOR = 4.0
-DYN_CALLS = (1000, DYN_MAX * 4, 1000)  # tokens per call: short, long (M * s), short again
+# tokens per call: under M, long (M * s), then two calls between M and the long one, which
+# transformers 5.23 rotates with the long call's base
+DYN_CALLS = (1000, DYN_MAX * 4, 8000, 5000)
 
 # --- 6 position ids -----------------------------------------------------------------------------
 POS_PROMPT = 10  # real tokens of the short prompt
@@ -133,7 +182,28 @@ SIDE_THREADS: dict[str, tuple[str, ...]] = {
 
 
 def _threads(fid: str) -> dict[str, Any]:
-    return {"threads": list(THREADS[fid]), "threads_on_card": THREADS_ON_CARD}
+    """The panel's threads by class; the card shows the first shipped ones."""
+    by_kind = {k.value: [t for t in THREADS[fid] if THREAD_KIND[t] is k] for k in ThreadKind}
+    return {
+        "threads": by_kind[ThreadKind.SHIPPED.value],
+        "threads_by_kind": by_kind,
+        "threads_on_card": THREADS_ON_CARD,
+    }
+
+
+def _thread_numbers() -> dict[str, Scalar]:
+    """``threads_<panel>``: the bugs that shipped; ``threads_<panel>_question`` and
+    ``threads_<panel>_related`` only where the panel cites such threads (a caption that names an
+    empty class fails to fill)."""
+    out: dict[str, Scalar] = {}
+    for fid, cited in THREADS.items():
+        name = f"threads_{fid[3:].replace('-', '_')}"
+        for kind in ThreadKind:
+            these = [t for t in cited if THREAD_KIND[t] is kind]
+            if these:
+                key = name if kind is ThreadKind.SHIPPED else f"{name}_{kind.value}"
+                out[key] = ", ".join(these)
+    return out
 
 
 def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -231,7 +301,7 @@ def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
     """Slopes of 12 and 40 heads: Press et al.'s rule (what the models were trained with) and the
-    geometric sequence 2^(-8h/n) a port computes from the paper's sentence."""
+    geometric sequence 2^(-8h/H) a port computes from the paper's sentence."""
     out: dict[str, Any] = {"heads": list(ALIBI_HEADS)}
     for n in ALIBI_HEADS:
         trained = alibi_slopes(n)  # (n,)
@@ -302,26 +372,30 @@ def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 
 def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
-    """Dynamic NTK over three calls (short, long, short): the base transformers recomputes per
-    call, and the base a cache keeps after its longest call."""
-    calls = np.asarray(DYN_CALLS, dtype=np.int64)  # (3,)
-    longest = np.maximum.accumulate(calls)  # (3,) the longest call so far
-    per_call = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in calls]
-    kept = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in longest]
+    """Dynamic NTK over four calls (1,000, 16,384, 8,000, 5,000 tokens): the base each sequence's
+    own length gives, and the base transformers 5.23's dynamic_rope_update rotates it with (a
+    grown base stays for every later call of at least max_position_embeddings tokens)."""
+    calls = np.asarray(DYN_CALLS, dtype=np.int64)  # (4,)
+    hf_lengths = dynamic_ntk_call_lengths(DYN_CALLS, DYN_MAX)  # (4,) what HF rotates each as
+    own = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, int(n), DYN_MAX) for n in calls]
+    hf = [dynamic_ntk_base(HEAD_DIM, params.base, DYN_FACTOR, n, DYN_MAX) for n in hf_lengths]
     scaling = {"rope_type": "dynamic", "factor": DYN_FACTOR}
-    short = int(calls[-1])
-    good, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, short, DYN_MAX)  # (64,)
-    stale, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, int(longest[-1]), DYN_MAX)  # (64,)
-    p_last = short - 1
+    last = int(calls[-1])
+    good, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, last, DYN_MAX)  # (64,) own length
+    stale, _ = rope_inv_freq(HEAD_DIM, params.base, scaling, hf_lengths[-1], DYN_MAX)  # (64,)
+    p_last = last - 1
     err = np.abs(p_last * (stale - good))  # (64,) angle error per pair at the last position
     numbers.update(
         dyn_max=DYN_MAX,
         dyn_factor=DYN_FACTOR,
-        dyn_short=short,
-        dyn_long=int(calls.max()),
+        dyn_first=int(calls[0]),
+        dyn_long=int(calls[1]),
+        dyn_mid=int(calls[2]),
+        dyn_short=last,
         dyn_base=float(params.base),
-        dyn_base_short=float(per_call[-1]),
-        dyn_base_kept=float(kept[-1]),
+        dyn_base_mid=float(own[2]),
+        dyn_base_short=float(own[-1]),
+        dyn_base_kept=float(hf[-1]),
         dyn_last=p_last,
         dyn_angle_err=float(err.max()),
         dyn_pairs_off=int(np.sum(err > np.pi)),
@@ -329,10 +403,13 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         dyn_head_dim=HEAD_DIM,
     )
     return {
-        "calls": calls.astype(np.float64),  # (3,) tokens per call
-        "base_per_call": np.asarray(per_call, dtype=np.float64),  # (3,) transformers
-        "base_kept": np.asarray(kept, dtype=np.float64),  # (3,) a cache that only grows
-        "angle_error": err,  # (64,) at the short call's last position, with the kept base
+        "calls": calls.astype(np.float64),  # (4,) tokens per call
+        "base_per_call": np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
+        "base_kept": np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
+        # the bases marked on the axis: the original, the per-sequence one of the 8,000-token
+        # call and the grown one (the 5,000-token call's own base is in the text)
+        "base_ticks": np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
+        "angle_error": err,  # (64,) at the last call's last position, with the kept base
         "head_dim": HEAD_DIM,
         "max_position_embeddings": DYN_MAX,
         "factor": DYN_FACTOR,
@@ -401,9 +478,7 @@ def _gemma(numbers: dict[str, Scalar]) -> None:
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     _gemma(numbers)
-    numbers.update(
-        {f"threads_{fid[3:].replace('-', '_')}": ", ".join(v) for fid, v in THREADS.items()}
-    )
+    numbers.update(_thread_numbers())
     layout, speeds = _layout(params, numbers)
     figures = {
         "c7-layout": layout,

@@ -36,6 +36,9 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
         slides.append(PlannedSlide(len(slides) + 1, "overview", f"card-{c}-{text.slug}", c))
         for p in text.panels:
             slides.append(PlannedSlide(len(slides) + 1, "panel", p.id, c, p.id))
+        for f in text.figures:  # a figure-page figure with speaker notes gets a slide too
+            if f.id in deck.panels:
+                slides.append(PlannedSlide(len(slides) + 1, "panel", f.id, c, f.id))
         for name, anim in deck.animations.items():
             if anim.card == c:
                 slides.append(

@@ -162,7 +162,7 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     labels = CardLabels(text.labels, job.lang, text.path.name)
     # the pictures' alt texts: the card's and the panels' descriptions (as on the HTML pages)
     filled_card = fill_card(text, job.lang, numbers)
-    alts = {fid: alt for fid, _title, alt, _caption in filled_card.panels}
+    alts = {fid: alt for fid, _title, alt, _caption in (*filled_card.panels, *filled_card.figures)}
     draw = draw_functions(job.card)
     out: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}

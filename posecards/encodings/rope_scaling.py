@@ -396,3 +396,33 @@ def dynamic_ntk_base(
     m = check_positive_int("max_position_embeddings", max_position_embeddings)
     alpha = s * max(n, m) / m - (s - 1)  # 1 when seq_len <= M
     return _ntk_base(dim, base, alpha, "dynamic")  # base * alpha^(d/(d-2))
+
+
+def dynamic_ntk_call_lengths(calls: tuple[int, ...], max_position_embeddings: int) -> list[int]:
+    """The length each call of a series is rotated as by transformers 5.23.0's
+    ``dynamic_rope_update`` (its ``dynamic_frequency_update``): one rotary module called in turn
+    with sequences of ``calls[i]`` tokens (positions ``0 .. calls[i] - 1``)::
+
+        cached = M                          # max_seq_len_cached at init, M = max_position_embeddings
+        for n in calls:
+            before = cached
+            if n > before:                  grow: inv_freq for seq_len n, cached = n
+            if n < M and before > M:        reset: the original inv_freq, cached = M
+            the call is rotated with dynamic_ntk_base(..., cached, M)   (cached = M: the base)
+
+    So a grown base stays for every later call of at least M tokens: after 16,384 tokens
+    (M = 4,096) calls of 8,000 and 5,000 are rotated as if they were 16,384 long; only a call
+    shorter than M gets the original base back. Rotating each sequence with the base of its own
+    length is ``dynamic_ntk_base`` of ``calls[i]`` itself. Returns ``cached`` after each call."""
+    m = check_positive_int("max_position_embeddings", max_position_embeddings)
+    cached = m
+    out: list[int] = []
+    for i, call in enumerate(calls):
+        n = check_positive_int(f"calls[{i}]", call)
+        before = cached  # HF tests both rules against the cache length from before the call
+        if n > before:  # growth: inv_freq recomputed for seq_len = n
+            cached = n
+        if n < m and before > m:  # reset: the original inv_freq, max_seq_len_cached = M
+            cached = m
+        out.append(cached)
+    return out

@@ -73,8 +73,8 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
             ax.set_xticks(range(n), toks)
             ax.set_yticks(range(n), toks)
             ax.tick_params(length=0)
-            if c == 0:
-                ax.set_ylabel(t("query"))
+            if c == 0:  # the lower row is the reversed sentence: say so where the eye starts
+                ax.set_ylabel(t("query" if r == 0 else "query_reversed"))
             if r == 1:
                 ax.set_xlabel(t("key"))
 
@@ -291,7 +291,7 @@ def draw_counting(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
         if values == "digits":
             _annotate(a, v, ".0f", x0=float(pos[0]))
         a.set_yticks(range(v.shape[0]), [str(j) for j in range(v.shape[0])])
-        a.set_title(t(key), loc="left")
+        a.set_title(t(key, r=int(data["repeat"])), loc="left")
         a.tick_params(length=0)
     axes[2].set_xticks(pos[::3])
     axes[2].set_xlabel(t("position_p"))

@@ -158,6 +158,15 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax_r, ax_c = fig.subplots(1, 2, width_ratios=[1.0, 1.0])
     shown = np.where(r == 0.0, np.nan, r)  # zeros blank: only the 2 x 2 blocks are coloured
     heatmap(ax_r, shown, theme, signed=True, vmax=1.0, colorbar=False)
+    cb = fig.colorbar(
+        ax_r.images[-1],
+        ax=ax_r,
+        orientation="horizontal",
+        fraction=0.06,
+        pad=0.04,
+        ticks=[-1, 0, 1],
+    )
+    cb.set_label(t("rot_cbar"))
     for i in range(d_show // 2):  # outline each 2 x 2 block
         ax_r.add_patch(
             Rectangle(

@@ -262,7 +262,7 @@ def draw_base(fig: FigureBase, data: Base, t: Labels, theme: Theme) -> None:
     )
     right.yaxis.set_minor_locator(NullLocator())
     right.tick_params(length=0, colors=theme.muted)
-    ax.set_xlabel(t("bs_xlabel", n=lam.shape[1], d=data.d_model) + "\n" + t("bs_dot"))
+    ax.set_xlabel(t("bs_xlabel", n=lam.shape[1], d=data.head_dim) + "\n" + t("bs_dot"))
     ax.set_ylabel(t("bs_ylabel"))
     # above the axes: inside, every corner holds a line, a context line or a count
     ax.legend(

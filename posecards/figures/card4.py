@@ -274,6 +274,38 @@ def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.set_ylabel(t("deb_index"))
 
 
+def draw_unseen(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+    """Why RoPE fails past its training length: one row per method, one cell per pair, coloured
+    by the arc of angles the pair reaches at test length that training never reached."""
+    unseen = np.asarray(data["unseen"])  # (methods, pairs) rad
+    methods = list(data["methods"])
+    counts = [int(c) for c in data["pairs_new"]]
+    ax = fig.subplots()
+    heatmap(
+        ax,
+        unseen,
+        theme,
+        vmin=0.0,
+        vmax=2 * np.pi,
+        cbar_label=t("unseen_cbar"),
+        cmap=visible_cmap(theme, "sequential"),
+    )
+    n = unseen.shape[1]
+    ax.set_xticks([0, n // 4, n // 2, 3 * n // 4, n - 1])
+    ax.set_yticks(
+        range(len(methods)),
+        [
+            t(f"unseen_row_{m}", c=c, b=float(data["big_base"]))
+            for m, c in zip(methods, counts, strict=True)
+        ],
+    )
+    ax.tick_params(length=0)
+    ax.set_xlabel(t("unseen_x"))
+    ax.set_title(
+        t("unseen_title", L=int(data["train_length"]), T=int(data["test_length"])), loc="left"
+    )
+
+
 def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     sims = [np.asarray(data["sim_mae"])[0], np.asarray(data["sim_sum"])[0]]  # each (G, G)
     y, x = (float(v) for v in np.asarray(data["patches"])[0])  # (row y, column x)
@@ -318,4 +350,5 @@ DRAW: dict[str, DrawFn] = {
     "c4-grid2d": draw_grid2d,
     "c4-alibi-slopes": draw_alibi_slopes,
     "c4-deberta": draw_deberta,
+    "c4-unseen-angles": draw_unseen,
 }

@@ -428,7 +428,7 @@ def draw_mrope_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
     for side in ("top", "right", "left", "bottom"):
         ax.spines[side].set_visible(False)
     ax.tick_params(length=0)
-    grid = data["grid"]
+    rows, cols = (int(v) for v in data["token_grid"])
     top = ax.secondary_xaxis("top")
     first = kinds.index("image")
     last = n - 1 - kinds[::-1].index("image")
@@ -436,7 +436,7 @@ def draw_mrope_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
         [0.5 * (first - 1), 0.5 * (first + last), 0.5 * (last + n)],
         labels=[
             t("ids_text", n=first),
-            t("ids_image", T=int(grid[0]), H=int(grid[1]), W=int(grid[2])),
+            t("ids_image", R=rows, C=cols),
             t("ids_text", n=n - 1 - last),
         ],
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import FigureBase, SubFigure
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
@@ -100,16 +101,25 @@ def _one_line(label: str, lang: str) -> str:
     return out
 
 
-def _legend(fig: FigureBase, inner: FigureBase, handles: list[Any], lang: str) -> None:
+def _legend(
+    fig: FigureBase,
+    inner: FigureBase,
+    handles: list[Any],
+    lang: str,
+    labels: list[str] | None = None,
+) -> None:
     """The legend of mistakes (✗) and the correct call (✓): right of the plot (at its foot, clear
     of the header) on a wide panel, below it on a tall one. Labels are written in short lines for
-    the narrow column at the right; below the plot each label is one line."""
+    the narrow column at the right; below the plot each label is one line. A handle may be a
+    tuple of artists drawn side by side (its label in ``labels``)."""
     wide = _wide(fig)
+    texts = labels or [str(h.get_label()) for h in handles]
     if not wide:
-        for h in handles:
-            h.set_label(_one_line(str(h.get_label()), lang))
+        texts = [_one_line(x, lang) for x in texts]
     inner.legend(
         handles=handles,
+        labels=texts,
+        handler_map={tuple: HandlerTuple(ndivide=None, pad=0.3)},
         loc="outside right lower" if wide else "outside lower center",
         ncols=1,
         handlelength=2.0,
@@ -233,7 +243,7 @@ def draw_precision(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
 
 def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     """Slope per head for 12 and 40 heads: Press et al.'s rule (the trained slopes, circles)
-    against 2^(-8h/n) (dashed line with crosses), on one log scale."""
+    against 2^(-8h/H) (dashed line with crosses), on one log scale."""
     heads = [int(n) for n in data["heads"]]
     inner, axes = _axes(fig, data, t, theme, "rule_alibi", sharey=True, width_ratios=[1.0, 2.0])
     lo = min(float(np.min(data[f"naive_{n}"])) for n in heads)
@@ -314,27 +324,36 @@ def draw_yarn(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     ax.set_yticks(y)
     ax.set_yticklabels([t(f"place_{k}") for k in keys])
     ax.set_xlabel(t("logit_factor"))
-    bars_patch = Patch(facecolor=theme.box, edgecolor=theme.text, label=t("leg_rope_part"))
-    _legend(fig, inner, [bars_patch, dots], t.lang)
+    # the bars' own two looks, side by side: the reference's and a mistake's (hatched)
+    swatches = tuple(
+        Patch(facecolor=c, edgecolor=theme.text, linewidth=0.8, hatch=h)
+        for c, h in ((theme.accent, ""), (theme.warn, "//"))
+    )
+    _legend(fig, inner, [swatches, dots], t.lang, [t("leg_rope_part"), t("leg_other_part")])
 
 
 # --- 5 dynamic NTK --------------------------------------------------------------------------------
 
 
 def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    """The base each call is rotated with: recomputed per call (transformers), and kept from the
-    longest call so far."""
+    """The base each call is rotated with: transformers 5.23's (a grown base kept for every call
+    of at least max_position_embeddings tokens), and that of each sequence's own length."""
     inner, ax = _axes(fig, data, t, theme, "rule_dynamic")
     calls = np.asarray(data["calls"])
     x = np.arange(1, calls.size + 1, dtype=np.float64)
     wrong_style = _wrong(theme, linewidth=2.2, markersize=10, mew=1.8)
-    (wrong,) = ax.plot(x, data["base_kept"], label=t("leg_kept"), **wrong_style)
+    (wrong,) = ax.plot(
+        x,
+        data["base_kept"],
+        label=t("leg_kept", m=int(data["max_position_embeddings"])),
+        **wrong_style,
+    )
     (right,) = ax.plot(x, data["base_per_call"], label=t("leg_per_call"), **_right(theme))
     ax.set_yscale("log")
     lo = float(np.min(data["base_per_call"]))
     hi = float(np.max(data["base_kept"]))
     ax.set_ylim(lo / 2.5, hi * 2.5)
-    ax.yaxis.set_major_locator(FixedLocator([lo, hi]))
+    ax.yaxis.set_major_locator(FixedLocator([float(v) for v in data["base_ticks"]]))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlim(0.8, calls.size + 0.2)

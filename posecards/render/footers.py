@@ -35,12 +35,14 @@ def _configs_footer(params: PEParams, look: Look, lang: str) -> str:
     ids = ", ".join(model_ids())
     if lang == "zh":
         return (
-            f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
+            f"配置：{ids}（公开的 config.json，按 transformers 5.23.0 的方式读取；"
+            "Scout 的 attn_temperature_tuning = 4 按 true 读）"
             f" · 主题：{theme_zh} · posecards {__version__}"
         )
     return (
-        f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
-        f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
+        f"Configs: {ids} (published config.json, read as transformers 5.23.0 reads it;"
+        f" Scout's attn_temperature_tuning = 4 as true) · theme {look.theme}"
+        f" · posecards {__version__}"
     )
 
 

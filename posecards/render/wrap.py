@@ -56,6 +56,9 @@ _UNITS |= {"positions", "pairs", "dimensions", "buckets", "patches", "rows"}
 _CJK_UNITS = set("个维对圈位种项行列倍次弧秒层步")
 _NUMBER = re.compile(r"^[−\-+]?[\d.,]+[%×]?$|^[−\-+]?[\d.,]+×10[⁰-⁹⁻]+$")
 _PUNCT_ONLY = set("，。、；：？！）」』》〉”’,.;:?!)%")
+# a one- or two-character operand of "i − j": a letter or digit, maybe after an opening bracket
+# ("p/(N") or before a closing one or a comma
+_SYMBOL = re.compile(r"^(?:\S*[(（])?[A-Za-z0-9]{1,2}[)）,.;:，。；：]?$")
 
 
 def _glue(tokens: list[str]) -> list[str]:
@@ -76,6 +79,17 @@ def _glue(tokens: list[str]) -> list[str]:
         ):
             tokens = tokens[:i] + ["".join(tokens[i : i + 5])] + tokens[i + 5 :]
             continue  # the merged token may itself be a number with a unit
+        # a short difference or sum of symbols stays whole: "i − j", "(n − m)", "N − 1"
+        if (
+            i + 4 < len(tokens)
+            and _SYMBOL.match(tok)
+            and tokens[i + 1].isspace()
+            and tokens[i + 2] in ("−", "+")
+            and tokens[i + 3].isspace()
+            and _SYMBOL.match(tokens[i + 4])
+        ):
+            tokens = tokens[:i] + ["".join(tokens[i : i + 5])] + tokens[i + 5 :]
+            continue
         if _NUMBER.match(tok.split(" ")[-1]) and i + 1 < len(tokens):
             nxt = tokens[i + 1]
             if nxt.isspace() and i + 2 < len(tokens):
@@ -164,6 +178,7 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
         toks: list[str] = []  # tokens of the current line
         tokens = _glue(_TOKENS.findall(paragraph))
         fits_until = 0  # tokens[:fits_until] were found to fit after the current line's tokens
+        after_space: set[int] = set()  # lines whose break dropped a space before them
         for i, tok in enumerate(tokens):
             if not toks:
                 toks.append(tok)
@@ -177,6 +192,7 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
             line_tokens = len(toks)  # the next line is guessed to hold about as many
             if tok.isspace():
                 para.append(toks)
+                after_space.add(len(para))  # the next line starts after a dropped space
                 toks = []
                 continue
             carry: list[str] = []
@@ -187,15 +203,20 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
             para.append(toks)
             toks = carry + [tok]
         para.append(toks)
-        para = [ln for ln in para if "".join(ln).strip()]
-        # no orphan: a last line of one character (and its punctuation) takes a token along
+        spaced = [i in after_space for i in range(len(para))]
+        kept = [i for i, ln in enumerate(para) if "".join(ln).strip()]
+        para, spaced = [para[i] for i in kept], [spaced[i] for i in kept]
+        # no orphan: a last line of one character (and its punctuation) takes a token along,
+        # with the space that stood between them ("h or w", not "h orw")
         if len(para) > 1:
             last = "".join(para[-1]).strip()
             if len([c for c in last if c not in _PUNCT_ONLY]) <= 1:
                 prev = para[-2]
+                gap = spaced[-1]
                 while prev and prev[-1].isspace():
                     prev.pop()
+                    gap = True
                 if len(prev) > 1:
-                    para[-1] = [prev.pop()] + para[-1]
+                    para[-1] = [prev.pop()] + ([" "] if gap else []) + para[-1]
         lines.extend("".join(ln).strip() for ln in para)
     return [ln for ln in lines if ln] or [""]
