@@ -690,7 +690,7 @@ def test_scouts_temperature_key_is_refused_by_transformers_and_the_card_says_so(
     assert raw == 4 and card.numbers["l4_tuning"] == raw
     with pytest.raises(Exception, match="expected bool, got int"):
         T.Llama4TextConfig(attn_temperature_tuning=raw)
-    from posecards.render.build import footer_text
+    from posecards.render.footers import footer_text
 
     for lang in ("en", "zh"):
         filled = fill_card(load_card_text(6), lang, card.numbers)

@@ -323,7 +323,7 @@ def _layouts_base(
     bases = _bases(params)
     lam = np.stack(
         [2.0 * np.pi / rope_inv_freq(HEAD_DIM, b)[0] for b in bases]
-    )  # (n_bases, d/2) lambda_k = 2 pi / theta_k
+    )  # (n_bases, HEAD_DIM/2) lambda_k = 2 pi / theta_k
     contexts = np.array(CONTEXTS, dtype=np.int64)  # (n_ctx,)
     # pair k completes a full turn inside a context of L tokens when its wavelength fits in the
     # largest relative distance there, L - 1
