@@ -44,6 +44,8 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
             f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
             f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
         )
+    elif ckpt.gguf is not None:  # a GGUF file: its metadata, mapped to a config
+        what = f"{ckpt.gguf.path.name} " + ("元数据" if lang == "zh" else "metadata")
     else:
         what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
     ignored = ""
@@ -216,6 +218,7 @@ def plan_inspection(
         "format": ckpt.format,
         "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
         "config": "config.json" if ckpt.config_file else None,
+        "gguf_metadata": list(ckpt.gguf.metadata_keys) if ckpt.gguf else None,
         "found": _printable(asdict(found)),
     }
     return Plan(
