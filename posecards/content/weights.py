@@ -27,6 +27,7 @@ from posecards.content.reading import kind_frequencies
 from posecards.encodings._checks import F64
 from posecards.encodings.rope_use import (
     bias_score,
+    cos_sum_holds,
     critical_dimension,
     kv_head_of,
     minimum_base,
@@ -88,14 +89,22 @@ def _sizes(config: Mapping[str, Any], prefix: str) -> tuple[int, int]:
     return heads, kv
 
 
-def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
-    """Read every rotating layer's q/k weights, one layer at a time."""
+def check_rope(ckpt: Checkpoint, found: Found) -> None:
+    """A CheckpointError unless the model rotates (before anything is read or said)."""
     if not isinstance(found, RopePositions | LayeredPositions) or (
         isinstance(found, RopePositions) and found.reading is None
     ):
         raise CheckpointError(
             f"{ckpt.name} uses {found.kind} positions, not RoPE: it has no frequencies to use"
         )
+    if not ckpt.weights:
+        raise CheckpointError(f"{ckpt.name}: a config without weights has no frequency use to read")
+
+
+def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
+    """Read every rotating layer's q/k weights, one layer at a time."""
+    check_rope(ckpt, found)
+    assert isinstance(found, RopePositions | LayeredPositions)
     reading = found.reading
     assert reading is not None
     kinds = {reading.layers[i].rope for i in reading.rope_layers}
@@ -110,8 +119,6 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
             f"{ckpt.name}: its heads rotate only part of a split head (MLA) or by MRoPE axes; "
             "posecards reads frequency use of plain and partial RoPE"
         )
-    if not ckpt.weights:
-        raise CheckpointError(f"{ckpt.name}: a config without weights has no frequency use to read")
     nums = kind_frequencies(kind)
     inv_freq = nums.inv_freq[nums.inv_freq > 0]  # (pairs,) the turning pairs
     rotated = 2 * inv_freq.size
@@ -224,11 +231,18 @@ def summarize(w: WeightsReading) -> Summary:
     )
 
 
-def cos_sum(rotated_dim: int, base: float, m: F64) -> F64:
-    """(m,) the mean over pairs of cos(m θ_k), θ_k = base^(−2k/d) (Men et al.'s B(m) / (d/2))."""
-    k = np.arange(rotated_dim // 2, dtype=np.float64)
-    theta = base ** (-2.0 * k / rotated_dim)
-    out: F64 = np.cos(np.outer(m, theta)).mean(axis=1)  # (m,)
+def lowest_cos_mean(rotated_dim: int, base: float, context: int) -> F64:
+    """``(context,)`` min over m' <= m of the mean over pairs of cos(m' θ_k), θ_k = base^(−2k/d)
+    (Men et al.'s B(m) / (d/2), lowest so far), for m = 0 .. context − 1, in blocks."""
+    k = np.arange(rotated_dim // 2, dtype=np.float64)  # (pairs,)
+    theta = base ** (-2.0 * k / rotated_dim)  # (pairs,)
+    out = np.empty(context, dtype=np.float64)  # (context,)
+    lo = np.inf
+    for start in range(0, context, 4096):
+        m = np.arange(start, min(context, start + 4096), dtype=np.float64)  # (block,)
+        block = np.minimum.accumulate(np.cos(np.outer(m, theta)).mean(axis=1))  # (block,)
+        out[start : start + m.size] = np.minimum(block, lo)
+        lo = float(out[start + m.size - 1])
     return out
 
 
@@ -237,15 +251,16 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
     pairs = w.inv_freq.size
     wl = 2 * math.pi / w.inv_freq  # (pairs,) wavelength in positions
     n_layers = len(w.layers)
-    flat_fast = int(np.argmax(s.fast))
-    flat_slow = int(np.argmax(s.slow))
+    flat_fast = int(np.nanargmax(s.fast))
+    flat_slow = int(np.nanargmax(s.slow))
     fast_l, fast_h = divmod(flat_fast, w.heads)
     slow_l, slow_h = divmod(flat_slow, w.heads)
     overall = np.nanmean(s.mean_use, axis=0)  # (pairs,)
-    top = int(np.argmax(overall))
+    top = int(np.nanargmax(overall))
     beyond = int(np.count_nonzero(wl > w.context)) if w.context else 0
     ctx = w.context or 0
-    m = np.unique(np.linspace(0, max(ctx, 2) - 1, COS_SUM_POINTS).round())  # (M,)
+    m = np.unique(np.linspace(0, max(ctx, 2) - 1, COS_SUM_POINTS).round())  # (M,) shown
+    shown = m.astype(np.int64)
     figures: dict[str, dict[str, Any]] = {
         "w-use": {
             "use": s.mean_use,
@@ -255,7 +270,7 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
             "beyond": beyond,
         },
         "w-cosine": {
-            "cos": np.abs(np.nanmean(w.q_cos, axis=1)),
+            "cos": np.nanmean(np.abs(w.q_cos), axis=1),  # (layers, pairs) mean |cos| over heads
             "layers": np.asarray(w.layers, dtype=np.float64),
         },
         "w-heads": {
@@ -267,8 +282,12 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         },
         "w-cos-sum": {
             "distance": m,
-            "model": cos_sum(w.rotated_dim, w.base, m),
-            "minimum": cos_sum(w.rotated_dim, s.min_base, m) if s.min_base else m * 0,
+            "model": lowest_cos_mean(w.rotated_dim, w.base, max(ctx, 2))[shown],
+            "minimum": (
+                lowest_cos_mean(w.rotated_dim, s.min_base, max(ctx, 2))[shown]
+                if s.min_base
+                else m * 0
+            ),
             "base": w.base,
             "min_base": s.min_base or math.nan,
         },
@@ -289,29 +308,33 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         "stored_layout": w.stored_layout,
         "format": ckpt.format,
         "top_pair": top,
-        "top_share": float(overall[top]),
-        "even_share": 1.0 / pairs,
+        "top_pct": 100 * float(overall[top]),
+        "even_pct": 100 / pairs,
         "top_wl": float(wl[top]),
-        "fast_mean": float(s.fast.mean()),
-        "slow_mean": float(s.slow.mean()),
+        "fast_pct": 100 * float(np.nanmean(s.fast)),
+        "slow_pct": 100 * float(np.nanmean(s.slow)),
         "quarter": max(1, pairs // QUARTER),
         "fast_layer": int(w.layers[fast_l]),
         "fast_head": fast_h,
-        "fast_share": float(s.fast[fast_l, fast_h]),
+        "fast_head_pct": 100 * float(s.fast[fast_l, fast_h]),
         "slow_layer": int(w.layers[slow_l]),
         "slow_head": slow_h,
-        "slow_share": float(s.slow[slow_l, slow_h]),
+        "slow_head_pct": 100 * float(s.slow[slow_l, slow_h]),
         "first_top": layer_top[0],
         "last_top": layer_top[-1],
         "beyond": beyond,
         "crit_dim": s.crit_dim if s.crit_dim is not None else 0,
         "crit_pairs": (s.crit_dim or 0) // 2,
+        "rest_pairs": pairs - (s.crit_dim or 0) // 2,
         "min_base": s.min_base or math.nan,
         "cos_r": float(np.nanmedian(s.qk_cos_r)) if np.any(np.isfinite(s.qk_cos_r)) else math.nan,
         "cos_abs": float(np.nanmean(np.abs(w.q_cos))),
     }
+    holds = bool(ctx >= 2 and cos_sum_holds(w.rotated_dim, w.base, ctx))
     variants = {
-        "takeaways.base": "above" if s.min_base and w.base >= s.min_base else "below",
+        "panels.w-use.alt": "beyond" if beyond else "all-turn",
+        "panels.w-cos-sum.alt": "holds" if holds else "fails",
+        "panels.w-cos-sum.caption": "holds" if holds else "fails",
         "takeaways.heads": "qk-norm" if w.qk_norm else "plain",
         "pitfalls.order": "gguf" if ckpt.format == "gguf" else "hf",
     }

@@ -30,9 +30,13 @@ class Labels(Protocol):
 DrawFn = Callable[["FigureBase", Mapping[str, Any], Labels, "Theme"], None]
 
 
+# inspection cards whose figures live in a module of their own
+OWN_MODULE: dict[str, str] = {"inspect-weights": "weights"}
+
+
 def draw_functions(card: int | str) -> dict[str, DrawFn]:
     """Card N's draw functions (``figures/cardN.py``); an inspection card's (``inspect.py``)."""
-    name = f"card{int(card)}" if isinstance(card, int) else "inspect"
+    name = f"card{int(card)}" if isinstance(card, int) else OWN_MODULE.get(card, "inspect")
     module = importlib.import_module(f"posecards.figures.{name}")
     draw: dict[str, DrawFn] = module.DRAW
     return draw

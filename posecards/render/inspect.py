@@ -34,11 +34,16 @@ from posecards.render.build import (
 )
 
 
-def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
+def source_text(ckpt: Checkpoint, found: Found, lang: str, weights: bool = False) -> str:
     """Which tensor and which config keys the card was made from (the footer's first part)."""
     keys = ", ".join(found.config_keys) if found.config_keys else "-"
     name = display_name(ckpt.name)
-    if isinstance(found, LearnedPositions):
+    if weights:  # the weights card: q/k of every rotating layer, one layer at a time
+        files = ", ".join(p.name for p in ckpt.weights[:2]) + (
+            " …" if len(ckpt.weights) > 2 else ""
+        )
+        what = f"q/k {'权重，来自' if lang == 'zh' else 'weights from'} {files}"
+    elif isinstance(found, LearnedPositions):
         rows, width = found.shape
         what = (
             f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
@@ -60,8 +65,10 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
     return f"Model {name} · read {what} · config keys: {keys}{ignored}"
 
 
-def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
-    src = source_text(ckpt, found, lang)
+def inspect_footer(
+    ckpt: Checkpoint, found: Found, look: Look, lang: str, weights: bool = False
+) -> str:
+    src = source_text(ckpt, found, lang, weights)
     if lang == "zh":
         theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
         return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
@@ -140,11 +147,14 @@ class ReadingJob:
     stem: str
     config: Mapping[str, Any]
     found: Found
+    document: bytes | None = None  # made with the card's content (the weights reading)
 
 
 def render_reading(job: ReadingJob, ctx: Context) -> Rendered:
     from posecards.content.reading import inspection_json
 
+    if job.document is not None:
+        return Rendered({f"{job.stem}.json": job.document})
     return Rendered({f"{job.stem}.json": inspection_json(job.name, job.config, job.found)})
 
 
@@ -157,7 +167,12 @@ def _printable(value: Any) -> Any:
 
 
 def plan_inspection(
-    cfg: InspectConfig, out: Path, ckpt: Checkpoint, found: Found, content: CardContent
+    cfg: InspectConfig,
+    out: Path,
+    ckpt: Checkpoint,
+    found: Found,
+    content: CardContent,
+    document: bytes | None = None,
 ) -> Plan:
     """Every unit of an inspection: a drawing per language, then the pages. Not cached: the
     units' input is the model reading, computed afresh each time."""
@@ -167,7 +182,9 @@ def plan_inspection(
     text = load_card_text(card)
     stem = model_slug(ckpt.name)
     name = text_name(card)
-    footers = tuple((lang, inspect_footer(ckpt, found, cfg.look, lang)) for lang in cfg.langs)
+    footers = tuple(
+        (lang, inspect_footer(ckpt, found, cfg.look, lang, cfg.weights)) for lang in cfg.langs
+    )
     drawn = tuple(f for f in cfg.formats if f != "json")  # --format json alone draws nothing
     html, first = "html" in cfg.formats, cfg.langs[0]
     units = [
@@ -189,7 +206,7 @@ def plan_inspection(
             Unit(
                 name="reading",
                 render=render_reading,
-                job=ReadingJob(ckpt.name, stem, dict(ckpt.config), found),
+                job=ReadingJob(ckpt.name, stem, dict(ckpt.config), found, document),
                 files=(f"{stem}.json",),
                 texts=(name,),
                 spawn=False,
@@ -228,6 +245,7 @@ def plan_inspection(
             "languages": list(cfg.langs),
             "formats": list(cfg.formats),
             "look": asdict(cfg.look),
+            **({"weights": True} if cfg.weights else {}),
         },
         units=tuple(units),
         sources={name: card_sources(card)},
@@ -239,10 +257,10 @@ def plan_inspection(
             *PRELOAD,
             *((WARM_PDF,) if "pdf" in drawn else ()),
             "posecards.render.inspect",
-            "posecards.figures.inspect",
+            "posecards.figures.weights" if cfg.weights else "posecards.figures.inspect",
         ),
     )
 
 
-def default_out(ckpt: Checkpoint) -> Path:
-    return Path("out") / "inspect" / model_slug(ckpt.name)
+def default_out(ckpt: Checkpoint, weights: bool = False) -> Path:
+    return Path("out") / "inspect" / (model_slug(ckpt.name) + ("-weights" if weights else ""))
