@@ -389,4 +389,6 @@ def weights_json(name: str, found: Found, w: WeightsReading) -> bytes:
             for i, li in enumerate(w.layers)
         ],
     }
-    return (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    # one line (the per-head grids hold tens of thousands of numbers), floats in Python's shortest
+    # round-trip form, keys in the order above, a final newline: the same bytes on every machine
+    return (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
