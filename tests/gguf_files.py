@@ -42,7 +42,8 @@ def write_gguf(
     raw: Mapping[str, tuple[np.ndarray, tuple[int, ...], Any]] | None = None,
 ) -> Path:
     """A GGUF file: ``metadata`` keys after "{arch}." (ints as uint32, floats as float32, strings),
-    float32 tensors, and ``raw`` tensors given as bytes with their numpy shape and GGML type."""
+    float32 tensors, and ``raw`` tensors given as uint8 bytes with their byte shape (rows, bytes
+    per row) and GGML type."""
     w = gguf.GGUFWriter(path, arch)
     w.add_name(name)
     for key, value in metadata.items():

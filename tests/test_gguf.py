@@ -294,3 +294,64 @@ def test_inspect_smollm2_gguf_builds_its_card(smollm2: Path, tmp_path: Path) -> 
     r = run("inspect", str(smollm2), "--out", str(out), "--format", "json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (out / "smollm2-135m-instruct-q4-1.json").is_file(), os.listdir(out)
+
+
+def _llama_gguf(path: Path, qtype: Any = None) -> Path:
+    """A tiny llama GGUF with q/k/norm tensors of one layer (float32, or q as ``qtype`` bytes)."""
+    rng = np.random.default_rng(0)
+    meta = {**ARCH_CASES["llama"], "block_count": 1, "embedding_length": 256}
+    tensors = {
+        "blk.0.attn_q.weight": rng.standard_normal((64, 256)),
+        "blk.0.attn_k.weight": rng.standard_normal((32, 256)),
+        "blk.0.attn_norm.weight": np.ones(256),
+    }
+    raw = None
+    if qtype is not None:  # K-quants come in blocks of 256 values
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        data = np.zeros((64, 256 // block * size), dtype=np.uint8)  # (rows, bytes per row)
+        raw = {"blk.0.attn_q.weight": (data, data.shape, qtype)}
+        del tensors["blk.0.attn_q.weight"]
+    return write_gguf(path, "llama", meta, tensors, raw=raw)
+
+
+def _cut(src: Path, dst: Path, keep: int) -> Path:
+    dst.write_bytes(src.read_bytes()[:keep])
+    return dst
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("header-cut", "truncated"),
+        ("data-cut", "lies outside the file"),
+        ("garbage", "no GGUF magic"),
+        ("version", "version 7"),
+        ("q8_k", "Q8_K, which the gguf package cannot dequantize"),
+    ],
+)
+def test_bad_gguf_is_one_line_exit_2_nothing_written(
+    tmp_path: Path, case: str, message: str
+) -> None:
+    good = _llama_gguf(tmp_path / "good.gguf")
+    size = good.stat().st_size
+    bad = tmp_path / f"{case}.gguf"
+    if case == "header-cut":
+        _cut(good, bad, 200)
+    elif case == "data-cut":
+        _cut(good, bad, size - 1000)
+    elif case == "garbage":
+        bad.write_bytes(b"not a gguf file at all" * 10)
+    elif case == "version":
+        data = bytearray(good.read_bytes())
+        data[4:8] = (7).to_bytes(4, "little")
+        bad.write_bytes(bytes(data))
+    else:
+        _llama_gguf(bad, gguf.GGMLQuantizationType.Q8_K)
+    out = tmp_path / "out"
+    r = run("inspect", str(bad), "--weights", "--out", str(out), "--quiet", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and bad.name in lines[0] and message in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()

@@ -416,3 +416,17 @@ def test_a_tensor_of_unexpected_shape_is_refused(tmp_path: Path) -> None:
     ckpt = open_checkpoint(tmp_path / "m")
     with pytest.raises(CheckpointError, match=r"k_proj.weight' has shape \(7, 48\)"):
         weights_reading(ckpt, find_positions(ckpt))
+
+
+def test_a_tensor_with_nan_is_refused(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    model = _tiny("llama")
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    state["model.layers.0.self_attn.q_proj.weight"][3, 5] = float("nan")
+    (tmp_path / "m").mkdir()
+    model.config.save_pretrained(tmp_path / "m")
+    save_file(state, tmp_path / "m" / "model.safetensors")
+    ckpt = open_checkpoint(tmp_path / "m")
+    with pytest.raises(CheckpointError, match="q_proj.weight' holds NaN"):
+        weights_reading(ckpt, find_positions(ckpt))
