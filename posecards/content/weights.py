@@ -28,13 +28,14 @@ from posecards.encodings._checks import F64
 from posecards.encodings.rope_use import (
     bias_score,
     cos_sum_holds,
+    cosines_from,
     critical_dimension,
     kv_head_of,
     minimum_base,
-    pair_cosines,
-    pair_norms,
+    norms_from,
     pair_rows,
     pair_use,
+    row_stats,
     shares,
     unrotated_norms,
 )
@@ -133,30 +134,25 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
     for lw in iter_layers(ckpt, reading, heads, kv, head_dim):
         stored = lw.layout
         rows = pair_rows(rotated, lw.layout)  # (pairs, 2) in the file's order
-        q, k = lw.q, lw.k
+        q_sq, q_dot = row_stats(lw.q, rows, lw.gamma)  # (heads, head_dim), (heads, pairs)
+        k_sq, k_dot = row_stats(lw.k, rows, lw.gamma)  # (kv, head_dim), (kv, pairs)
         if lw.q_norm is not None and lw.k_norm is not None:
-            qk = True
-            q = q * lw.q_norm[None, :, None]  # the per-slot gain after each head's RMS norm
-            k = k * lw.k_norm[None, :, None]
-        q_n, k_n = pair_norms(q, rows), pair_norms(k, rows)  # (heads, pairs), (kv, pairs)
+            qk = True  # the per-slot gain after each head's RMS norm, folded into the rows
+            q_sq, q_dot = _gain(q_sq, q_dot, lw.q_norm, rows)
+            k_sq, k_dot = _gain(k_sq, k_dot, lw.k_norm, rows)
+        q_n, k_n = norms_from(q_sq, rows), norms_from(k_sq, rows)  # (heads, pairs), (kv, pairs)
         qn.append(q_n)
         kn.append(k_n)
-        qc.append(pair_cosines(q, rows))
-        kc.append(pair_cosines(k, rows))
+        qc.append(cosines_from(q_sq, q_dot, rows))
+        kc.append(cosines_from(k_sq, k_dot, rows))
         use.append(shares(pair_use(q_n, k_n, kv_head)))
         mask = np.zeros(head_dim, dtype=bool)
         mask[rows.reshape(-1)] = True
-        unrot.append(unrotated_norms(q, mask))
+        unrot.append(unrotated_norms(q_sq, mask))
         if lw.q_bias is not None and lw.k_bias is not None:
             has_bias = True
-            bias.append(
-                np.stack(
-                    [
-                        bias_score(lw.q_bias[h], lw.k_bias[kv_head[h]], inv_freq, rows, dist)
-                        for h in range(heads)
-                    ]
-                )
-            )  # (heads, D)
+            # (heads, D): each query head's bias with the bias of the key head it reads
+            bias.append(bias_score(lw.q_bias, lw.k_bias[kv_head], inv_freq, rows, dist))
     ctx = reading.max_position_embeddings or 0
     kp = kind.parameters
     if isinstance(kp.get("original_max_position_embeddings"), int):
@@ -182,6 +178,11 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
         bias=np.stack(bias) if has_bias and len(bias) == len(qn) else None,
         qk_norm=qk,
     )
+
+
+def _gain(sq: F64, dot: F64, g: F64, rows: Any) -> tuple[F64, F64]:
+    """Rows scaled by a per-slot gain g: squared norms by g², pair dot products by g0·g1."""
+    return sq * g**2, dot * (g[rows[:, 0]] * g[rows[:, 1]])
 
 
 def _corr(a: F64, b: F64) -> float:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from posecards.encodings._checks import F64, I64, check_base, check_even_dim, check_layout
 
@@ -41,39 +42,75 @@ def pair_rows(rotated_dim: int, layout: str) -> I64:
     return np.stack([2 * k, 2 * k + 1], axis=1)  # (pairs, 2)
 
 
-def _heads(w: F64) -> F64:
-    w = np.asarray(w, dtype=np.float64)
-    if w.ndim != 3:
-        raise ValueError(f"w must have shape (heads, head_dim, d_in), got {w.shape}")
-    return w
+def _heads(w: npt.ArrayLike) -> npt.NDArray[np.floating]:
+    a = np.asarray(w)
+    if a.ndim != 3 or not np.issubdtype(a.dtype, np.floating):
+        raise ValueError(
+            f"w must be a float array (heads, head_dim, d_in), got {a.dtype} {a.shape}"
+        )
+    return a
 
 
-def pair_norms(w: F64, rows: I64) -> F64:
-    """``(heads, pairs)`` ``sqrt(‖w[h, r0]‖² + ‖w[h, r1]‖²)`` of ``w`` ``(heads, head_dim, d_in)``."""
+def row_stats(w: npt.ArrayLike, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
+    """``(sq, dot)``: the squared norm of every row ``(heads, head_dim)`` and the dot product of
+    each pair's two rows ``(heads, pairs)`` of ``w diag(γ)``, one head at a time in float64.
+
+    ``w`` ``(heads, head_dim, d_in)`` may be stored as float32 (exact for F32/F16/BF16 weights
+    and the gguf package's dequantized values): each head is converted on its own, so no float64
+    copy of the whole tensor is made."""
     w = _heads(w)
-    sq: F64 = np.einsum("hsd,hsd->hs", w, w)  # (heads, head_dim) squared row norms
-    out: F64 = np.sqrt(sq[:, rows[:, 0]] + sq[:, rows[:, 1]])  # (heads, pairs)
+    heads, head_dim, d_in = w.shape
+    g = None if gamma is None else np.asarray(gamma, dtype=np.float64).reshape(d_in)  # (d_in,)
+    sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
+    dot = np.empty((heads, rows.shape[0]), dtype=np.float64)  # (heads, pairs)
+    first, second = _as_slice(rows[:, 0]), _as_slice(rows[:, 1])
+    for h in range(heads):
+        wh = w[h].astype(np.float64)  # (head_dim, d_in)
+        if g is not None:
+            wh *= g  # W diag(γ)
+        sq[h] = np.einsum("sd,sd->s", wh, wh)
+        dot[h] = np.einsum("pd,pd->p", wh[first], wh[second])
+    return sq, dot
+
+
+def _as_slice(idx: I64) -> slice | I64:
+    """A slice for an evenly spaced index (both layouts' rows are: no copy), else the index."""
+    if idx.size > 1 and (step := int(idx[1] - idx[0])) > 0 and np.all(np.diff(idx) == step):
+        return slice(int(idx[0]), int(idx[-1]) + 1, step)
+    return idx
+
+
+def norms_from(sq: F64, rows: I64) -> F64:
+    """``(heads, pairs)`` pair norms ``sqrt(‖r0‖² + ‖r1‖²)`` from the squared row norms."""
+    out: F64 = np.sqrt(sq[:, rows[:, 0]] + sq[:, rows[:, 1]])
     return out
 
 
-def pair_cosines(w: F64, rows: I64) -> F64:
+def cosines_from(sq: F64, dot: F64, rows: I64) -> F64:
+    """``(heads, pairs)`` cosine between each pair's two rows (Chen & Yan); NaN where a row is
+    zero."""
+    den = np.sqrt(sq[:, rows[:, 0]] * sq[:, rows[:, 1]])  # (heads, pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: F64 = np.where(den > 0, dot / den, np.nan)
+    return out
+
+
+def pair_norms(w: npt.ArrayLike, rows: I64) -> F64:
+    """``(heads, pairs)`` ``sqrt(‖w[h, r0]‖² + ‖w[h, r1]‖²)`` of ``w`` ``(heads, head_dim, d_in)``."""
+    return norms_from(row_stats(w, rows)[0], rows)
+
+
+def pair_cosines(w: npt.ArrayLike, rows: I64) -> F64:
     """``(heads, pairs)`` cosine between the two rows of each pair (Chen & Yan); NaN where a row
     is zero."""
-    w = _heads(w)
-    a, b = w[:, rows[:, 0]], w[:, rows[:, 1]]  # (heads, pairs, d_in) each
-    dot = np.einsum("hpd,hpd->hp", a, b)  # (heads, pairs)
-    na = np.sqrt(np.einsum("hpd,hpd->hp", a, a))
-    nb = np.sqrt(np.einsum("hpd,hpd->hp", b, b))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((na > 0) & (nb > 0), dot / (na * nb), np.nan)  # (heads, pairs)
+    sq, dot = row_stats(w, rows)
+    return cosines_from(sq, dot, rows)
 
 
-def unrotated_norms(w: F64, rotated: I64) -> F64:
+def unrotated_norms(sq: F64, rotated: npt.ArrayLike) -> F64:
     """``(heads,)`` norm of the rows of each head that do not rotate (partial rotary), from the
-    ``(head_dim,)`` mask ``rotated`` (True where a slot belongs to a pair)."""
-    w = _heads(w)
-    rest = w[:, ~np.asarray(rotated, dtype=bool)]  # (heads, unrotated, d_in)
-    out: F64 = np.sqrt(np.einsum("hsd,hsd->h", rest, rest))  # (heads,)
+    squared row norms and the ``(head_dim,)`` mask ``rotated`` (True where a slot is in a pair)."""
+    out: F64 = np.sqrt(sq[:, ~np.asarray(rotated, dtype=bool)].sum(axis=1))
     return out
 
 
@@ -99,27 +136,29 @@ def shares(values: F64) -> F64:
 
 
 def bias_score(b_q: F64, b_k: F64, inv_freq: F64, rows: I64, distances: F64) -> F64:
-    """``(distances,)`` ``b_qᵀ R(Δθ) b_k`` summed over pairs, where Δ = m − n is the query's
+    """``(..., distances)`` ``b_qᵀ R(Δθ) b_k`` summed over pairs, where Δ = m − n is the query's
     position minus the key's, and R turns the key at n and the query at m as RoPE does:
 
         q_m · k_n = Σ_k (q0 k0 + q1 k1) cos(Δ θ_k) + (q0 k1 − q1 k0) sin(Δ θ_k)
 
-    with (q0, q1) = b_q[rows[k]], (k0, k1) = b_k[rows[k]]; slots that do not rotate add their
-    plain dot product (a constant)."""
-    b_q = np.asarray(b_q, dtype=np.float64)  # (head_dim,)
-    b_k = np.asarray(b_k, dtype=np.float64)  # (head_dim,)
+    with (q0, q1) = b_q[..., rows[k]], (k0, k1) = b_k[..., rows[k]]; slots that do not rotate add
+    their plain dot product (a constant). ``b_q``, ``b_k``: ``(head_dim,)`` or ``(heads,
+    head_dim)`` (query heads with the key head each reads)."""
+    b_q = np.asarray(b_q, dtype=np.float64)  # (..., head_dim)
+    b_k = np.asarray(b_k, dtype=np.float64)  # (..., head_dim)
     theta = np.asarray(inv_freq, dtype=np.float64)  # (pairs,)
     if theta.shape != (rows.shape[0],):
         raise ValueError(f"inv_freq has {theta.size} values for {rows.shape[0]} pairs")
-    q0, q1 = b_q[rows[:, 0]], b_q[rows[:, 1]]  # (pairs,)
-    k0, k1 = b_k[rows[:, 0]], b_k[rows[:, 1]]
-    a = q0 * k0 + q1 * k1  # (pairs,)
+    q0, q1 = b_q[..., rows[:, 0]], b_q[..., rows[:, 1]]  # (..., pairs)
+    k0, k1 = b_k[..., rows[:, 0]], b_k[..., rows[:, 1]]
+    a = q0 * k0 + q1 * k1  # (..., pairs)
     b = q0 * k1 - q1 * k0
     angle = np.outer(np.asarray(distances, dtype=np.float64), theta)  # (distances, pairs)
-    rotated = np.zeros(b_q.shape, dtype=bool)
+    rotated = np.zeros(b_q.shape[-1], dtype=bool)
     rotated[rows.reshape(-1)] = True
-    rest = float(b_q[~rotated] @ b_k[~rotated])
-    return np.cos(angle) @ a + np.sin(angle) @ b + rest  # (distances,)
+    rest = np.einsum("...s,...s->...", b_q[..., ~rotated], b_k[..., ~rotated])  # (...)
+    out: F64 = a @ np.cos(angle).T + b @ np.sin(angle).T + np.asarray(rest)[..., None]
+    return out  # (..., distances)
 
 
 def critical_dimension(head_dim: int, base: float, context: int) -> int:

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from posecards.encodings._checks import F64
 from posecards.errors import PosecardsError
 from posecards.model.gguf import GgufFile, open_gguf, read_gguf_tensor
 
@@ -332,17 +331,21 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
 
 
 def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
-    # bfloat16 is the top half of a float32: shift the 16 bits up and reinterpret.
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    # bfloat16 is the top half of a float32: shift the 16 bits up and reinterpret (in place: one
+    # float32-sized array, no second temporary)
+    wide = bits.astype(np.uint32)
+    wide <<= 16
+    return wide.view(np.float32)
 
 
-def read_tensor(ckpt: Checkpoint, name: str) -> F64:
-    """One tensor as float64, reading only its own bytes."""
+def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
+    """One tensor as float64 (or ``dtype``: float32 holds F32, F16 and BF16 values exactly),
+    reading only its own bytes."""
     entry = ckpt.tensors.get(name)
     if entry is None:
         raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
     if entry.file.suffix == ".gguf" and ckpt.gguf is not None:
-        return read_gguf_tensor(entry.file, ckpt.gguf.tensors[name])
+        return read_gguf_tensor(entry.file, ckpt.gguf.tensors[name], dtype)
     if entry.file.suffix == ".safetensors":
         if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
             raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
@@ -358,10 +361,10 @@ def read_tensor(ckpt: Checkpoint, name: str) -> F64:
         arr = np.frombuffer(buf, dtype=dt, count=count)
         if entry.dtype == "BF16":
             arr = _bf16_to_f32(arr)
-        return np.asarray(arr, dtype=np.float64).reshape(entry.shape)
+        return np.asarray(arr, dtype=dtype).reshape(entry.shape)
     import torch
 
     t = _torch_load(entry.file)[name]
     if t.is_complex():
         raise CheckpointError(f"tensor {name!r} is complex ({entry.dtype}); a table is real")
-    return np.asarray(t.to(torch.float64).numpy(), dtype=np.float64).reshape(entry.shape)
+    return np.asarray(t.to(torch.float64).numpy(), dtype=dtype).reshape(entry.shape)

@@ -354,9 +354,10 @@ def open_gguf(path: Path) -> GgufFile:
 _PLAIN = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I8": "i1", "I16": "<i2", "I32": "<i4"}
 
 
-def read_gguf_tensor(path: Path, t: GgufTensor) -> np.ndarray:
-    """One tensor, dequantized by the ``gguf`` package (llama.cpp's own code), as float64 in
-    numpy order (rows first). Only its own bytes are read."""
+def read_gguf_tensor(path: Path, t: GgufTensor, dtype: Any = np.float64) -> np.ndarray:
+    """One tensor, dequantized by the ``gguf`` package (llama.cpp's own code), as float64 (or
+    ``dtype``: float32 holds every dequantized value exactly) in numpy order (rows first). Only
+    its own bytes are read."""
     from gguf.constants import GGMLQuantizationType
     from gguf.quants import dequantize
 
@@ -380,7 +381,7 @@ def read_gguf_tensor(path: Path, t: GgufTensor) -> np.ndarray:
                 f"{path.name}: tensor {t.name!r} is {t.qtype}, which the gguf package cannot "
                 "dequantize"
             ) from None
-    return np.asarray(values, dtype=np.float64).reshape(t.shape)
+    return np.asarray(values, dtype=dtype).reshape(t.shape)
 
 
 def unpermute_rows(w: np.ndarray, heads: int) -> np.ndarray:

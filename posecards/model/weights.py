@@ -2,7 +2,8 @@
 
 For layer i it reads ``W_q``, ``W_k`` (and ``b_q``, ``b_k``, the QK-norm gains where the model has
 them) and the input norm's gain γ, and returns them per head as float64 with γ folded in
-(``W diag(γ)``: what the model applies to the normalized input). Names per format:
+(``W diag(γ)``: what the model applies to the normalized input; the math folds it in one head at
+a time). Names per format:
 
     Hugging Face  <prefix>layers.{i}.self_attn.{q,k}_proj.{weight,bias}, .input_layernorm.weight,
                   .self_attn.{q,k}_norm.weight        (safetensors, sharded, .bin)
@@ -24,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,11 +55,14 @@ class Names:
 
 @dataclass(frozen=True)
 class LayerWeights:
-    """One attention layer's q/k weights per head, γ folded in, rows in ``layout`` order."""
+    """One attention layer's q/k weights per head, rows in ``layout`` order. The weights are kept
+    as stored (float32 holds F32, F16, BF16 and dequantized GGUF values exactly; float64 for F64):
+    the math converts one head at a time."""
 
     index: int
-    q: F64  # (heads, head_dim, d_in)
-    k: F64  # (kv_heads, head_dim, d_in)
+    q: Any  # (heads, head_dim, d_in) float32 or float64
+    k: Any  # (kv_heads, head_dim, d_in)
+    gamma: F64 | None  # (d_in,) the input norm's gain as the model applies it (Gemma: 1 + w)
     q_bias: F64 | None  # (heads, head_dim)
     k_bias: F64 | None  # (kv_heads, head_dim)
     q_norm: F64 | None  # (head_dim,) QK-norm gain, applied after each head's RMS normalization
@@ -117,18 +122,23 @@ def _if(have: object, name: str) -> str | None:
     return name if name in have else None  # type: ignore[operator]
 
 
-def _heads(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> F64:
+_EXACT_IN_F64_ONLY = frozenset({"F64", "float64"})
+
+
+def _heads(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> Any:
     if name not in ckpt.tensors:
         raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
-    shape = ckpt.tensors[name].shape
+    entry = ckpt.tensors[name]
+    shape = entry.shape
     want = (heads * head_dim, d_in) if d_in else (heads * head_dim,)
     if len(shape) != len(want) or shape[0] != want[0] or (d_in and shape[1] != d_in):
         raise CheckpointError(
             f"{ckpt.name}: tensor {name!r} has shape {tuple(shape)}, expected "
             f"({heads} heads × {head_dim}{', ' + str(d_in) if d_in else ''}) from the config"
         )
-    w = read_tensor(ckpt, name)
-    if not np.all(np.isfinite(w)):
+    dtype = np.float64 if entry.dtype in _EXACT_IN_F64_ONLY or not d_in else np.float32
+    w = read_tensor(ckpt, name, dtype)
+    if not np.isfinite(w).all():
         raise CheckpointError(f"{ckpt.name}: tensor {name!r} holds NaN or infinite values")
     return w.reshape(heads, head_dim, *w.shape[1:])
 
@@ -143,39 +153,32 @@ def read_layer(
     d_in = ckpt.tensors[names.q].shape[1]
     q = _heads(ckpt, names.q, heads, head_dim, d_in)  # (heads, head_dim, d_in)
     k = _heads(ckpt, names.k, kv_heads, head_dim, d_in)  # (kv_heads, head_dim, d_in)
-    if names.norm is not None:
-        gamma = read_tensor(ckpt, names.norm).reshape(-1)  # (d_in,)
-        if gamma.shape != (d_in,):
-            raise CheckpointError(
-                f"{ckpt.name}: tensor {names.norm!r} has {gamma.size} values for {d_in} inputs"
-            )
-        if reading.model_type in GAMMA_PLUS_ONE and ckpt.format != "gguf":
-            gamma = 1.0 + gamma
-        q = q * gamma  # W diag(γ): (heads, head_dim, d_in)
-        k = k * gamma
+    plus_one = reading.model_type in GAMMA_PLUS_ONE and ckpt.format != "gguf"
+
+    def gain(name: str | None, n: int) -> F64 | None:
+        if name is None:
+            return None
+        g = read_tensor(ckpt, name).reshape(-1)  # float64
+        if g.shape != (n,):
+            raise CheckpointError(f"{ckpt.name}: tensor {name!r} has {g.size} values, not {n}")
+        if not np.isfinite(g).all():
+            raise CheckpointError(f"{ckpt.name}: tensor {name!r} holds NaN or infinite values")
+        out: F64 = 1.0 + g if plus_one else g
+        return out
 
     def vec(name: str | None, n: int) -> F64 | None:
         return None if name is None else _heads(ckpt, name, n, head_dim, None)
-
-    def gain(name: str | None) -> F64 | None:
-        if name is None:
-            return None
-        g = read_tensor(ckpt, name).reshape(-1)
-        if g.shape != (head_dim,):
-            raise CheckpointError(
-                f"{ckpt.name}: tensor {name!r} has {g.size} values, not {head_dim}"
-            )
-        return 1.0 + g if reading.model_type in GAMMA_PLUS_ONE and ckpt.format != "gguf" else g
 
     kind = reading.rope[reading.layers[index].rope or next(iter(reading.rope))]
     return LayerWeights(
         index=index,
         q=q,
         k=k,
+        gamma=gain(names.norm, d_in),
         q_bias=vec(names.q_bias, heads),
         k_bias=vec(names.k_bias, kv_heads),
-        q_norm=gain(names.q_norm),
-        k_norm=gain(names.k_norm),
+        q_norm=gain(names.q_norm, head_dim),
+        k_norm=gain(names.k_norm, head_dim),
         layout=stored_layout(ckpt, kind.layout),
     )
 
@@ -183,6 +186,19 @@ def read_layer(
 def iter_layers(
     ckpt: Checkpoint, reading: ModelLayers, heads: int, kv_heads: int, head_dim: int
 ) -> Iterator[LayerWeights]:
-    """Every rotating layer's weights, one layer at a time (the previous one can be freed)."""
-    for i in reading.rope_layers:
-        yield read_layer(ckpt, reading, i, heads, kv_heads, head_dim)
+    """Every rotating layer's weights, one layer at a time: the next layer is read on a thread
+    while the caller works on this one (file reads and numpy release the GIL), so at most two
+    layers are held at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    layers = list(reading.rope_layers)
+    if not layers:
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(read_layer, ckpt, reading, layers[0], heads, kv_heads, head_dim)
+        for nxt in [*layers[1:], None]:
+            current = ahead.result()
+            if nxt is not None:
+                ahead = pool.submit(read_layer, ckpt, reading, nxt, heads, kv_heads, head_dim)
+            yield current
+            del current
