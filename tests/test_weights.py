@@ -155,8 +155,12 @@ def _tiny(kind: str, seed: int = 0) -> Any:
         cfg = T.Qwen2Config(**common, hidden_size=48, num_attention_heads=6, num_key_value_heads=2)
         return T.Qwen2ForCausalLM(cfg)
     if kind == "gemma3":
-        cfg = T.Gemma3TextConfig(
-            **common, hidden_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=16
+        cfg = T.Gemma3TextConfig(  # 6 layers: 5 sliding (base 10,000), then 1 full (1e6)
+            **{**common, "num_hidden_layers": 6},
+            hidden_size=32,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            head_dim=16,
         )
         return T.Gemma3ForCausalLM(cfg)
     if kind == "phi":
@@ -288,6 +292,9 @@ def test_pair_norms_equal_transformers_projection_and_rotary(
         np.testing.assert_allclose(w.k_norm[li], ref_k, rtol=2e-5)
     assert w.layout == "half" and w.stored_layout == "half"
     assert w.qk_norm == (kind == "gemma3")
+    if kind == "gemma3":  # two RoPEs by layer type: the card shows full attention's
+        assert w.layer_rope == ("sliding_attention",) * 5 + ("full_attention",)
+        assert w.rope == "full_attention"
     if kind == "phi":
         assert w.rotated_dim == 8 and w.head_dim == 20
         assert (w.q_unrotated > 0).all()

@@ -63,7 +63,9 @@ class WeightsReading:
     context: int
     layout: str  # the model's pair layout
     stored_layout: str  # the order the file holds the rows in
-    inv_freq: F64  # (pairs,)
+    rope: str  # the RoPE whose frequencies the card shows (full attention's where types differ)
+    layer_rope: tuple[str, ...]  # the RoPE of each layer read
+    inv_freq: F64  # (pairs,) of ``rope``
     kv_head: Any  # (heads,) int: the key head of each query head
     q_norm: F64  # (layers, heads, pairs)
     k_norm: F64  # (layers, kv_heads, pairs)
@@ -108,20 +110,38 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
     assert isinstance(found, RopePositions | LayeredPositions)
     reading = found.reading
     assert reading is not None
-    kinds = {reading.layers[i].rope for i in reading.rope_layers}
-    if len(kinds) != 1 or reading.temperature is not None:
+    if reading.temperature is not None:
         raise CheckpointError(
-            f"{ckpt.name}: its layers rotate with {len(kinds)} different RoPE settings; "
-            "posecards reads frequency use of models with one RoPE on every rotating layer"
+            f"{ckpt.name}: a query temperature scales some layers' queries; posecards reads "
+            "frequency use of models without one"
         )
-    kind = reading.rope[next(iter(kinds)) or "rope"]
-    if kind.first_slot or kind.mrope_section is not None or kind.head_slots != kind.head_dim:
+    keys = sorted({reading.layers[i].rope or "rope" for i in reading.rope_layers})
+    freqs: dict[str, F64] = {}
+    for key in keys:
+        kind = reading.rope[key]
+        if kind.first_slot or kind.mrope_section is not None or kind.head_slots != kind.head_dim:
+            raise CheckpointError(
+                f"{ckpt.name}: its heads rotate only part of a split head (MLA) or by MRoPE "
+                "axes; posecards reads frequency use of plain and partial RoPE"
+            )
+        nums = kind_frequencies(kind)
+        if np.any(nums.inv_freq == 0):
+            raise CheckpointError(
+                f"{ckpt.name}: {key} has pairs that never turn (proportional RoPE); posecards "
+                "reads frequency use of plain and partial RoPE"
+            )
+        freqs[key] = nums.inv_freq  # (pairs,)
+    shapes = {(reading.rope[k].head_slots, freqs[k].size, reading.rope[k].layout) for k in keys}
+    if len(shapes) != 1:
         raise CheckpointError(
-            f"{ckpt.name}: its heads rotate only part of a split head (MLA) or by MRoPE axes; "
-            "posecards reads frequency use of plain and partial RoPE"
+            f"{ckpt.name}: its layer types rotate different numbers of pairs; posecards reads "
+            "frequency use where every rotating layer has the same pairs"
         )
-    nums = kind_frequencies(kind)
-    inv_freq = nums.inv_freq[nums.inv_freq > 0]  # (pairs,) the turning pairs
+    # the card's wavelengths: full attention's RoPE where layer types differ (the long one)
+    main = "full_attention" if "full_attention" in keys else keys[0]
+    kind = reading.rope[main]
+    inv_freq = freqs[main]
+    layer_freq = {i: freqs[reading.layers[i].rope or "rope"] for i in reading.rope_layers}
     rotated = 2 * inv_freq.size
     heads, kv = _sizes(ckpt.config, reading.text_prefix)
     head_dim = kind.head_slots
@@ -152,7 +172,8 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
         if lw.q_bias is not None and lw.k_bias is not None:
             has_bias = True
             # (heads, D): each query head's bias with the bias of the key head it reads
-            bias.append(bias_score(lw.q_bias, lw.k_bias[kv_head], inv_freq, rows, dist))
+            theta = layer_freq[lw.index]  # (pairs,) this layer's own RoPE
+            bias.append(bias_score(lw.q_bias, lw.k_bias[kv_head], theta, rows, dist))
     ctx = reading.max_position_embeddings or 0
     kp = kind.parameters
     if isinstance(kp.get("original_max_position_embeddings"), int):
@@ -167,6 +188,8 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
         context=int(ctx),
         layout=layout,
         stored_layout=stored,
+        rope=main,
+        layer_rope=tuple(reading.layers[i].rope or "rope" for i in reading.rope_layers),
         inv_freq=inv_freq,
         kv_head=kv_head,
         q_norm=np.stack(qn),
@@ -370,6 +393,7 @@ def weights_json(name: str, found: Found, w: WeightsReading) -> bytes:
         "rotated_dim": w.rotated_dim,
         "theta": w.base,
         "context": w.context,
+        "rope": w.rope,
         "inv_freq": [_f(x) for x in w.inv_freq.tolist()],
         "critical_dimension": s.crit_dim,
         "minimum_base": s.min_base,
@@ -377,6 +401,7 @@ def weights_json(name: str, found: Found, w: WeightsReading) -> bytes:
         "layers": [
             {
                 "index": int(li),
+                "rope": w.layer_rope[i],
                 "top_pair": int(s.top_pair[i]),
                 "use": _grid(w.use[i]),
                 "q_pair_norm": _grid(w.q_norm[i]),
