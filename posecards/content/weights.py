@@ -143,6 +143,15 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
     inv_freq = freqs[main]
     layer_freq = {i: freqs[reading.layers[i].rope or "rope"] for i in reading.rope_layers}
     rotated = 2 * inv_freq.size
+    ctx = reading.max_position_embeddings or 0
+    kp = kind.parameters
+    if isinstance(kp.get("original_max_position_embeddings"), int):
+        ctx = int(kp["original_max_position_embeddings"])  # the context trained before scaling
+    if ctx < 2:
+        raise CheckpointError(
+            f"{ckpt.name}: the config names no context length (max_position_embeddings); the "
+            "frequency-use card draws wavelengths against it"
+        )
     heads, kv = _sizes(ckpt.config, reading.text_prefix)
     head_dim = kind.head_slots
     kv_head = kv_head_of(heads, kv)  # (heads,)
@@ -174,10 +183,6 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
             # (heads, D): each query head's bias with the bias of the key head it reads
             theta = layer_freq[lw.index]  # (pairs,) this layer's own RoPE
             bias.append(bias_score(lw.q_bias, lw.k_bias[kv_head], theta, rows, dist))
-    ctx = reading.max_position_embeddings or 0
-    kp = kind.parameters
-    if isinstance(kp.get("original_max_position_embeddings"), int):
-        ctx = int(kp["original_max_position_embeddings"])  # the context trained before scaling
     return WeightsReading(
         layers=tuple(reading.rope_layers),
         heads=heads,
