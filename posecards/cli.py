@@ -422,7 +422,7 @@ def inspect_model(
     path: Annotated[
         str,
         typer.Argument(
-            help="Local model folder (config.json + weights), .safetensors file or config.json."
+            help="Local model folder (config.json + weights), .safetensors, .gguf or config.json."
         ),
     ],
     out: Annotated[
@@ -449,6 +449,14 @@ def inspect_model(
             "--offset", help="Table rows before position 0 (default: from the model type)."
         ),
     ] = None,
+    weights: Annotated[
+        bool,
+        typer.Option(
+            "--weights",
+            help="RoPE models: read the q/k weights, layer by layer, and draw how the trained "
+            "model uses each frequency.",
+        ),
+    ] = False,
     jobs: OptJobs = None,
     quiet: OptQuiet = False,
 ) -> None:
@@ -462,6 +470,7 @@ def inspect_model(
         look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,
+        weights=weights,
         jobs=_jobs(jobs),
         quiet=quiet,
     )

@@ -263,17 +263,33 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
                 raise PosecardsError(
                     f"--offset applies to a learned position table; {ckpt.name} uses {found.kind}"
                 )
-            out = cfg.out if cfg.out is not None else default_out(ckpt)
+            out = cfg.out if cfg.out is not None else default_out(ckpt, cfg.weights)
             not_a_folder(out)
             if why := writable(out):
                 raise PosecardsError(f"cannot write to --out {out}: {why}")
+            if cfg.weights:
+                from posecards.content.weights import check_rope
+
+                check_rope(ckpt, found)
             say(f"{ckpt.name}: {found.kind} positions; computing")
-            content = compute_inspection(ckpt, found)
+            document = None
+            if cfg.weights:  # how the trained model uses its frequencies (content/weights.py)
+                from posecards.content.weights import (
+                    compute_weights_card,
+                    weights_json,
+                    weights_reading,
+                )
+
+                reading = weights_reading(ckpt, found)
+                content = compute_weights_card(ckpt, found, reading)
+                document = weights_json(ckpt.name, found, reading)
+            else:
+                content = compute_inspection(ckpt, found)
     except KeyboardInterrupt:
         raise Interrupted("nothing was written") from None
     except MemoryError:
         raise PosecardsError(f"out of memory while inspecting {path}") from None
-    plan = plan_inspection(cfg, out, ckpt, found, content)
+    plan = plan_inspection(cfg, out, ckpt, found, content, document)
     run_plan(plan, say, jobs=cfg.jobs, cache=False, oom=f"out of memory while inspecting {path}")
 
 

@@ -77,6 +77,7 @@ class InspectConfig:
     look: Look = field(default_factory=Look)
     tensor: str | None = None  # --tensor NAME: read this 2-D tensor as the position table
     offset: int | None = None  # --offset N: table rows before position 0 (default: detect)
+    weights: bool = False  # --weights: how the trained model uses each RoPE frequency
     jobs: int = 1
     quiet: bool = False
 

@@ -7,8 +7,9 @@ A checkpoint is a folder with ``config.json`` and its weights, in one of the lay
     model.safetensors.index.json + model-0000i-of-0000n   sharded; the index maps names to files
     pytorch_model.bin (or its .index.json + shards)       torch's zip format
 
-or a single ``.safetensors`` file (with ``config.json`` beside it, if there is one), or a lone
-``config.json`` (enough for RoPE and ALiBi).
+or a single ``.safetensors`` file (with ``config.json`` beside it, if there is one), a lone
+``config.json`` (enough for RoPE and ALiBi), or a GGUF file (or a folder holding one GGUF and no
+config.json): its metadata mapped to a config and its tensors dequantized (``model/gguf.py``).
 
 safetensors is an 8-byte little-endian header length, a JSON header
 ``{name: {dtype, shape, data_offsets: [begin, end]}}`` and the raw little-endian bytes; a tensor
@@ -30,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from posecards.encodings._checks import F64
 from posecards.errors import PosecardsError
+from posecards.model.gguf import GgufFile, open_gguf, read_gguf_tensor
 
 
 class CheckpointError(PosecardsError):
@@ -88,8 +89,9 @@ class Checkpoint:
     config: Mapping[str, Any]
     config_file: Path | None
     weights: tuple[Path, ...]  # the weight files, in shard order
-    format: str  # "safetensors", "bin" or "none" (config only)
+    format: str  # "safetensors", "bin", "gguf" or "none" (config only)
     tensors: Mapping[str, TensorEntry]
+    gguf: GgufFile | None = None  # a GGUF file: its architecture, metadata keys, permutation
 
     def file_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.weights)
@@ -227,6 +229,24 @@ def model_name(folder: Path) -> str:
     return folder.name
 
 
+def _gguf_checkpoint(p: Path) -> Checkpoint:
+    g = open_gguf(p)
+    tensors = {
+        t.name: TensorEntry(t.name, p, t.qtype, t.shape, t.begin, t.begin + t.nbytes)
+        for t in g.tensors.values()
+    }
+    return Checkpoint(
+        root=p,
+        name=p.stem,
+        config=g.config,
+        config_file=None,
+        weights=(p,),
+        format="gguf",
+        tensors=tensors,
+        gguf=g,
+    )
+
+
 def open_checkpoint(path: str | Path) -> Checkpoint:
     """Index a local checkpoint (config and tensor headers only; no tensor data is read)."""
     raw = str(path)
@@ -250,11 +270,13 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             format="none",
             tensors={},
         )
+    if p.is_file() and p.suffix == ".gguf":
+        return _gguf_checkpoint(p)
     if p.is_file():
         if p.suffix != ".safetensors":
             raise CheckpointError(
-                f"{p.name}: give a model folder (config.json + weights), a .safetensors file or "
-                "a config.json"
+                f"{p.name}: give a model folder (config.json + weights), a .safetensors file, "
+                "a .gguf file or a config.json"
             )
         config_file = p.parent / "config.json"
         config = _read_config(config_file) if config_file.is_file() else {}
@@ -269,7 +291,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             tensors=_read_safetensors_index(p),
         )
     if not p.is_dir():
-        raise CheckpointError(f"{raw} is neither a folder nor a .safetensors file")
+        raise CheckpointError(f"{raw} is neither a folder nor a .safetensors or .gguf file")
     config_file = p / "config.json"
     config = _read_config(config_file) if config_file.is_file() else {}
     weights: list[Path] = []
@@ -282,6 +304,14 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         weights, fmt = [p / SINGLE_BIN], "bin"
     elif (p / SHARDED_BIN).is_file():
         weights, fmt = _shards(p, SHARDED_BIN), "bin"
+    ggufs = sorted(p.glob("*.gguf"))
+    if not config and not weights and len(ggufs) == 1:
+        return _gguf_checkpoint(ggufs[0])
+    if not config and not weights and ggufs:
+        raise CheckpointError(
+            f"{raw} holds {len(ggufs)} GGUF files ({', '.join(g.name for g in ggufs[:3])}, ...): "
+            "name the one to read"
+        )
     if not config and not weights:
         raise CheckpointError(
             f"{raw} has no config.json and none of {', '.join(WEIGHT_FILES)}: not a model folder"
@@ -301,15 +331,21 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
 
 
 def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
-    # bfloat16 is the top half of a float32: shift the 16 bits up and reinterpret.
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    # bfloat16 is the top half of a float32: shift the 16 bits up and reinterpret (in place: one
+    # float32-sized array, no second temporary)
+    wide = bits.astype(np.uint32)
+    wide <<= 16
+    return wide.view(np.float32)
 
 
-def read_tensor(ckpt: Checkpoint, name: str) -> F64:
-    """One tensor as float64, reading only its own bytes."""
+def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
+    """One tensor as float64 (or ``dtype``: float32 holds F32, F16 and BF16 values exactly),
+    reading only its own bytes."""
     entry = ckpt.tensors.get(name)
     if entry is None:
         raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
+    if entry.file.suffix == ".gguf" and ckpt.gguf is not None:
+        return read_gguf_tensor(entry.file, ckpt.gguf.tensors[name], dtype)
     if entry.file.suffix == ".safetensors":
         if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
             raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
@@ -325,10 +361,10 @@ def read_tensor(ckpt: Checkpoint, name: str) -> F64:
         arr = np.frombuffer(buf, dtype=dt, count=count)
         if entry.dtype == "BF16":
             arr = _bf16_to_f32(arr)
-        return np.asarray(arr, dtype=np.float64).reshape(entry.shape)
+        return np.asarray(arr, dtype=dtype).reshape(entry.shape)
     import torch
 
     t = _torch_load(entry.file)[name]
     if t.is_complex():
         raise CheckpointError(f"tensor {name!r} is complex ({entry.dtype}); a table is real")
-    return np.asarray(t.to(torch.float64).numpy(), dtype=np.float64).reshape(entry.shape)
+    return np.asarray(t.to(torch.float64).numpy(), dtype=dtype).reshape(entry.shape)

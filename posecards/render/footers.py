@@ -76,16 +76,23 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
     return FOOTERS[data](params, look, lang)
 
 
-def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
+def source_text(ckpt: Checkpoint, found: Found, lang: str, weights: bool = False) -> str:
     """Which tensor and which config keys the card was made from (the footer's first part)."""
     keys = ", ".join(found.config_keys) if found.config_keys else "-"
     name = display_name(ckpt.name)
-    if isinstance(found, LearnedPositions):
+    if weights:  # the weights card: q/k of every rotating layer, one layer at a time
+        files = ", ".join(p.name for p in ckpt.weights[:2]) + (
+            " …" if len(ckpt.weights) > 2 else ""
+        )
+        what = f"q/k {'权重，来自' if lang == 'zh' else 'weights from'} {files}"
+    elif isinstance(found, LearnedPositions):
         rows, width = found.shape
         what = (
             f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
             f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
         )
+    elif ckpt.gguf is not None:  # a GGUF file: its metadata, mapped to a config
+        what = f"{ckpt.gguf.path.name} " + ("元数据" if lang == "zh" else "metadata")
     else:
         what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
     ignored = ""
@@ -100,8 +107,10 @@ def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
     return f"Model {name} · read {what} · config keys: {keys}{ignored}"
 
 
-def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
-    src = source_text(ckpt, found, lang)
+def inspect_footer(
+    ckpt: Checkpoint, found: Found, look: Look, lang: str, weights: bool = False
+) -> str:
+    src = source_text(ckpt, found, lang, weights)
     if lang == "zh":
         theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
         return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"

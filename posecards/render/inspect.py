@@ -65,9 +65,12 @@ class ReadingJob:
     stem: str
     config: Mapping[str, Any]
     found: Found
+    document: bytes | None = None  # made with the card's content (the weights reading)
 
 
 def render_reading(job: ReadingJob, ctx: Context) -> Rendered:
+    if job.document is not None:
+        return Rendered({f"{job.stem}.json": job.document})
     return Rendered({f"{job.stem}.json": inspection_json(job.name, job.config, job.found)})
 
 
@@ -86,12 +89,18 @@ def _model_record(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
         "format": ckpt.format,
         "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
         "config": "config.json" if ckpt.config_file else None,
+        "gguf_metadata": list(ckpt.gguf.metadata_keys) if ckpt.gguf else None,
         "found": _printable(asdict(found)),
     }
 
 
 def plan_inspection(
-    cfg: InspectConfig, out: Path, ckpt: Checkpoint, found: Found, content: CardContent
+    cfg: InspectConfig,
+    out: Path,
+    ckpt: Checkpoint,
+    found: Found,
+    content: CardContent,
+    document: bytes | None = None,
 ) -> Plan:
     """Every unit of an inspection: a drawing per language, then the pages. Not cached: the
     units' input is the model reading, computed afresh each time."""
@@ -99,7 +108,9 @@ def plan_inspection(
     text = load_card_text(card)
     stem = model_slug(ckpt.name)
     name = text_name(card)
-    footers = tuple((lang, inspect_footer(ckpt, found, cfg.look, lang)) for lang in cfg.langs)
+    footers = tuple(
+        (lang, inspect_footer(ckpt, found, cfg.look, lang, cfg.weights)) for lang in cfg.langs
+    )
     drawn = tuple(f for f in cfg.formats if f != "json")  # --format json alone draws nothing
     html, first = "html" in cfg.formats, cfg.langs[0]
     units = [
@@ -121,7 +132,7 @@ def plan_inspection(
             Unit(
                 name="reading",
                 render=render_reading,
-                job=ReadingJob(ckpt.name, stem, dict(ckpt.config), found),
+                job=ReadingJob(ckpt.name, stem, dict(ckpt.config), found, document),
                 files=(f"{stem}.json",),
                 texts=(name,),
                 spawn=False,
@@ -152,6 +163,7 @@ def plan_inspection(
             "languages": list(cfg.langs),
             "formats": list(cfg.formats),
             "look": asdict(cfg.look),
+            **({"weights": True} if cfg.weights else {}),
         },
         units=tuple(units),
         sources={name: card_sources(card)},
@@ -168,5 +180,5 @@ def plan_inspection(
     )
 
 
-def default_out(ckpt: Checkpoint) -> Path:
-    return Path("out") / "inspect" / model_slug(ckpt.name)
+def default_out(ckpt: Checkpoint, weights: bool = False) -> Path:
+    return Path("out") / "inspect" / (model_slug(ckpt.name) + ("-weights" if weights else ""))

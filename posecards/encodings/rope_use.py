@@ -1,0 +1,207 @@
+"""What a trained RoPE model does with each frequency pair, from its q/k weights (float64).
+
+A head's query is ``q = W_q x`` (``W_q``: ``(head_dim, d_in)`` rows of one head; the input
+norm's gain γ folded in as ``W_q diag(γ)``). RoPE turns slots ``(r0, r1)`` of pair k together by
+``m θ_k``, so everything pair k can carry is set by its two rows:
+
+- pair norm ``‖W[r0]‖² + ‖W[r1]‖²`` (square-rooted): how much of the input reaches pair k
+  (Barbero et al., ICLR 2025, measure the same on activations);
+- pair cosine ``cos(W[r0], W[r1])`` (Chen & Yan, NeurIPS 2024): near 0, the pair's two slots
+  carry different content; near ±1, they carry one direction, which RoPE then turns with the
+  position alone;
+- use ``‖W_q pair‖ · ‖W_k pair‖`` of a query head and its key head: the largest pair k's term of
+  ``q · k`` can be for unit inputs' worth of norm, the weights-based measure of how much a head
+  leans on pair k;
+- with biases, the content-free score ``b_qᵀ R((m − n) θ) b_k`` against the distance m − n.
+
+``critical_dimension`` (Liu et al., ICLR 2024) and ``minimum_base`` (Men et al., 2024) need only
+the head size, the base and the context. Every function that forms pairs names its layout:
+``"half"`` pairs rows (k, k + rotated/2) (transformers' ``rotate_half``), ``"interleaved"`` rows
+(2k, 2k + 1) (GGML / Meta, and a llama.cpp-converted GGUF file before de-permutation).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from posecards.encodings._checks import F64, I64, check_base, check_even_dim, check_layout
+
+
+def pair_rows(rotated_dim: int, layout: str) -> I64:
+    """``(rotated_dim/2, 2)`` the two rows (slots of a head) of each pair k, in rotation order
+    (``x0 cos − x1 sin``, ``x1 cos + x0 sin``): ``"half"`` (k, k + rotated_dim/2),
+    ``"interleaved"`` (2k, 2k + 1). Rows from ``rotated_dim`` on do not rotate."""
+    check_layout(layout)
+    rotated_dim = check_even_dim("rotated_dim", rotated_dim)
+    k = np.arange(rotated_dim // 2, dtype=np.int64)  # (pairs,)
+    if layout == "half":
+        return np.stack([k, k + rotated_dim // 2], axis=1)  # (pairs, 2)
+    return np.stack([2 * k, 2 * k + 1], axis=1)  # (pairs, 2)
+
+
+def _heads(w: npt.ArrayLike) -> npt.NDArray[np.floating]:
+    a = np.asarray(w)
+    if a.ndim != 3 or not np.issubdtype(a.dtype, np.floating):
+        raise ValueError(
+            f"w must be a float array (heads, head_dim, d_in), got {a.dtype} {a.shape}"
+        )
+    return a
+
+
+def row_stats(w: npt.ArrayLike, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
+    """``(sq, dot)``: the squared norm of every row ``(heads, head_dim)`` and the dot product of
+    each pair's two rows ``(heads, pairs)`` of ``w diag(γ)``, one head at a time in float64.
+
+    ``w`` ``(heads, head_dim, d_in)`` may be stored as float32 (exact for F32/F16/BF16 weights
+    and the gguf package's dequantized values): each head is converted on its own, so no float64
+    copy of the whole tensor is made."""
+    w = _heads(w)
+    heads, head_dim, d_in = w.shape
+    g = None if gamma is None else np.asarray(gamma, dtype=np.float64).reshape(d_in)  # (d_in,)
+    sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
+    dot = np.empty((heads, rows.shape[0]), dtype=np.float64)  # (heads, pairs)
+    first, second = _as_slice(rows[:, 0]), _as_slice(rows[:, 1])
+    for h in range(heads):
+        wh = w[h].astype(np.float64)  # (head_dim, d_in)
+        if g is not None:
+            wh *= g  # W diag(γ)
+        sq[h] = np.einsum("sd,sd->s", wh, wh)
+        dot[h] = np.einsum("pd,pd->p", wh[first], wh[second])
+    return sq, dot
+
+
+def _as_slice(idx: I64) -> slice | I64:
+    """A slice for an evenly spaced index (both layouts' rows are: no copy), else the index."""
+    if idx.size > 1 and (step := int(idx[1] - idx[0])) > 0 and np.all(np.diff(idx) == step):
+        return slice(int(idx[0]), int(idx[-1]) + 1, step)
+    return idx
+
+
+def norms_from(sq: F64, rows: I64) -> F64:
+    """``(heads, pairs)`` pair norms ``sqrt(‖r0‖² + ‖r1‖²)`` from the squared row norms."""
+    out: F64 = np.sqrt(sq[:, rows[:, 0]] + sq[:, rows[:, 1]])
+    return out
+
+
+def cosines_from(sq: F64, dot: F64, rows: I64) -> F64:
+    """``(heads, pairs)`` cosine between each pair's two rows (Chen & Yan); NaN where a row is
+    zero."""
+    den = np.sqrt(sq[:, rows[:, 0]] * sq[:, rows[:, 1]])  # (heads, pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: F64 = np.where(den > 0, dot / den, np.nan)
+    return out
+
+
+def pair_norms(w: npt.ArrayLike, rows: I64) -> F64:
+    """``(heads, pairs)`` ``sqrt(‖w[h, r0]‖² + ‖w[h, r1]‖²)`` of ``w`` ``(heads, head_dim, d_in)``."""
+    return norms_from(row_stats(w, rows)[0], rows)
+
+
+def pair_cosines(w: npt.ArrayLike, rows: I64) -> F64:
+    """``(heads, pairs)`` cosine between the two rows of each pair (Chen & Yan); NaN where a row
+    is zero."""
+    sq, dot = row_stats(w, rows)
+    return cosines_from(sq, dot, rows)
+
+
+def unrotated_norms(sq: F64, rotated: npt.ArrayLike) -> F64:
+    """``(heads,)`` norm of the rows of each head that do not rotate (partial rotary), from the
+    squared row norms and the ``(head_dim,)`` mask ``rotated`` (True where a slot is in a pair)."""
+    out: F64 = np.sqrt(sq[:, ~np.asarray(rotated, dtype=bool)].sum(axis=1))
+    return out
+
+
+def kv_head_of(n_heads: int, n_kv: int) -> I64:
+    """``(n_heads,)`` the key/value head each query head reads (grouped-query attention: query
+    head h uses key head ``h // (n_heads / n_kv)``, transformers' ``repeat_kv``)."""
+    if n_kv <= 0 or n_heads % n_kv:
+        raise ValueError(f"n_heads {n_heads} is not a multiple of n_kv {n_kv}")
+    return np.arange(n_heads, dtype=np.int64) // (n_heads // n_kv)  # (n_heads,)
+
+
+def pair_use(q_norms: F64, k_norms: F64, kv_head: I64) -> F64:
+    """``(heads, pairs)`` ``‖W_q pair‖ · ‖W_k pair‖`` of each query head with its key head."""
+    return np.asarray(q_norms, np.float64) * np.asarray(k_norms, np.float64)[kv_head]
+
+
+def shares(values: F64) -> F64:
+    """Each row divided by its sum (a head's use of each pair as a share of its total)."""
+    v = np.asarray(values, dtype=np.float64)
+    total = v.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, v / total, np.nan)
+
+
+def bias_score(b_q: F64, b_k: F64, inv_freq: F64, rows: I64, distances: F64) -> F64:
+    """``(..., distances)`` ``b_qᵀ R(Δθ) b_k`` summed over pairs, where Δ = m − n is the query's
+    position minus the key's, and R turns the key at n and the query at m as RoPE does:
+
+        q_m · k_n = Σ_k (q0 k0 + q1 k1) cos(Δ θ_k) + (q0 k1 − q1 k0) sin(Δ θ_k)
+
+    with (q0, q1) = b_q[..., rows[k]], (k0, k1) = b_k[..., rows[k]]; slots that do not rotate add
+    their plain dot product (a constant). ``b_q``, ``b_k``: ``(head_dim,)`` or ``(heads,
+    head_dim)`` (query heads with the key head each reads)."""
+    b_q = np.asarray(b_q, dtype=np.float64)  # (..., head_dim)
+    b_k = np.asarray(b_k, dtype=np.float64)  # (..., head_dim)
+    theta = np.asarray(inv_freq, dtype=np.float64)  # (pairs,)
+    if theta.shape != (rows.shape[0],):
+        raise ValueError(f"inv_freq has {theta.size} values for {rows.shape[0]} pairs")
+    q0, q1 = b_q[..., rows[:, 0]], b_q[..., rows[:, 1]]  # (..., pairs)
+    k0, k1 = b_k[..., rows[:, 0]], b_k[..., rows[:, 1]]
+    a = q0 * k0 + q1 * k1  # (..., pairs)
+    b = q0 * k1 - q1 * k0
+    angle = np.outer(np.asarray(distances, dtype=np.float64), theta)  # (distances, pairs)
+    rotated = np.zeros(b_q.shape[-1], dtype=bool)
+    rotated[rows.reshape(-1)] = True
+    rest = np.einsum("...s,...s->...", b_q[..., ~rotated], b_k[..., ~rotated])  # (...)
+    out: F64 = a @ np.cos(angle).T + b @ np.sin(angle).T + np.asarray(rest)[..., None]
+    return out  # (..., distances)
+
+
+def critical_dimension(head_dim: int, base: float, context: int) -> int:
+    """Liu et al. (ICLR 2024): the slots whose pair turns a full period inside the training
+    context, ``d_extra = 2 ⌈(d/2) log_base(T / 2π)⌉`` (clipped to 0 .. d). Pairs beyond it never
+    see a whole period in training."""
+    d = check_even_dim("head_dim", head_dim)
+    b = check_base(base)
+    if context <= 0:
+        raise ValueError(f"context must be a positive integer, got {context}")
+    x = (d / 2) * math.log(context / (2 * math.pi)) / math.log(b)
+    return int(min(d, max(0, 2 * math.ceil(x))))
+
+
+def cos_sum_holds(head_dim: int, base: float, context: int) -> bool:
+    """Whether ``B(m) = Σ_k cos(m θ_k) ≥ 0`` (θ_k = base^(−2k/d)) for every m in 0 .. context − 1,
+    checked in blocks from the farthest distances down, the first of 256 (a base that fails
+    usually fails far out, so it is rejected after one small block)."""
+    k = np.arange(head_dim // 2, dtype=np.float64)  # (pairs,)
+    theta = base ** (-2.0 * k / head_dim)  # (pairs,)
+    stop, size = context, 256
+    while stop > 0:
+        m = np.arange(max(0, stop - size), stop, dtype=np.float64)  # (block,)
+        if float(np.cos(np.outer(m, theta)).sum(axis=1).min()) < 0:  # (block, pairs) summed
+            return False
+        stop, size = stop - size, 4096
+    return True
+
+
+MIN_BASE_STEP = 1.01  # the grid of minimum_base: bases 2 · 1.01^j
+
+
+def minimum_base(head_dim: int, context: int, hi: float = 1e12) -> float:
+    """Men et al. (2024): the smallest base for which ``B(m) = Σ_k cos(m θ_k) ≥ 0`` for every
+    distance m < context (a query's score with a key equal to it, summed over pairs, stays
+    positive), on the grid 2 · 1.01^j (so to 1 %). The condition is not monotone in the base
+    (a base a little above the smallest may fail again), so the grid is scanned upwards."""
+    d = check_even_dim("head_dim", head_dim)
+    if isinstance(context, bool) or not isinstance(context, int | np.integer) or context < 2:
+        raise ValueError(f"context must be an integer >= 2, got {context!r}")
+    j = 0
+    while (base := 2.0 * MIN_BASE_STEP**j) <= hi:
+        if cos_sum_holds(d, base, int(context)):
+            return base
+        j += 1
+    raise ValueError(f"no base up to {hi:g} keeps the sum non-negative over {context}")

@@ -1,0 +1,204 @@
+"""The q/k weights of a RoPE model's attention layers, one layer at a time (never the whole model).
+
+For layer i it reads ``W_q``, ``W_k`` (and ``b_q``, ``b_k``, the QK-norm gains where the model has
+them) and the input norm's gain γ, and returns them per head as float64 with γ folded in
+(``W diag(γ)``: what the model applies to the normalized input; the math folds it in one head at
+a time). Names per format:
+
+    Hugging Face  <prefix>layers.{i}.self_attn.{q,k}_proj.{weight,bias}, .input_layernorm.weight,
+                  .self_attn.{q,k}_norm.weight        (safetensors, sharded, .bin)
+    GGUF          blk.{i}.attn_{q,k}.{weight,bias}, blk.{i}.attn_norm.weight,
+                  blk.{i}.attn_{q,k}_norm.weight
+
+Pair order is a choice per format (``stored_layout``): a Hugging Face checkpoint holds its rows
+in the model's layout (``"half"``: pair k is rows (k, k + d/2) of a head; ``"interleaved"``:
+rows (2k, 2k + 1)); a GGUF file that llama.cpp's converter permuted holds a ``"half"`` model's
+pair k in rows (2k, 2k + 1), i.e. ``"interleaved"``, and is read so, without de-permuting
+(``tests/test_weights.py`` checks both orders give the same numbers).
+
+Gemma's RMSNorm multiplies by ``1 + w``: γ = 1 + w from a Hugging Face checkpoint; llama.cpp's
+converter stores ``1 + w`` already (transformers subtracts 1 when it loads a Gemma GGUF).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from posecards.encodings._checks import F64
+from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
+from posecards.model.layers import ModelLayers
+
+# text model types whose RMSNorm scales by (1 + w) (transformers' Gemma*RMSNorm)
+GAMMA_PLUS_ONE = frozenset({"gemma", "gemma2", "gemma3_text", "gemma3"})
+
+_HF_Q = re.compile(r"(.*?)layers\.0\.self_attn\.q_proj\.weight")
+_HF_FUSED = re.compile(r"(.*?)layers\.0\.(self_attn|attention|self_attention)\.(qkv_proj|query_key_value|Wqkv|c_attn)\.weight")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Names:
+    """The tensor names of one layer (None: the model has no such tensor)."""
+
+    q: str
+    k: str
+    norm: str | None
+    q_bias: str | None
+    k_bias: str | None
+    q_norm: str | None
+    k_norm: str | None
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One attention layer's q/k weights per head, rows in ``layout`` order. The weights are kept
+    as stored (float32 holds F32, F16, BF16 and dequantized GGUF values exactly; float64 for F64):
+    the math converts one head at a time."""
+
+    index: int
+    q: Any  # (heads, head_dim, d_in) float32 or float64
+    k: Any  # (kv_heads, head_dim, d_in)
+    gamma: F64 | None  # (d_in,) the input norm's gain as the model applies it (Gemma: 1 + w)
+    q_bias: F64 | None  # (heads, head_dim)
+    k_bias: F64 | None  # (kv_heads, head_dim)
+    q_norm: F64 | None  # (head_dim,) QK-norm gain, applied after each head's RMS normalization
+    k_norm: F64 | None
+    layout: str  # the order the rows are in: "half" or "interleaved"
+
+
+def stored_layout(ckpt: Checkpoint, layout: str) -> str:
+    """The pair order of the rows as the file holds them, for a model of ``layout``."""
+    if ckpt.gguf is not None and ckpt.gguf.permuted and layout == "half":
+        return "interleaved"  # llama.cpp's permutation: HF pair (k, k + d/2) -> rows (2k, 2k + 1)
+    return layout
+
+
+def layer_names(ckpt: Checkpoint, index: int) -> Names:
+    """The names of layer ``index``'s tensors, or a CheckpointError saying what is missing."""
+    have = ckpt.tensors
+    if ckpt.format == "gguf":
+        p = f"blk.{index}."
+        return Names(
+            q=f"{p}attn_q.weight",
+            k=f"{p}attn_k.weight",
+            norm=_if(have, f"{p}attn_norm.weight"),
+            q_bias=_if(have, f"{p}attn_q.bias"),
+            k_bias=_if(have, f"{p}attn_k.bias"),
+            q_norm=_if(have, f"{p}attn_q_norm.weight"),
+            k_norm=_if(have, f"{p}attn_k_norm.weight"),
+        )
+    prefix = None
+    for name in have:
+        if m := _HF_Q.fullmatch(name):
+            prefix = m.group(1)
+            break
+        if m := _HF_FUSED.fullmatch(name):
+            raise CheckpointError(
+                f"{ckpt.name}: q, k and v are one fused tensor ({name}); posecards reads "
+                "separate q_proj and k_proj weights"
+            )
+    if prefix is None:
+        raise CheckpointError(
+            f"{ckpt.name}: no q_proj weights found (looked for *layers.0.self_attn.q_proj.weight "
+            f"among {len(have)} tensors)"
+        )
+    p = f"{prefix}layers.{index}."
+    return Names(
+        q=f"{p}self_attn.q_proj.weight",
+        k=f"{p}self_attn.k_proj.weight",
+        norm=_if(have, f"{p}input_layernorm.weight"),
+        q_bias=_if(have, f"{p}self_attn.q_proj.bias"),
+        k_bias=_if(have, f"{p}self_attn.k_proj.bias"),
+        q_norm=_if(have, f"{p}self_attn.q_norm.weight"),
+        k_norm=_if(have, f"{p}self_attn.k_norm.weight"),
+    )
+
+
+def _if(have: object, name: str) -> str | None:
+    return name if name in have else None  # type: ignore[operator]
+
+
+_EXACT_IN_F64_ONLY = frozenset({"F64", "float64"})
+
+
+def _heads(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> Any:
+    if name not in ckpt.tensors:
+        raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
+    entry = ckpt.tensors[name]
+    shape = entry.shape
+    want = (heads * head_dim, d_in) if d_in else (heads * head_dim,)
+    if len(shape) != len(want) or shape[0] != want[0] or (d_in and shape[1] != d_in):
+        raise CheckpointError(
+            f"{ckpt.name}: tensor {name!r} has shape {tuple(shape)}, expected "
+            f"({heads} heads × {head_dim}{', ' + str(d_in) if d_in else ''}) from the config"
+        )
+    dtype = np.float64 if entry.dtype in _EXACT_IN_F64_ONLY or not d_in else np.float32
+    w = read_tensor(ckpt, name, dtype)
+    if not np.isfinite(w).all():
+        raise CheckpointError(f"{ckpt.name}: tensor {name!r} holds NaN or infinite values")
+    return w.reshape(heads, head_dim, *w.shape[1:])
+
+
+def read_layer(
+    ckpt: Checkpoint, reading: ModelLayers, index: int, heads: int, kv_heads: int, head_dim: int
+) -> LayerWeights:
+    """Layer ``index``'s q/k weights (reads its 2 to 7 tensors, nothing else)."""
+    names = layer_names(ckpt, index)
+    if names.q not in ckpt.tensors or len(ckpt.tensors[names.q].shape) != 2:
+        raise CheckpointError(f"{ckpt.name}: no 2-D tensor {names.q!r}")
+    d_in = ckpt.tensors[names.q].shape[1]
+    q = _heads(ckpt, names.q, heads, head_dim, d_in)  # (heads, head_dim, d_in)
+    k = _heads(ckpt, names.k, kv_heads, head_dim, d_in)  # (kv_heads, head_dim, d_in)
+    plus_one = reading.model_type in GAMMA_PLUS_ONE and ckpt.format != "gguf"
+
+    def gain(name: str | None, n: int) -> F64 | None:
+        if name is None:
+            return None
+        g = read_tensor(ckpt, name).reshape(-1)  # float64
+        if g.shape != (n,):
+            raise CheckpointError(f"{ckpt.name}: tensor {name!r} has {g.size} values, not {n}")
+        if not np.isfinite(g).all():
+            raise CheckpointError(f"{ckpt.name}: tensor {name!r} holds NaN or infinite values")
+        out: F64 = 1.0 + g if plus_one else g
+        return out
+
+    def vec(name: str | None, n: int) -> F64 | None:
+        return None if name is None else _heads(ckpt, name, n, head_dim, None)
+
+    kind = reading.rope[reading.layers[index].rope or next(iter(reading.rope))]
+    return LayerWeights(
+        index=index,
+        q=q,
+        k=k,
+        gamma=gain(names.norm, d_in),
+        q_bias=vec(names.q_bias, heads),
+        k_bias=vec(names.k_bias, kv_heads),
+        q_norm=gain(names.q_norm, head_dim),
+        k_norm=gain(names.k_norm, head_dim),
+        layout=stored_layout(ckpt, kind.layout),
+    )
+
+
+def iter_layers(
+    ckpt: Checkpoint, reading: ModelLayers, heads: int, kv_heads: int, head_dim: int
+) -> Iterator[LayerWeights]:
+    """Every rotating layer's weights, one layer at a time: the next layer is read on a thread
+    while the caller works on this one (file reads and numpy release the GIL), so at most two
+    layers are held at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    layers = list(reading.rope_layers)
+    if not layers:
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(read_layer, ckpt, reading, layers[0], heads, kv_heads, head_dim)
+        for nxt in [*layers[1:], None]:
+            current = ahead.result()
+            if nxt is not None:
+                ahead = pool.submit(read_layer, ckpt, reading, nxt, heads, kv_heads, head_dim)
+            yield current
+            del current
