@@ -26,6 +26,7 @@ def test_the_ids_come_from_the_registry() -> None:
         "inspect-rope",
         "inspect-layers",
         "inspect-alibi",
+        "inspect-weights",
     ]
 
 
