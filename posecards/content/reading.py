@@ -48,8 +48,8 @@ def kind_frequencies(kind: RopeKind) -> KindNumbers:
         )
     except ValueError as exc:
         raise CheckpointError(f"config.json ({kind.key}): {exc}") from None
-    axes = None
-    if kind.mrope_section is not None and kind.mrope_layout is not None:
+    axes = kind.axes
+    if axes is None and kind.mrope_section is not None and kind.mrope_layout is not None:
         try:
             idx = mrope_axes(kind.mrope_section, inv_freq.size, kind.mrope_layout)
         except ValueError as exc:
@@ -69,6 +69,8 @@ def softmax_scale(reading: ModelLayers) -> float:
         return float(s.value_key)  # type: ignore[arg-type]
     if s.rule == "one":
         return 1.0
+    if s.rule == "measured":
+        return float(s.value_key)  # type: ignore[arg-type]
     try:
         return mla_softmax_scale(s.qk_nope_head_dim, s.qk_rope_head_dim, s.parameters)
     except ValueError as exc:

@@ -70,6 +70,7 @@ class RopeKind:
     mrope_section: tuple[int, int, int] | None = None
     mrope_layout: str | None = None  # "chunked" or "interleaved"
     ignored_keys: tuple[str, ...] = ()
+    axes: tuple[str, ...] | None = None  # MRoPE axis of every pair, as transformers' module turns it
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class ModelLayers:
     text_prefix: str = ""  # "text_config." when the text model is nested
     max_position_embeddings: int | None = None
     original_max_position_embeddings: int | None = None  # top-level key (Phi-3 style)
+    transformers_version: str | None = None  # the transformers the reading came from (None: table)
 
     @property
     def rope_layers(self) -> tuple[int, ...]:
