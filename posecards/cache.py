@@ -125,6 +125,13 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (making its folder) through a temporary file in the same folder
+    and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+
+
 def write_atomic(target: Path, payload: bytes) -> None:
     """Write through a temporary file in the same folder and a rename; the file gets the mode
     the umask gives new files (mkstemp alone would leave it 0600)."""

@@ -9,12 +9,14 @@ posecards.errors.PosecardsError (one line, exit 2); anything else is a bug.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from posecards.cache import write_bytes_atomic
 from posecards.config import (
     CARD_IDS,
     BuildConfig,
@@ -278,6 +280,13 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
 # -------------------------------------------------------------- the single-file commands
 
 
+def drawing(module: str, name: str) -> Any:
+    """A function of the code that draws, imported when a command that draws in this process
+    runs (`figure`, `explore`): importing it here would load matplotlib for every command,
+    ``--help`` included (a contract in pyproject.toml: the commands import no matplotlib)."""
+    return getattr(importlib.import_module(module), name)
+
+
 def figure_ids() -> dict[str, int]:
     """Every figure id of the cards, on the card or on figure pages only (from the card text:
     nothing is computed)."""
@@ -296,9 +305,7 @@ def figure(
     svg_text: str = "outline",
 ) -> None:
     """`posecards figure`: one figure on its own, written atomically."""
-    from posecards.render.figure import render_figure
-    from posecards.render.files import write_bytes_atomic
-
+    render_figure = drawing("posecards.render.figure", "render_figure")
     data = render_figure(figure_id, params, lang, theme, fmt, svg_text=svg_text)
     try:
         write_bytes_atomic(out, data)
@@ -323,7 +330,8 @@ def data(figure_id: str, params: PEParams, fmt: str) -> str:
 def list_cards(params: PEParams) -> str:
     """`posecards list`: the cards and their figure ids, titles filled with ``params``."""
     from posecards.content import title_numbers
-    from posecards.render.text import fill, load_card_text
+    from posecards.render.fill import fill
+    from posecards.render.text import load_card_text
 
     lines = []
     for c in CARD_IDS:
@@ -354,9 +362,7 @@ def placeholders(card: int, params: PEParams) -> str:
 
 def explore(cfg: ExploreConfig) -> int:
     """`posecards explore`: the interactive page, written atomically; its size in bytes."""
-    from posecards.render.explore import explore_bytes
-    from posecards.render.files import write_bytes_atomic
-
+    explore_bytes = drawing("posecards.render.explore", "explore_bytes")
     data = explore_bytes(cfg)
     try:
         write_bytes_atomic(cfg.out, data)
@@ -368,7 +374,6 @@ def explore(cfg: ExploreConfig) -> int:
 def measure(cfg: MeasureConfig, say: Say | None = None) -> float:
     """`posecards measure`: train and measure; the results file written atomically. Seconds."""
     from posecards.experiment.run import run_all, to_json
-    from posecards.render.files import write_bytes_atomic
 
     try:
         with stop_on_sigterm():

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
+from posecards import cards as registry
+
+CARD_IDS: tuple[int, ...] = registry.CARD_IDS  # the registry of cards: posecards/cards.py
 LANGS: tuple[str, ...] = ("en", "zh")
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf", "html")
 # posecards inspect also writes its reading as DIR/<name>.json (docs/inspect-json.md)
@@ -14,7 +16,7 @@ THEMES: tuple[str, ...] = ("light", "dark")
 SVG_TEXTS: tuple[str, ...] = ("outline", "live")  # --svg-text
 DECK_FORMATS: tuple[str, ...] = ("pptx", "pdf")
 # Cards the lecture deck has slides and speaker notes for (its default --cards).
-DECK_CARD_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
+DECK_CARD_IDS: tuple[int, ...] = registry.DECK_CARD_IDS
 # page sizes (their geometry: templates/layouts.toml; slide = 1920 x 1080 px)
 SIZES: tuple[str, ...] = ("slide", "4x3", "a4", "square")
 # size name -> physical width in inches a PNG card is tagged with (pHYs), so slide software places

@@ -638,7 +638,7 @@ def test_formula_renders() -> None:
 
 
 def test_the_footer_names_every_config() -> None:
-    from posecards.render.build import footer_text
+    from posecards.render.footers import footer_text
 
     for lang in ("en", "zh"):
         footer = footer_text(PEParams(), Look(), lang, 6)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from posecards.figures.style import MissingGlyphError, card_style
-from posecards.render import compose
+from posecards.render import wrap as wrapping
 
 
 def test_a_missing_glyph_fails(caplog: pytest.LogCaptureFixture) -> None:
@@ -43,7 +43,7 @@ class _CharMeasure:
 
 @pytest.mark.parametrize("width", [40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 110.0, 130.0])
 def test_wrap_keeps_values_with_names_and_units(width: float) -> None:
-    from posecards.render.compose import wrap
+    from posecards.render.wrap import wrap
 
     m = _CharMeasure()
     text = "With base b = 10,000 and d = 512 the table needs 6.00 MiB, turning 3.00 rad."
@@ -72,7 +72,7 @@ def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str
     for paragraph in text.split("\n"):
         para: list[list[str]] = []
         toks: list[str] = []
-        for tok in compose._glue(compose._TOKENS.findall(paragraph)):
+        for tok in wrapping._glue(wrapping._TOKENS.findall(paragraph)):
             if not toks or m.width("".join([*toks, tok]).strip(), size) <= width_pt:  # type: ignore[attr-defined]
                 toks.append(tok)
                 continue
@@ -81,9 +81,9 @@ def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str
                 toks = []
                 continue
             carry: list[str] = []
-            if tok[0] in compose._NO_LINE_START and len(toks) > 1:
+            if tok[0] in wrapping._NO_LINE_START and len(toks) > 1:
                 carry = [toks.pop()]
-            while len(toks) > 1 and toks[-1] and toks[-1][-1] in compose._NO_LINE_END:
+            while len(toks) > 1 and toks[-1] and toks[-1][-1] in wrapping._NO_LINE_END:
                 carry.insert(0, toks.pop())
             para.append(toks)
             toks = [*carry, tok]
@@ -91,7 +91,7 @@ def _greedy_wrap(text: str, width_pt: float, size: float, m: object) -> list[str
         para = [ln for ln in para if "".join(ln).strip()]
         if len(para) > 1:
             last = "".join(para[-1]).strip()
-            if len([c for c in last if c not in compose._PUNCT_ONLY]) <= 1:
+            if len([c for c in last if c not in wrapping._PUNCT_ONLY]) <= 1:
                 prev = para[-2]
                 while prev and prev[-1].isspace():
                     prev.pop()
@@ -135,14 +135,14 @@ def test_bisected_wrap_equals_the_token_by_token_greedy(
 ) -> None:
     text = "".join(w + s for w, s in zip(words, seps, strict=False))
     m = _KernedMeasure(advances, kern)
-    assert compose.wrap(text, width, 10.0, m) == _greedy_wrap(text, width, 10.0, m)  # type: ignore[arg-type]
+    assert wrapping.wrap(text, width, 10.0, m) == _greedy_wrap(text, width, 10.0, m)  # type: ignore[arg-type]
 
 
 def test_bisection_measures_a_long_paragraph_a_few_times_per_line() -> None:
     text = " ".join(["the angle of each pair grows with its position"] * 12)
     m = _KernedMeasure({}, 0.0)
-    lines = compose.wrap(text, 200.0, 10.0, m)  # type: ignore[arg-type]
-    tokens = len(compose._TOKENS.findall(text))
+    lines = wrapping.wrap(text, 200.0, 10.0, m)  # type: ignore[arg-type]
+    tokens = len(wrapping._TOKENS.findall(text))
     assert len(lines) > 5
     assert m.calls < tokens / 3, (m.calls, tokens)  # the greedy measures once per token
 
@@ -160,14 +160,16 @@ def test_a_line_never_gets_narrower_as_tokens_are_appended() -> None:
 
     with card_style("light"):
         fig = Figure()
-        m = compose._Measure(FigureCanvasAgg(fig).get_renderer(), list(mpl.rcParams["font.family"]))
+        m = wrapping._Measure(
+            FigureCanvasAgg(fig).get_renderer(), list(mpl.rcParams["font.family"])
+        )
         checked = 0
         for card in (2, 5):
             numbers = compute_card(card, PEParams()).numbers
             for lang in ("en", "zh"):
                 filled = fill_card(load_card_text(card), lang, numbers)
                 for s in (filled.thesis, filled.formula_note, *(t for _, t in filled.takeaways)):
-                    tokens = compose._glue(compose._TOKENS.findall(s.replace("\n", " ")))[:40]
+                    tokens = wrapping._glue(wrapping._TOKENS.findall(s.replace("\n", " ")))[:40]
                     widths = [
                         m.width("".join(tokens[: k + 1]).strip(), 16.0) for k in range(len(tokens))
                     ]

@@ -62,8 +62,8 @@ def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, content
 def test_deck_slide_text_keeps_4_5_to_1(theme_name: str) -> None:
     """The title slide, the closing slide and the three animations' slides."""
     from posecards.deck import draw as d
-    from posecards.deck.build import _animation_data
     from posecards.deck.notes import ANIMATIONS
+    from posecards.deck.units import _animation_data
 
     problems: list[str] = []
     items = ["A pitfall long enough to wrap onto a second line of the slide's body text."] * 3

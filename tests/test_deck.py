@@ -575,7 +575,8 @@ def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
     from posecards.deck import draw as d
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.figures.style import card_style
-    from posecards.render.text import fill, load_card_text
+    from posecards.render.fill import fill
+    from posecards.render.text import load_card_text
 
     deck = load_deck_text()
     p = PEParams()
@@ -602,17 +603,17 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
     from posecards import __version__
     from posecards.config import DECK_CARD_IDS, PEParams
     from posecards.content import compute_card
-    from posecards.deck.build import animation_values
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.deck.plan import picture_name
     from posecards.deck.pptx import write_pptx
+    from posecards.deck.units import animation_values
     from posecards.engine.unitcache import plain
     from posecards.render.text import fill_card, load_card_text
 
     plan = plan_deck(DECK_CARD_IDS)
     deck = load_deck_text()
     params = PEParams()
-    frame_values = {  # what the title and closing slides quote (deck.build.render_frame_slides)
+    frame_values = {  # what the title and closing slides quote (deck.units.render_frame_slides)
         "d_model": params.d_model,
         "base": params.base,
         "positions": params.positions,

@@ -17,7 +17,8 @@ from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.rope import rope_angles, rotation_2d
 from posecards.encodings.sinusoidal import pair_frequencies
 from posecards.encodings.softmax import softmax
-from posecards.render.text import all_texts, load_card_text
+from posecards.render.fields import all_texts
+from posecards.render.text import load_card_text
 
 
 def wrap_angle(a: np.ndarray | float) -> np.ndarray:

@@ -16,7 +16,8 @@ from conftest import run
 
 from posecards.config import CARD_IDS, PEParams
 from posecards.content import compute_card
-from posecards.render.text import CardTextError, check_figure_ids, load_card_text
+from posecards.render.fields import CardTextError
+from posecards.render.text import check_figure_ids, load_card_text
 
 # the figures that left the cards for issue 11 (content/cardN.py: EXTRA_IDS and comments), and
 # card 1's table and trajectory, which made room for where position enters and the road from

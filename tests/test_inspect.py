@@ -773,7 +773,8 @@ def _fills_every_variant(content: Any) -> dict[str, str]:
     every variant of every field fills in both languages (the other choices held); returns the
     choices."""
     from posecards.content import VARIANTS
-    from posecards.render.text import Variants, fill_card, load_card_text
+    from posecards.render.fields import Variants
+    from posecards.render.text import fill_card, load_card_text
 
     text = load_card_text(content.card)
     choices = dict(content.numbers[VARIANTS])

@@ -481,7 +481,8 @@ def test_every_variant_of_the_layers_card_fills(name: str) -> None:
     without RoPE or not, linear layers, pairs that never turn, a query temperature)."""
     from posecards.content import VARIANTS
     from posecards.content.inspect import compute_inspection
-    from posecards.render.text import Variants, fill_card, load_card_text
+    from posecards.render.fields import Variants
+    from posecards.render.text import fill_card, load_card_text
 
     ckpt = open_checkpoint(ROOT / "docs" / "examples" / name / "config.json")
     content = compute_inspection(ckpt, find_positions(ckpt))

@@ -69,7 +69,7 @@ def inspect_contents(
     from posecards.content.inspect import compute_inspection
     from posecards.model.checkpoint import open_checkpoint
     from posecards.model.positions import find_positions
-    from posecards.render.inspect import inspect_footer
+    from posecards.render.footers import inspect_footer
 
     root = tmp_path_factory.mktemp("layout-models")
     alibi = root / "bloom"
@@ -97,7 +97,7 @@ def _report(
 ) -> LayoutReport:
     content, text, footer = contents[card]
     if footer is None and card.isdigit():  # the card's own footer (card 6's names its configs)
-        from posecards.render.build import footer_text
+        from posecards.render.footers import footer_text
 
         footer = footer_text(PEParams(), Look(), lang, int(card))
     try:
@@ -156,7 +156,7 @@ def example_contents() -> dict[str, tuple[CardContent, Any, str | None]]:
     from posecards.content.inspect import compute_inspection
     from posecards.model.checkpoint import open_checkpoint
     from posecards.model.positions import find_positions
-    from posecards.render.inspect import inspect_footer
+    from posecards.render.footers import inspect_footer
 
     out: dict[str, tuple[CardContent, Any, str | None]] = {}
     for folder in sorted(p.parent for p in EXAMPLES.glob("*/config.json")):

@@ -94,3 +94,26 @@ def test_architecture_doc_draws_the_layer_contract() -> None:
     children = {p.stem for p in (ROOT / "posecards").iterdir() if p.suffix == ".py" or p.is_dir()}
     children -= {"__init__", "__pycache__", "_data", "style", "data"}
     assert set().union(*documented) == children
+
+
+def test_planning_loads_no_matplotlib_and_names_render_functions_that_exist() -> None:
+    # the import-linter contract "planning imports no matplotlib", run: every plan of a build and
+    # a deck is made without loading matplotlib, and each unit's Deferred render function
+    # resolves to a function of that name once its module is imported
+    code = (
+        "import sys, importlib; from pathlib import Path; "
+        "from posecards.config import BuildConfig, DeckConfig; "
+        "from posecards.render.build import plan_build; "
+        "from posecards.deck.build import plan_deck_build; "
+        "import posecards.render.inspect, posecards.commands; "
+        "plans = [plan_build(BuildConfig(out=Path('o'), formats=('png', 'svg', 'pdf', 'html'))), "
+        "plan_deck_build(DeckConfig(out=Path('d')))]; "
+        "assert 'matplotlib' not in sys.modules, 'planning loaded matplotlib'; "
+        "refs = {(u.render.module, u.render.name) for p in plans for u in p.units}; "
+        "assert all(callable(getattr(importlib.import_module(m), n)) for m, n in refs); "
+        "print(len(refs))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (
+        int(out.stdout) == 8
+    )  # card, pages, index, explorer; card slides, frames, animations, deck

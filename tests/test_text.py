@@ -9,7 +9,9 @@ import pytest
 
 from posecards.formatting import group, num, sci, sig, wl
 from posecards.paths import data_dir
-from posecards.render.text import CardTextError, fill, load_card_text
+from posecards.render.fields import CardTextError
+from posecards.render.fill import fill
+from posecards.render.text import load_card_text
 
 
 def test_filters_format_numbers() -> None:
@@ -100,7 +102,7 @@ class _CharWidth:
 
 
 def test_wrap_keeps_numbers_whole_and_punctuation_off_line_starts() -> None:
-    from posecards.render.compose import wrap
+    from posecards.render.wrap import wrap
 
     text = "误差最大为 8.7×10⁻⁸。然后继续"
     lines = wrap(text, 14, 10, _CharWidth())  # type: ignore[arg-type]
@@ -158,7 +160,7 @@ def test_card_text_holds_no_template_logic(path: Path) -> None:
     the choice between phrasings is made by the content (variants), not in the file."""
     import re
 
-    from posecards.render.text import _EXPR, _FILTER, _PLACEHOLDER, FILTERS
+    from posecards.render.fill import _EXPR, _FILTER, _PLACEHOLDER, FILTERS
 
     text = path.read_text(encoding="utf-8")
     assert not re.search(r"\{%|\{#", text), path.name
@@ -265,7 +267,8 @@ def test_every_variant_of_card_5_and_its_slides_fills(tmp_path: Path) -> None:
     (card file and deck.toml), and the content's choices name offered variants."""
     from posecards.content import DECK_FIELD, VARIANTS
     from posecards.deck.notes import fill_slide, load_deck_text
-    from posecards.render.text import Variants, fill_card
+    from posecards.render.fields import Variants
+    from posecards.render.text import fill_card
 
     folder, numbers = _card5(tmp_path)
     text = load_card_text(5)
@@ -295,7 +298,7 @@ def test_every_variant_of_card_5_and_its_slides_fills(tmp_path: Path) -> None:
 
 
 def test_names_print_a_value_in_the_page_language(tmp_path: Path) -> None:
-    from posecards.render.text import Bilingual, TextSource
+    from posecards.render.fields import Bilingual, TextSource
 
     names = {"scheme": {"rope": Bilingual("RoPE", "RoPE"), "t5": Bilingual("T5 bias", "T5 偏置")}}
     src = TextSource("x.toml", {}, names)
@@ -314,7 +317,7 @@ def test_an_unknown_names_table_is_refused_at_load(tmp_path: Path) -> None:
 
 
 def test_key_lines_follow_tables_dotted_keys_and_multiline_values() -> None:
-    from posecards.render.text import key_lines
+    from posecards.render.toml_lines import key_lines
 
     source = "\n".join(
         [
@@ -416,7 +419,8 @@ def test_the_card_page_lists_the_sources_and_loads_nothing() -> None:
 
 
 def _placeholder_names(text: object) -> set[str]:
-    from posecards.render.text import all_texts, placeholders
+    from posecards.render.fields import all_texts
+    from posecards.render.fill import placeholders
 
     fields = text.fields()  # type: ignore[attr-defined]
     return {n for _, b in all_texts(fields) for n, _ in placeholders(b.en) + placeholders(b.zh)}

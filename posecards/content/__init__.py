@@ -10,12 +10,15 @@ holds only plain text). No plotting, no templating here.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from posecards.cards import CARD_IDS, DataFrom, spec
 from posecards.config import PEParams
+from posecards.content.configs import config_files
+from posecards.experiment.files import QUOTED, measurements_path
 
 Scalar = float | int | str | bool
 # a placeholder's value: a number, a word, a flag, or a list of words (for the name filter)
@@ -28,14 +31,33 @@ VARIANTS = "@variants"
 # Prefix of a choice for a field of cards/deck.toml (the card's slides): "deck.toml:panels.<id>.pitfall"
 DECK_FIELD = "deck.toml:"
 
-# Cards whose costliest computation is cached on disk and shared by their languages (card 1's
-# UMAP layout, posecards.cache.memo_array); builds start their other languages after the first
-# (render.build.after_first_language).
-SHARED_ACROSS_LANGUAGES: tuple[int, ...] = (1,)
-# What makes a card slow the first time it is rendered (said before a build renders it).
-FIRST_TIME: dict[int, str] = {
-    1: "computes a UMAP layout: 20-35 s the first time on a machine (numba compiles its kernels once), 2-3 s after that"
-}
+
+class Placeholders(dict[str, Any]):
+    """A card's placeholder values, each name declared once: setting a name that is already
+    there is a ValueError (two parts of a card computing the same name would otherwise
+    silently overwrite each other). ``declare`` merges parts."""
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if name in self:
+            raise ValueError(f"placeholder {name!r} declared twice")
+        super().__setitem__(name, value)
+
+    def update(self, *parts: Any, **values: Any) -> None:
+        for part in (*parts, values):
+            for name, value in dict(part).items():
+                self[name] = value
+
+    def __ior__(self, other: Any) -> Placeholders:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
+
+def declare(*parts: Mapping[str, Any]) -> Placeholders:
+    """The placeholders of several parts of a card, in order; a name in two parts is a
+    ValueError naming it."""
+    out = Placeholders()
+    out.update(*parts)
+    return out
 
 
 @dataclass(frozen=True)
@@ -65,11 +87,9 @@ class CardContent:
 
 def compute_card(card: int, params: PEParams) -> CardContent:
     """Compute everything card ``card`` shows, for the given parameters."""
-    from posecards.config import CARD_IDS
-
     if card not in CARD_IDS:
         raise ValueError(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
-    module = importlib.import_module(f"posecards.content.card{int(card)}")
+    module = importlib.import_module(spec(card).content_module)
     content: CardContent = module.compute(params)
     return content
 
@@ -77,21 +97,25 @@ def compute_card(card: int, params: PEParams) -> CardContent:
 def title_numbers(card: int, params: PEParams) -> Mapping[str, Any]:
     """The numbers a card's titles use (for `posecards list`): the module's cheap
     ``title_numbers`` if it has one, else everything (``compute_card``)."""
-    module = importlib.import_module(f"posecards.content.card{int(card)}")
+    module = importlib.import_module(spec(card).content_module)
     if hasattr(module, "title_numbers"):
         numbers: Mapping[str, Any] = module.title_numbers(params)
         return numbers
     return compute_card(card, params).numbers
 
 
-def card_inputs(card: int) -> tuple[Path, ...]:
+def _measurements() -> tuple[Path, ...]:
+    return (measurements_path(), QUOTED)
+
+
+# what each kind of card data reads besides the card text (the build cache hashes them)
+INPUTS: dict[DataFrom, Callable[[], tuple[Path, ...]]] = {
+    DataFrom.PARAMETERS: tuple,
+    DataFrom.MEASUREMENTS: _measurements,
+    DataFrom.CONFIGS: config_files,
+}
+
+
+def card_inputs(card: int | str) -> tuple[Path, ...]:
     """Data files a card reads besides its text (the build cache hashes them)."""
-    if card == 5:
-        from posecards.experiment.files import QUOTED, measurements_path
-
-        return (measurements_path(), QUOTED)
-    if card == 6:
-        from posecards.content.configs import config_files
-
-        return config_files()
-    return ()
+    return INPUTS[spec(card).data]()

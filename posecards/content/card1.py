@@ -18,7 +18,7 @@ import numpy as np
 
 from posecards.cache import array_key, memo_array
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import CardContent, Scalar, declare
 from posecards.encodings.alibi import alibi_bias
 from posecards.encodings.attention import attention_permutation_demo
 from posecards.encodings.counting import binary_digits, normalised_positions, smooth_digits
@@ -344,18 +344,20 @@ def compute(params: PEParams) -> CardContent:
     waves, n4 = _wavelengths(params)
     where, n5 = _where(params)
     counting, n6 = _counting(params)
-    numbers: dict[str, Scalar] = {
-        "d_model": params.d_model,
-        "base": params.base,
-        "positions": params.positions,
-        **n1,
-        **n2,
-        **n3,
-        **n4,
-        **n5,
-        **n6,
-        **_learned_vs_sinusoidal(params),
-    }
+    numbers = declare(
+        {
+            "d_model": params.d_model,
+            "base": params.base,
+            "positions": params.positions,
+        },
+        n1,
+        n2,
+        n3,
+        n4,
+        n5,
+        n6,
+        _learned_vs_sinusoidal(params),
+    )
     return CardContent(
         card=1,
         figures={

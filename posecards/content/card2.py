@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import CardContent, Scalar, declare
 from posecards.encodings.dimension_index_bug import dimension_index_bug_pe
 from posecards.encodings.precision import float32_angle_error
 from posecards.encodings.rope import rope_layout_permutation
@@ -397,20 +397,22 @@ def compute(params: PEParams) -> CardContent:
     bug, n_bug = _bug(params)
     layouts, n_layouts = _layouts(params)
     f32, n_f32 = _float32(params)
-    numbers: dict[str, Scalar] = {
-        "d_model": params.d_model,
-        "base": params.base,
-        "n_positions": params.positions,
-        "half_d": params.d_model // 2,
-        "last_pair": params.d_model // 2 - 1,
-        **n_heat,
-        **n_curves,
-        **n_rot,
-        **n_sim,
-        **n_bug,
-        **n_layouts,
-        **n_f32,
-    }
+    numbers = declare(
+        {
+            "d_model": params.d_model,
+            "base": params.base,
+            "n_positions": params.positions,
+            "half_d": params.d_model // 2,
+            "last_pair": params.d_model // 2 - 1,
+        },
+        n_heat,
+        n_curves,
+        n_rot,
+        n_sim,
+        n_bug,
+        n_layouts,
+        n_f32,
+    )
     pitfalls: dict[str, Any] = {
         **{f"bug_{k}": v for k, v in bug.items()},
         **{f"layout_{k}": v for k, v in layouts.items()},

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from posecards.config import PEParams
-from posecards.content import CardContent
+from posecards.content import CardContent, Placeholders
 from posecards.encodings.rope import (
     apply_rope,
     apply_rope_complex,
@@ -298,6 +298,7 @@ def compute(params: PEParams) -> CardContent:
         "ctx_4k": CONTEXTS[0],
         "ctx_128k": CONTEXTS[1],
     }
+    numbers = Placeholders(numbers)  # each name declared once from here on
     layouts, base = _layouts_base(params, numbers)
     figures = {
         "c3-rotation": _rotation(numbers),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import CardContent, Placeholders, Scalar
 from posecards.encodings.alibi import alibi_bias, alibi_bias_key_only, alibi_slopes
 from posecards.encodings.buckets import deberta_log_bucket, t5_relative_bucket
 from posecards.encodings.cosine import cosine_similarity
@@ -333,7 +333,7 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
 
 
 def compute(params: PEParams) -> CardContent:
-    numbers: dict[str, Scalar] = {}
+    numbers: dict[str, Scalar] = Placeholders()
     alibi, slopes = _alibi(params, numbers)
     figures = {
         "c4-alibi": alibi,

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from posecards.config import PEParams
-from posecards.content import DECK_FIELD, CardContent, Scalar
+from posecards.content import DECK_FIELD, CardContent, Placeholders, Scalar
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.experiment import results
 from posecards.experiment.files import QUOTED
@@ -104,6 +104,7 @@ def compute(params: PEParams) -> CardContent:
         "jobs": int(env.get("jobs") or 1),
         "torch": str(env["torch"]),
     }
+    numbers = Placeholders(numbers)  # each name declared once from here on
     table = np.empty((len(ROWS), len(lengths), 3), dtype=np.float64)  # (rows, lengths, stat)
     for i, (scheme, scaling, key) in enumerate(ROWS):
         for j, (n, m) in enumerate(zip(lengths, multiples, strict=True)):
@@ -208,7 +209,7 @@ def compute(params: PEParams) -> CardContent:
         "window": WINDOW,
         # YaRN's attention factor at this factor (multiplies cos and sin, as in HF)
         "yarn_attention": rope_inv_freq(
-            numbers["head_dim"],  # type: ignore[arg-type]
+            numbers["head_dim"],
             float(cfg["rope_base"]),
             rope_scaling_dict("yarn", longest / L, L),
         )[1],

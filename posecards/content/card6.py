@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import CardContent, Placeholders, Scalar
 from posecards.content.configs import SHORT_NAMES, model_id, published, text_config
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.mrope import MROPE_AXES, mrope_axes, mrope_position_ids
@@ -641,7 +641,7 @@ def models_table() -> dict[str, Any]:
 
 def compute(params: PEParams) -> CardContent:
     del params  # card 6 reads published configs only
-    numbers: dict[str, Scalar] = {}
+    numbers: dict[str, Scalar] = Placeholders()
     figures: dict[str, dict[str, Any]] = {}
     merge = int(published("qwen2.5-vl-7b")["vision_config"]["spatial_merge_size"])
     parts: tuple[tuple[str, Callable[[], tuple[dict[str, Any], dict[str, Scalar]]]], ...] = (

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from posecards.config import PEParams
-from posecards.content import CardContent, Scalar
+from posecards.content import CardContent, Placeholders, Scalar
 from posecards.encodings.alibi import alibi_geometric_slopes, alibi_slopes
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
@@ -399,7 +399,7 @@ def _gemma(numbers: dict[str, Scalar]) -> None:
 
 
 def compute(params: PEParams) -> CardContent:
-    numbers: dict[str, Scalar] = {}
+    numbers: dict[str, Scalar] = Placeholders()
     _gemma(numbers)
     numbers.update(
         {f"threads_{fid[3:].replace('-', '_')}": ", ".join(v) for fid, v in THREADS.items()}

@@ -113,7 +113,7 @@ class _Page:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        from posecards.render.compose import _Measure
+        from posecards.render.wrap import _Measure
 
         self.look = deck_look()
         self.k = magnify
@@ -130,7 +130,7 @@ class _Page:
     def wrap(self, text: str, box: Box, size: float, weight: str = "normal") -> list[str]:
         """Lines of ``text`` at ``size`` slide points within the box width (5 % kept free,
         since PowerPoint and LibreOffice measure a little differently)."""
-        from posecards.render.compose import wrap
+        from posecards.render.wrap import wrap
 
         width_pt = box[2] * 72.0 * 0.95 - 14.4  # text frame insets: 0.1 in each side
         return wrap(text, width_pt / self.k, size / self.k, self.m, weight)

@@ -10,7 +10,7 @@ chooses one: ``CardContent.variants["deck.toml:panels.<figure-id>.<part>"]``):
 
 Panel slides (``[panels.<figure-id>]``) need all five parts; the other slides need ``shows``
 and ``ask``. Numbers are the cards' ``{{ placeholders }}``, filled from the same computed
-values as the cards (posecards.render.text.fill), never retyped.
+values as the cards (posecards.render.fill.fill), never retyped.
 
 Schema:
     [deck]                     title, subtitle and notes of the title slide
@@ -36,18 +36,10 @@ from typing import Any
 
 from posecards.content import DECK_FIELD
 from posecards.paths import data_dir
-from posecards.render.text import (
-    Bilingual,
-    CardTextError,
-    KeyLines,
-    Text,
-    TextSource,
-    chosen_variants,
-    fill,
-    parse_bilingual,
-    parse_names,
-    parse_text,
-)
+from posecards.render.fields import Bilingual, CardTextError, Text, TextSource, chosen_variants
+from posecards.render.fill import fill
+from posecards.render.parse import parse_bilingual, parse_names, parse_text
+from posecards.render.toml_lines import KeyLines
 
 PARTS = ("shows", "read", "numbers", "pitfall", "ask")
 REQUIRED_PANEL = PARTS

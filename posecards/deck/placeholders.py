@@ -14,17 +14,16 @@ from typing import Any
 from posecards.config import PEParams
 from posecards.content import DECK_FIELD, compute_card
 from posecards.deck.notes import load_deck_text
-from posecards.render.text import (
+from posecards.render.fields import (
     CardTextError,
     Text,
     TextSource,
     Variants,
     all_texts,
     chosen_variants,
-    fill,
-    load_card_text,
-    placeholders,
 )
+from posecards.render.fill import fill, placeholders
+from posecards.render.text import load_card_text
 
 
 def _slide_fields(card: int, figure_ids: tuple[str, ...]) -> Iterator[tuple[str, Text]]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posecards.deck.notes import load_deck_text
-from posecards.render.text import CardText, Source, load_card_text
+from posecards.render.parse import Source
+from posecards.render.text import CardText, load_card_text
 
 # Slides made by the frame unit (not by one card's unit): they quote several cards
 FRAME_KINDS = ("title", "closing", "sources")

@@ -20,7 +20,7 @@ from typing import Any
 from posecards._version import __version__
 from posecards.cache import cache_dir, write_atomic
 from posecards.engine.inputs import library_versions, shared_inputs
-from posecards.engine.units import Rendered, Unit
+from posecards.engine.units import Rendered, Unit, render_name
 
 
 def _plain(obj: Any) -> Any:
@@ -55,7 +55,7 @@ def unit_key(
     the units it needs, and what every unit depends on."""
     blob = json.dumps(
         {
-            "render": f"{unit.render.__module__}.{unit.render.__qualname__}",
+            "render": render_name(unit.render),
             "job": unit.job,
             "texts": dict(texts),
             "needs": list(needs),

@@ -3,7 +3,7 @@
 A unit names the public files it makes (worked out from the options and the text alone, so
 ``--check`` needs no drawing), what it is made from (the texts it reads: its recipe, and the
 units whose results it uses: ``needs``), and how to make it: ``render(job, ctx) -> Rendered``, a
-module-level function. Units that draw run in a fresh process each (``spawn``), and so may
+module-level function, or a ``Deferred`` one that is imported where the unit runs. Units that draw run in a fresh process each (``spawn``), and so may
 units that assemble other units' results (a deck's PPTX and PDF: ``needs_files``); the others
 (a build's HTML pages and index) run in the calling process.
 A new card or output kind is a new unit in a plan, not a change here.
@@ -11,6 +11,7 @@ A new card or output kind is a new unit in a plan, not a change here.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,27 @@ class Context:
 
 
 RenderFn = Callable[[Any, Context], Rendered]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A render function named by its module and name and imported only when a unit runs: a
+    plan refers to the code that draws without importing it, so planning (``--help``,
+    ``--check``, a no-op rebuild) loads no matplotlib (a contract in pyproject.toml)."""
+
+    module: str  # "posecards.render.card_unit"
+    name: str  # "render_card"
+
+    def __call__(self, job: Any, ctx: Context) -> Rendered:
+        fn: RenderFn = getattr(importlib.import_module(self.module), self.name)
+        return fn(job, ctx)
+
+
+def render_name(render: RenderFn) -> str:
+    """``posecards.render.card_unit.render_card``: what a unit's cache key names it by."""
+    if isinstance(render, Deferred):
+        return f"{render.module}.{render.name}"
+    return f"{render.__module__}.{render.__qualname__}"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from posecards.cards import spec
+
 if TYPE_CHECKING:
     from matplotlib.figure import FigureBase
 
@@ -31,8 +33,8 @@ DrawFn = Callable[["FigureBase", Mapping[str, Any], Labels, "Theme"], None]
 
 
 def draw_functions(card: int | str) -> dict[str, DrawFn]:
-    """Card N's draw functions (``figures/cardN.py``); an inspection card's (``inspect.py``)."""
-    name = f"card{int(card)}" if isinstance(card, int) else "inspect"
-    module = importlib.import_module(f"posecards.figures.{name}")
+    """A card's draw functions, from its figures module (posecards.cards: ``figures/card3.py``,
+    ``figures/inspect_rope.py``)."""
+    module = importlib.import_module(spec(card).figures_module)
     draw: dict[str, DrawFn] = module.DRAW
     return draw

@@ -113,9 +113,9 @@ def card_figures(
     from posecards.config import Look, PEParams
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
-    from posecards.render.build import footer_text
     from posecards.render.compose import compose_card
     from posecards.render.figure import draw_standalone
+    from posecards.render.footers import footer_text
     from posecards.render.text import fill_card, load_card_text
 
     for card, content in contents.items():

@@ -19,9 +19,10 @@ from typing import Any
 from markupsafe import Markup
 
 from posecards.config import ExploreConfig
+from posecards.engine.units import Context, Rendered
 from posecards.paths import data_dir
+from posecards.render.fields import CardTextError
 from posecards.render.html import CSP, TemplateProblem, env
-from posecards.render.text import CardTextError
 
 STRINGS_FILE = "explore.toml"
 SCRIPTS = ("explore_math.js", "explore.js")
@@ -157,3 +158,8 @@ def explore_page(cfg: ExploreConfig) -> str:
 
 def explore_bytes(cfg: ExploreConfig) -> bytes:
     return explore_page(cfg).encode("utf-8")
+
+
+def render_explore(job: ExploreConfig, ctx: Context) -> Rendered:
+    """A build's explorer unit: the page, opening in the build's first language and theme."""
+    return Rendered({"explore.html": explore_bytes(job)})

@@ -11,10 +11,7 @@ import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from posecards.cache import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -25,12 +22,6 @@ SAVE_METADATA: dict[str, dict[str, None]] = {
     "svg": {"Date": None, "Creator": None},
     "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
 }
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
 
 
 # Raster parts of a PDF (heatmaps are images) are resampled at print resolution.

@@ -2,7 +2,8 @@
 
 The checkpoint is read and the numbers computed in the calling process before the plan is made
 (only the one tensor needed is read); posecards.engine then draws each language in a fresh
-process, as in a build, so the bytes do not depend on what was drawn before, and makes the pages.
+process, as in a build (``render.inspect_units``, named, not imported: planning imports no
+matplotlib), so the bytes do not depend on what was drawn before, and makes the pages.
 Another output made from the reading (a file that is not drawn) is one more unit of the plan.
 """
 
@@ -13,57 +14,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from posecards._version import __version__
+from posecards.cards import spec
 from posecards.config import InspectConfig, Look
 from posecards.content import CardContent
+from posecards.content.reading import inspection_json
 from posecards.engine.inputs import text_name
-from posecards.engine.units import Context, Plan, Rendered, Unit
+from posecards.engine.units import Context, Deferred, Plan, Rendered, Unit
 from posecards.model.checkpoint import Checkpoint
-from posecards.model.names import display_name, model_slug
-from posecards.model.positions import Found, LearnedPositions, RopePositions
-from posecards.render.build import (
-    PRELOAD,
-    THEME_NAMES_ZH,
-    WARM_PDF,
-    PageSource,
-    card_sources,
-    card_unit,
-    html_pages,
-    render_unit,
-    unit_files,
-)
+from posecards.model.names import model_slug
+from posecards.model.positions import Found
+from posecards.render.build import PRELOAD, WARM_PDF, card_sources
+from posecards.render.footers import inspect_footer
+from posecards.render.outputs import card_unit, unit_files
+from posecards.render.text import load_card_text
 
-
-def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
-    """Which tensor and which config keys the card was made from (the footer's first part)."""
-    keys = ", ".join(found.config_keys) if found.config_keys else "-"
-    name = display_name(ckpt.name)
-    if isinstance(found, LearnedPositions):
-        rows, width = found.shape
-        what = (
-            f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
-            f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
-        )
-    else:
-        what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
-    ignored = ""
-    if isinstance(found, RopePositions) and found.ignored_keys:
-        label = "未使用的键" if lang == "zh" else "keys not used"
-        ignored = f" · {label}: {', '.join(found.ignored_keys)}"
-    if found.defaults:
-        label = "默认值" if lang == "zh" else "defaults"
-        ignored += f" · {label}: {', '.join(found.defaults)}"
-    if lang == "zh":
-        return f"模型 {name} · 读取 {what} · 配置键：{keys}{ignored}"
-    return f"Model {name} · read {what} · config keys: {keys}{ignored}"
-
-
-def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
-    src = source_text(ckpt, found, lang)
-    if lang == "zh":
-        theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-        return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
-    return f"{src} · theme {look.theme} · posecards {__version__} · every number computed"
+RENDER_INSPECTION = Deferred("posecards.render.inspect_units", "render_inspection")
+RENDER_PAGES = Deferred("posecards.render.inspect_units", "render_inspection_pages")
 
 
 @dataclass(frozen=True)
@@ -80,30 +46,6 @@ class InspectJob:
     formula: bool = False  # draw the card's formula for the pages of every language
 
 
-def render_inspection(job: InspectJob, ctx: Context) -> Rendered:
-    from posecards.figures.style import card_style
-    from posecards.render.files import collections_at_fixed_points
-    from posecards.render.text import check_figure_ids, load_card_text
-
-    text = load_card_text(job.card)
-    check_figure_ids(text, job.content.figures)
-    with collections_at_fixed_points(), card_style(job.look.theme) as th:
-        files, helpers = render_unit(
-            text,
-            job.content,
-            job.stem,
-            th,
-            lang=job.lang,
-            formats=job.formats,
-            size=job.look.size,
-            footer=job.footer,
-            scale=job.look.scale,
-            svg_text=job.look.svg_text,
-            formula=job.formula,
-        )
-    return Rendered(files, helpers)
-
-
 @dataclass(frozen=True)
 class InspectPagesJob:
     card: str
@@ -113,21 +55,6 @@ class InspectPagesJob:
     stem: str
     numbers: Mapping[str, Any]
     footers: tuple[tuple[str, str], ...]  # (lang, footer)
-
-
-def render_inspection_pages(job: InspectPagesJob, ctx: Context) -> Rendered:
-    from posecards.render.text import load_card_text
-
-    files: dict[str, bytes] = {}
-    for done in ctx.needs.values():
-        files.update(done.files)
-        files.update(done.helpers)
-    footers = dict(job.footers)
-    src = PageSource(load_card_text(job.card), job.numbers, job.stem, "")
-    pages = html_pages(
-        [src], job.langs, job.formats, job.look, footers.__getitem__, files, say=ctx.say
-    )
-    return Rendered(pages)
 
 
 @dataclass(frozen=True)
@@ -141,8 +68,6 @@ class ReadingJob:
 
 
 def render_reading(job: ReadingJob, ctx: Context) -> Rendered:
-    from posecards.content.reading import inspection_json
-
     return Rendered({f"{job.stem}.json": inspection_json(job.name, job.config, job.found)})
 
 
@@ -154,13 +79,22 @@ def _printable(value: Any) -> Any:
     return value
 
 
+def _model_record(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
+    """What the manifest records of the model read."""
+    return {
+        "name": ckpt.name,
+        "format": ckpt.format,
+        "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
+        "config": "config.json" if ckpt.config_file else None,
+        "found": _printable(asdict(found)),
+    }
+
+
 def plan_inspection(
     cfg: InspectConfig, out: Path, ckpt: Checkpoint, found: Found, content: CardContent
 ) -> Plan:
     """Every unit of an inspection: a drawing per language, then the pages. Not cached: the
     units' input is the model reading, computed afresh each time."""
-    from posecards.render.text import load_card_text
-
     card = str(content.card)
     text = load_card_text(card)
     stem = model_slug(ckpt.name)
@@ -171,7 +105,7 @@ def plan_inspection(
     units = [
         Unit(
             name=card_unit(card, lang),
-            render=render_inspection,
+            render=RENDER_INSPECTION,
             job=InspectJob(
                 card, lang, drawn, cfg.look, stem, content, footer, formula=html and lang == first
             ),
@@ -200,7 +134,7 @@ def plan_inspection(
         units.append(
             Unit(
                 name="pages",
-                render=render_inspection_pages,
+                render=RENDER_PAGES,
                 job=InspectPagesJob(
                     card, cfg.langs, drawn, cfg.look, stem, content.numbers, footers
                 ),
@@ -211,13 +145,6 @@ def plan_inspection(
                 cache=False,
             )
         )
-    model = {
-        "name": ckpt.name,
-        "format": ckpt.format,
-        "weights": [{"file": p.name, "bytes": p.stat().st_size} for p in ckpt.weights],
-        "config": "config.json" if ckpt.config_file else None,
-        "found": _printable(asdict(found)),
-    }
     return Plan(
         made_by="posecards inspect",
         out=out,
@@ -229,14 +156,14 @@ def plan_inspection(
         units=tuple(units),
         sources={name: card_sources(card)},
         what="inspection",
-        extra={"model": model},
+        extra={"model": _model_record(ckpt, found)},
         # what its drawing processes load once (render/warm.py, warm_pdf.py where it writes
         # PDFs, this module, its figures)
         preload=(
             *PRELOAD,
             *((WARM_PDF,) if "pdf" in drawn else ()),
-            "posecards.render.inspect",
-            "posecards.figures.inspect",
+            "posecards.render.inspect_units",
+            spec(card).figures_module,
         ),
     )
 

@@ -305,8 +305,8 @@ def measure_card(
     from posecards.config import Look, PEParams
     from posecards.figures.roles import page_scale
     from posecards.figures.style import card_style
-    from posecards.render.build import footer_text
     from posecards.render.compose import compose_card
+    from posecards.render.footers import footer_text
     from posecards.render.text import fill_card, load_card_text
 
     text = load_card_text(card) if text is None else text
@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="list every problem")
     args = ap.parse_args(argv)
     reports: dict[tuple[str, str, str], LayoutReport] = {}
-    for card in (int(c) for c in args.cards.split(",")):
+    for card in map(int, args.cards.split(",")):
         content = compute_card(card, PEParams())
         for size in args.sizes.split(","):
             for lang in args.langs.split(","):

@@ -28,9 +28,11 @@ MODULES = (
     "posecards.figures",
     "posecards.figures.style",
     "posecards.render.build",
+    "posecards.render.card_unit",
     "posecards.render.compose",
     "posecards.render.figure",
     "posecards.render.files",
+    "posecards.render.footers",
     "posecards.render.text",
 )
 
