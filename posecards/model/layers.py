@@ -28,7 +28,8 @@ from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import ASSUMED, COMPOSITE, FAMILIES, Family
 
-ATTENTION_KINDS = ("full", "sliding", "chunked", "linear")
+# "none": no self-attention kernel in the layer (state-space, convolution or cross-attention)
+ATTENTION_KINDS = ("full", "sliding", "chunked", "linear", "none")
 # transformers layer_types value -> attention kind on the card / in the JSON
 _KIND = {
     "full_attention": "full",
@@ -76,7 +77,7 @@ class RopeKind:
 @dataclass(frozen=True)
 class Layer:
     index: int
-    attention: str  # "full", "sliding", "chunked" or "linear"
+    attention: str  # "full", "sliding", "chunked", "linear" or "none" (no self-attention)
     window: int | None  # sliding window or chunk size
     position: str  # "rope" or "none"
     rope: str | None  # key into ModelLayers.rope
@@ -842,7 +843,10 @@ def _gemma4_head_dims(t: _Text, layer_types: Sequence[str], head_dim: int) -> di
             dims = set()
             for i, x in enumerate(layer_types):
                 if x == lt:
-                    over = per_layer.get(str(i), per_layer.get(i, {})) or {}
+                    # transformers' save_pretrained writes zero-padded keys ("05")
+                    over = next(
+                        (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == i), {}
+                    ) or {}
                     dims.add(
                         over.get("head_dim", head_dim) if isinstance(over, Mapping) else head_dim
                     )

@@ -88,6 +88,7 @@ class ProbeReading:
     rope: Mapping[str, ProbedRope]
     learned: tuple[str, ...] = ()  # position tables added to the input (module name: rows x width)
     relative: tuple[str, ...] = ()  # relative-position modules inside attention (bias tables, ...)
+    absolute: tuple[str, ...] = ()  # other names outside the layers that speak of position
     config: Any = field(repr=False, default=None)  # the text config object
 
 
@@ -642,6 +643,7 @@ def _reading(
         rope=rope,
         learned=_learned_tables(model),
         relative=_relative_modules(model),
+        absolute=_absolute_positions(model, decoder),
         config=text,
     )
 
@@ -679,6 +681,23 @@ def _learned_tables(model: Any) -> tuple[str, ...]:
             "position" in leaf or leaf in ("wpe", "pos_emb", "embed_positions")
         ) and not any(r in name.lower() for r in _RELATIVE):
             out.append(f"{name} ({m.num_embeddings} x {m.embedding_dim})")
+    return tuple(out)
+
+
+def _absolute_positions(model: Any, decoder: list[Any]) -> tuple[str, ...]:
+    """Other places position may enter outside the decoder layers: modules, buffers or
+    parameters whose name speaks of position (a sinusoid table, a learned table, ...)."""
+    inside = {id(m) for layer in decoder for m in layer.modules()}
+    out = []
+    for name, m in model.named_modules():
+        if id(m) in inside or any(n.endswith("inv_freq") for n, _ in m.named_buffers(recurse=False)):
+            continue
+        leaf = name.rsplit(".", 1)[-1].lower()
+        if "pos" in leaf and "rotary" not in leaf and "rope" not in leaf:
+            out.append(name)
+        for b, _ in [*m.named_buffers(recurse=False), *m.named_parameters(recurse=False)]:
+            if "pos" in b.lower() and not b.endswith("inv_freq") and "position_ids" not in b:
+                out.append(f"{name}.{b}" if name else b)
     return tuple(out)
 
 

@@ -148,6 +148,12 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
             f"{p.model_class} adds a learned position table ({p.learned[0]}): posecards draws "
             "it from the checkpoint's tensor, and this folder has none"
         )
+    others = [a for a in p.absolute if not any(a.startswith(x.split(" ")[0]) for x in p.learned)]
+    if others and not p.rope:
+        raise CheckpointError(
+            f"{p.model_class} adds position outside its attention layers ({others[0]}), not by "
+            "RoPE: posecards inspect does not draw that yet"
+        )
     if p.relative:
         raise CheckpointError(
             f"{p.model_class} puts position inside attention through {p.relative[0]} "
@@ -184,14 +190,16 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
             layers.append(mine)
             continue
         if not la.attention:
-            layers.append(Layer(la.index, "linear", None, "none", None))
+            types = getattr(text, "layer_types", None) or ()
+            linear = la.index < len(types) and types[la.index] == "linear_attention"
+            layers.append(Layer(la.index, "linear" if linear else "none", None, "none", None))
             continue
         kind = la.mask or _unmasked(text, la.index)
         layers.append(Layer(la.index, kind, la.window, "rope" if la.rope else "none", la.rope))
     scales = [la.scaling for la in p.layers if la.attention]
     if any(s is None for s in scales):
         raise CheckpointError("the softmax scale of an attention layer could not be read")
-    if not layers or all(la.attention == "linear" for la in layers) and not kinds:
+    if not layers or all(la.attention in ("linear", "none") for la in layers) and not kinds:
         raise CheckpointError(
             f"{p.model_class} has no attention layer whose position posecards can read"
         )
