@@ -22,6 +22,7 @@ from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.mrope import MROPE_AXES, mrope_axes
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.model.checkpoint import CheckpointError
+from posecards.model.families import TRANSFORMERS_VERSION
 from posecards.model.layers import ModelLayers, RopeKind
 
 JSON_SCHEMA_VERSION = 1
@@ -137,7 +138,10 @@ def reading_document(name: str, reading: ModelLayers) -> dict[str, Any]:
         "config_keys": list(reading.config_keys),
         "defaults": list(reading.defaults),
         "ignored_keys": list(reading.ignored_keys),
-        "transformers": "5.23.0",
+        # the transformers whose own code gave this reading; the family table's version (checked
+        # against it) where transformers is not installed
+        "transformers": reading.transformers_version or TRANSFORMERS_VERSION,
+        "read_by": "transformers" if reading.transformers_version else "table",
         "schema": JSON_SCHEMA_VERSION,
     }
 

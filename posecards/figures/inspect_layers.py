@@ -19,7 +19,13 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
 from posecards.figures.style import Theme, visible_cmap
 
-_ATTENTION = ("full", "sliding", "chunked", "linear", "none")  # codes of i-layer-strip's attention row
+_ATTENTION = (
+    "full",
+    "sliding",
+    "chunked",
+    "linear",
+    "none",
+)  # codes of i-layer-strip's attention row
 
 
 def _kind_name(t: Labels, key: str, theta: float, rope_type: str = "default", f: float = 1) -> str:

@@ -71,7 +71,9 @@ class RopeKind:
     mrope_section: tuple[int, int, int] | None = None
     mrope_layout: str | None = None  # "chunked" or "interleaved"
     ignored_keys: tuple[str, ...] = ()
-    axes: tuple[str, ...] | None = None  # MRoPE axis of every pair, as transformers' module turns it
+    axes: tuple[str, ...] | None = (
+        None  # MRoPE axis of every pair, as transformers' module turns it
+    )
 
 
 @dataclass(frozen=True)
@@ -794,7 +796,8 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
 
     # ---- softmax scale (first attention layer) and query temperature
     first = next((la for la in layers if la.attention != "linear"), layers[0])
-    first_head = kinds[first.rope].head_dim if first.rope in kinds else head_dim
+    # the whole head: GPT-J and CodeGen divide by sqrt(head_dim), not sqrt(rotary_dim)
+    first_head = kinds[first.rope].head_slots if first.rope in kinds else head_dim
     if fam.head_dim == "gemma4":
         first_head = _gemma4_head_dims(t, layer_types, head_dim).get(
             layer_types[first.index], head_dim
@@ -844,9 +847,13 @@ def _gemma4_head_dims(t: _Text, layer_types: Sequence[str], head_dim: int) -> di
             for i, x in enumerate(layer_types):
                 if x == lt:
                     # transformers' save_pretrained writes zero-padded keys ("05")
-                    over = next(
-                        (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == i), {}
-                    ) or {}
+                    over: Any = (
+                        next(
+                            (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == i),
+                            {},
+                        )
+                        or {}
+                    )
                     dims.add(
                         over.get("head_dim", head_dim) if isinstance(over, Mapping) else head_dim
                     )

@@ -64,6 +64,9 @@ class ProbedRope:
     pairs: tuple[int, ...]  # (head_slots,) partner slot of each slot, -1 where nothing turns
     layout: str  # "half", "interleaved" or "other"
     axes: tuple[str, ...] | None = None  # MRoPE: the axis (t, h, w, ...) of every pair
+    head_seen: bool = (
+        True  # the head size is the kernel's (False: attention in the layer's own code)
+    )
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,11 @@ class ProbeReading:
 
 
 def transformers_available() -> bool:
+    """Whether transformers can be imported (POSECARDS_NO_TRANSFORMERS=1: read by the table)."""
+    import os
+
+    if os.environ.get("POSECARDS_NO_TRANSFORMERS") == "1":
+        return False
     try:
         importlib.import_module("transformers")
     except ImportError:
@@ -106,14 +114,15 @@ def transformers_available() -> bool:
 def _model_class(text: Any) -> type | None:
     from transformers.models.auto.modeling_auto import MODEL_MAPPING
 
+    found: Any
     try:
-        cls = MODEL_MAPPING[type(text)]
+        found = MODEL_MAPPING[type(text)]
     except (KeyError, ValueError):
-        cls = None
-    if isinstance(cls, tuple | list):
-        cls = cls[0]
-    if cls is not None:
-        return cls  # type: ignore[no-any-return]
+        found = None
+    if isinstance(found, tuple | list):
+        found = found[0]
+    if found is not None:
+        return found  # type: ignore[no-any-return]
     # a text model that AutoModel does not list (Qwen2.5-Omni's thinker): the class of its module
     # that takes this config class
     module_name = type(text).__module__.replace(".configuration_", ".modeling_")
@@ -143,9 +152,7 @@ def _text_config(cfg: Any) -> tuple[Any, tuple[str, ...]]:
     path: tuple[str, ...] = ()
     node = cfg
     for _ in range(4):
-        nested = [
-            k for k in _NESTED if isinstance(getattr(node, k, None), PreTrainedConfig)
-        ]
+        nested = [k for k in _NESTED if isinstance(getattr(node, k, None), PreTrainedConfig)]
         if not nested:
             break
         node, path = getattr(node, nested[0]), (*path, nested[0])
@@ -177,7 +184,7 @@ def _rotary_on_cpu(modules: list[Any]) -> Iterator[None]:
                     __init(self, *a, **kw)
 
             patched.append((obj, init))
-            obj.__init__ = cpu_init  # type: ignore[misc]
+            obj.__init__ = cpu_init  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -325,23 +332,32 @@ def _tensors(x: Any) -> Iterator[Any]:
 
 def probe(config: Mapping[str, Any]) -> ProbeReading:
     """transformers' own reading of ``config`` (a config.json dict with its ``model_type``)."""
+    stage = ["build"]
     try:
-        return _probe(config)
+        return _probe(config, stage)
     except ProbeError:
         raise
-    except Exception as exc:  # transformers' own error: it cannot build or run this config
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise ProbeError(
-            f"transformers cannot build or run this config ({type(exc).__name__}: {first[:200]})"
+    except Exception as exc:
+        import transformers as T
+
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        what = f"{type(exc).__name__}: {first}"
+        if stage[0] == "build":  # transformers' own error: it cannot build this config
+            raise ProbeError(
+                f"transformers {T.__version__} cannot build this config ({what})"
+            ) from exc
+        raise ProbeError(  # the model was built; running it on meta tensors failed
+            f"posecards could not run transformers {T.__version__}'s {stage[0]} without weights "
+            f"(on meta tensors: {what})"
         ) from exc
 
 
-def _probe(config: Mapping[str, Any]) -> ProbeReading:
+def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:
     import torch
     import transformers as T
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-    T.logging.set_verbosity_error()
+    T.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     cfg_json = dict(config)
     model_type = cfg_json.pop("model_type", None)
     if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
@@ -362,6 +378,8 @@ def _probe(config: Mapping[str, Any]) -> ProbeReading:
     with _rotary_on_cpu(modules), torch.device("meta"):
         model = cls(text)
     model.eval()
+    stage[0] = type(model).__name__
+    _no_rotary_position(model, modules)
     n_layers = getattr(text, "num_hidden_layers", None)
     decoder = _decoder_layers(model, n_layers)
     rec = _Recorder()
@@ -374,8 +392,9 @@ def _probe(config: Mapping[str, Any]) -> ProbeReading:
         for as_tuple in (False, True):
             rec = _Recorder()
             try:
-                with _recording(model, decoder, modules, rec), _feed_forward_bypassed(
-                    decoder, as_tuple
+                with (
+                    _recording(model, decoder, modules, rec),
+                    _feed_forward_bypassed(decoder, as_tuple),
                 ):
                     _forward(model, text)
                 break
@@ -395,7 +414,11 @@ def _feed_forward_bypassed(decoder: list[Any], as_tuple: bool) -> Iterator[None]
     for layer in decoder:
         for name, child in layer.named_children():
             label = f"{name} {type(child).__name__}".lower()
-            if any(w in label for w in _FEED_FORWARD) and "attn" not in label and "attention" not in label:
+            if (
+                any(w in label for w in _FEED_FORWARD)
+                and "attn" not in label
+                and "attention" not in label
+            ):
 
                 def identity(*a: Any, **kw: Any) -> Any:
                     x = a[0] if a else next(iter(kw.values()))
@@ -408,6 +431,27 @@ def _feed_forward_bypassed(decoder: list[Any], as_tuple: bool) -> Iterator[None]
     finally:
         for child in patched:
             del child.forward
+
+
+def _no_rotary_position(model: Any, modules: list[Any]) -> None:
+    """A model with no rotary code at all but a position table or bias: said before running it."""
+    rotary = any(
+        n.endswith("inv_freq") for m in model.modules() for n, _ in m.named_buffers(recurse=False)
+    ) or any(name.startswith("apply_rotary") for mod in modules for name in vars(mod))
+    if rotary:
+        return
+    relative = _relative_modules(model)
+    if relative:
+        raise ProbeError(
+            f"{type(model).__name__} puts position inside attention through {relative[0]} "
+            "(relative position): posecards inspect does not draw that yet"
+        )
+    learned = _learned_tables(model)
+    if learned:
+        raise ProbeError(
+            f"{type(model).__name__} adds a learned position table ({learned[0]}): posecards "
+            "draws it from the checkpoint's tensor, and this folder has none"
+        )
 
 
 def _decoder_layers(model: Any, n: int | None) -> list[Any]:
@@ -424,7 +468,9 @@ def _decoder_layers(model: Any, n: int | None) -> list[Any]:
 
 
 @contextlib.contextmanager
-def _recording(model: Any, decoder: list[Any], modules: list[Any], rec: _Recorder) -> Iterator[None]:
+def _recording(
+    model: Any, decoder: list[Any], modules: list[Any], rec: _Recorder
+) -> Iterator[None]:
     import torch
 
     undo: list[Callable[[], None]] = []
@@ -471,7 +517,8 @@ def _recording(model: Any, decoder: list[Any], modules: list[Any], rec: _Recorde
 
         if hasattr(mod, "eager_attention_forward"):
 
-            def eager(module: Any, query: Any, key: Any, value: Any, mask: Any, *a: Any, **kw: Any) -> Any:
+            def eager(module: Any, query: Any, key: Any, value: Any, *a: Any, **kw: Any) -> Any:
+                mask = a[0] if a else kw.pop("attention_mask", None)
                 if rec.layer is not None:
                     rec.kernels.setdefault(rec.layer, []).append(
                         {"mask": mask, "query": tuple(query.shape), "module": type(module), **kw}
@@ -526,7 +573,6 @@ def _recording(model: Any, decoder: list[Any], modules: list[Any], rec: _Recorde
 
 
 def _forward(model: Any, text: Any) -> None:
-    import torch
     import torch.fx.experimental._config as fx_config
 
     # a mixture of experts asks which tokens each expert got (nonzero): on meta tensors, all
@@ -540,7 +586,6 @@ def _forward(model: Any, text: Any) -> None:
 
 def _call(model: Any, text: Any) -> None:
     import torch
-
 
     sig = inspect.signature(model.forward).parameters
     hidden = getattr(text, "hidden_size", None)
@@ -584,8 +629,12 @@ def _reading(
                     found |= {rec.made[id(t)] for t in v if id(t) in rec.made}
             if not found and len(keys_seen) == 1:
                 found = set(keys_seen)
+            if not found and not keys_seen:
+                found = {"rope"}  # no rotary module: the attention builds its own table
             if len(found) != 1:
-                raise ProbeError(f"layer {i}: which frequencies it rotates with could not be followed")
+                raise ProbeError(
+                    f"layer {i}: which frequencies it rotates with could not be followed"
+                )
             k = found.pop()
             if key is not None and key != k:
                 raise ProbeError(f"layer {i} rotates with two sets of frequencies ({key}, {k})")
@@ -603,6 +652,10 @@ def _reading(
                 tag = tags.pop()
                 if tag is not None:
                     mask, window = tag
+                    if mask != "full" and not window:
+                        mask, window = "full", None  # no window: the plain causal mask
+                    if mask != "full" and window is None:
+                        mask = "full"  # a sliding or chunked mask with no window: causal
             handed = kernels[0].get("sliding_window")
             if handed and mask is None:
                 mask, window = "sliding", int(handed)
@@ -620,9 +673,13 @@ def _reading(
         )
     rope: dict[str, ProbedRope] = {}
     for key, (fn, a, kw) in first_call.items():
-        module = next(m for m, k, _ in rec.rotary_calls if k == key)
-        inv, factor = _frequencies(module, key)
+        module = next((m for m, k, _ in rec.rotary_calls if k == key), None)
+        if module is None:  # GPT-J, CodeGen: a sin/cos table built inside the attention
+            inv, factor = _attention_table_frequencies(decoder, sys_modules(fn))
+        else:
+            inv, factor = _frequencies(module, key)
         pairs = _head_pairs(_pair_map(fn, a, kw), a, kw, fn, key, rec)
+        layer = next(i for i, calls in rec.calls.items() if any(c[1] is a for c in calls))
         params = _parameters(text, key)
         rope[key] = ProbedRope(
             key=key,
@@ -632,7 +689,8 @@ def _reading(
             head_slots=len(pairs),
             pairs=pairs,
             layout=_layout(pairs),
-            axes=_axes(module, key, inv.size, rec),
+            axes=_axes(module, key, inv.size, rec) if module is not None else None,
+            head_seen=bool(rec.kernels.get(layer)),
         )
     return ProbeReading(
         transformers_version=version,
@@ -658,7 +716,7 @@ _PRESCALE = re.compile(
 def _prescale(cls: type) -> str | None:
     """What the attention module's own code multiplies q by before the kernel, if anything."""
     try:
-        src = inspect.getsource(cls.forward)
+        src = inspect.getsource(cls.forward)  # type: ignore[attr-defined]
     except (OSError, TypeError):
         return None
     m = _PRESCALE.search(src)
@@ -667,7 +725,13 @@ def _prescale(cls: type) -> str | None:
     return (m.group(1) or m.group(2)).strip()
 
 
-_RELATIVE = ("relative_attention_bias", "rel_embeddings", "relative_position", "rel_pos", "pos_bias")
+_RELATIVE = (
+    "relative_attention_bias",
+    "rel_embeddings",
+    "relative_position",
+    "rel_pos",
+    "pos_bias",
+)
 
 
 def _learned_tables(model: Any) -> tuple[str, ...]:
@@ -677,9 +741,13 @@ def _learned_tables(model: Any) -> tuple[str, ...]:
     out = []
     for name, m in model.named_modules():
         leaf = name.rsplit(".", 1)[-1].lower()
-        if isinstance(m, torch.nn.Embedding) and (
-            "position" in leaf or leaf in ("wpe", "pos_emb", "embed_positions")
-        ) and not any(r in name.lower() for r in _RELATIVE):
+        if (
+            type(m) is torch.nn.Embedding
+            and (  # not a subclass (RoFormer's sinusoid table)
+                "position" in leaf or leaf in ("wpe", "pos_emb", "embed_positions")
+            )
+            and not any(r in name.lower() for r in _RELATIVE)
+        ):
             out.append(f"{name} ({m.num_embeddings} x {m.embedding_dim})")
     return tuple(out)
 
@@ -690,7 +758,9 @@ def _absolute_positions(model: Any, decoder: list[Any]) -> tuple[str, ...]:
     inside = {id(m) for layer in decoder for m in layer.modules()}
     out = []
     for name, m in model.named_modules():
-        if id(m) in inside or any(n.endswith("inv_freq") for n, _ in m.named_buffers(recurse=False)):
+        if id(m) in inside or any(
+            n.endswith("inv_freq") for n, _ in m.named_buffers(recurse=False)
+        ):
             continue
         leaf = name.rsplit(".", 1)[-1].lower()
         if "pos" in leaf and "rotary" not in leaf and "rope" not in leaf:
@@ -708,12 +778,19 @@ def _relative_modules(model: Any) -> tuple[str, ...]:
 
 
 def _head_pairs(
-    pairs: tuple[int, ...], a: tuple[Any, ...], kw: dict[str, Any], fn: Any, key: str, rec: _Recorder
+    pairs: tuple[int, ...],
+    a: tuple[Any, ...],
+    kw: dict[str, Any],
+    fn: Any,
+    key: str,
+    rec: _Recorder,
 ) -> tuple[int, ...]:
     """The pair map over a whole head: where the q handed to apply_rotary is a slice of the head
     (partial rotary, MLA), its place in the head is the slice's offset (meta tensors keep it)."""
     q = a[0] if a else kw[next(iter(inspect.signature(fn).parameters))]
-    layer = next(i for i, calls in rec.calls.items() if any(c[0] is fn and c[1] is a for c in calls))
+    layer = next(
+        i for i, calls in rec.calls.items() if any(c[0] is fn and c[1] is a for c in calls)
+    )
     kernels = rec.kernels.get(layer, [])
     if not kernels:
         return pairs
@@ -725,21 +802,56 @@ def _head_pairs(
         raise ProbeError(f"layer {layer}: the rotated q has more slots than the attention's head")
     first = q.storage_offset() % head
     if first + n > head:
-        raise ProbeError(f"layer {layer}: where the rotated slots sit in the head could not be followed")
+        raise ProbeError(
+            f"layer {layer}: where the rotated slots sit in the head could not be followed"
+        )
     if q.storage_offset() == 0 and q.is_contiguous() and q._base is None:
-        raise ProbeError(f"layer {layer}: where the rotated slots sit in the head could not be followed")
+        raise ProbeError(
+            f"layer {layer}: where the rotated slots sit in the head could not be followed"
+        )
     out = [-1] * head
     for i, p in enumerate(pairs):
         out[first + i] = -1 if p < 0 else first + p
     return tuple(out)
 
 
-def _frequencies(module: Any, key: str) -> tuple[np.ndarray, float]:
-    name = "inv_freq" if key == "rope" or not hasattr(module, f"{key}_inv_freq") else f"{key}_inv_freq"
-    buf = getattr(module, name)
-    factor_name = (
-        "attention_scaling" if name == "inv_freq" else f"{key}_attention_scaling"
+def sys_modules(fn: Any) -> Any:
+    import sys
+
+    return sys.modules[fn.__module__]
+
+
+def _attention_table_frequencies(decoder: list[Any], mod: Any) -> tuple[np.ndarray, float]:
+    """GPT-J and CodeGen: each attention holds ``embed_positions``, [sin | cos] of p * inv_freq,
+    made by the modeling module's ``create_sinusoidal_positions``: built here on the CPU for
+    positions 0 and 1, inv_freq = atan2(sin, cos) at position 1."""
+    import torch
+
+    make = getattr(mod, "create_sinusoidal_positions", None)
+    table = next(
+        (
+            m.embed_positions
+            for layer in decoder
+            for m in layer.modules()
+            if hasattr(m, "embed_positions")
+        ),
+        None,
     )
+    if make is None or table is None:
+        raise ProbeError("the rotary frequencies could not be followed to a module or a table")
+    dim = int(table.shape[-1])
+    with torch.device("cpu"):
+        sincos = make(2, dim).double()  # (2, dim): [sin | cos]
+    sin, cos = sincos[1, : dim // 2], sincos[1, dim // 2 :]
+    return torch.atan2(sin, cos).numpy().copy(), 1.0
+
+
+def _frequencies(module: Any, key: str) -> tuple[np.ndarray, float]:
+    name = (
+        "inv_freq" if key == "rope" or not hasattr(module, f"{key}_inv_freq") else f"{key}_inv_freq"
+    )
+    buf = getattr(module, name)
+    factor_name = "attention_scaling" if name == "inv_freq" else f"{key}_attention_scaling"
     factor = getattr(module, factor_name, 1.0)
     if isinstance(factor, dict):
         factor = factor[key]
@@ -749,7 +861,8 @@ def _frequencies(module: Any, key: str) -> tuple[np.ndarray, float]:
 def _parameters(text: Any, key: str) -> dict[str, Any]:
     rp = getattr(text, "rope_parameters", None)
     if not isinstance(rp, Mapping):
-        return {}
+        # GPT-J, CodeGen: create_sinusoidal_positions' own base (checked against its table)
+        return {"rope_type": "default", "rope_theta": 10000.0}
     if key in rp and isinstance(rp[key], Mapping):
         return dict(rp[key])
     return dict(rp)

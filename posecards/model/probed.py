@@ -15,6 +15,7 @@ draws on it, and a test fails wherever the table and the probe disagree. Without
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,10 +25,12 @@ import numpy as np
 
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.rope_partial import head_inv_freq
+from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import COMPOSITE, FAMILIES, TRANSFORMERS_VERSION
 from posecards.model.layers import Layer, ModelLayers, RopeKind, SoftmaxScale, read_layers
 
+_FREQUENCY_KEYS = (*SCALING_KEYS, "rope_type", "type", "rope_theta", "partial_rotary_factor")
 INV_FREQ_RTOL = 2e-6  # posecards' float64 against transformers' float32 buffer
 SCALE_RTOL = 1e-9  # softmax scale and cos/sin factor
 # rope_parameters keys that are not frequencies (read elsewhere, or by nothing)
@@ -76,15 +79,29 @@ def read_model(config: Mapping[str, Any]) -> ModelLayers:
     except CheckpointError:
         table = None
     try:
-        probed = P.probe(config)
+        probed = P.probe(_coerced(config, table))
     except P.ProbeError as exc:
         raise CheckpointError(f"config.json: {exc}") from None
     return from_probe(probed, table)
 
 
+def _coerced(config: Mapping[str, Any], table: ModelLayers | None) -> Mapping[str, Any]:
+    """The config as the attention code reads it, where transformers' strict config class would
+    refuse a value its modeling code accepts and the table notes it: Llama 4 Scout's published
+    ``attn_temperature_tuning: 4`` (the attention tests it for truth) is given as true."""
+    if table is None or not any(n.key == "tuning_not_bool" for n in table.notes):
+        return config
+    out = json.loads(json.dumps(config))
+    text = out.get("text_config", out) if isinstance(out.get("text_config"), dict) else out
+    text["attn_temperature_tuning"] = bool(text.get("attn_temperature_tuning"))
+    return out  # type: ignore[no-any-return]
+
+
 def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) -> RopeKind:
     """A RoPE kind whose float64 frequencies equal the rotary module's buffer, or a refusal."""
-    params = {k: v for k, v in p.parameters.items() if k not in _NOT_FREQUENCY}
+    # keys transformers' rotary module does not read (a future key, per-layer-type dicts on a
+    # class with one module) are left out: the frequencies below must still equal its buffer
+    params = {k: v for k, v in p.parameters.items() if k in _FREQUENCY_KEYS}
     rope_type = str(params.get("rope_type") or params.get("type") or "default")
     want = p.inv_freq
     rotated = [i for i, q in enumerate(p.pairs) if q >= 0]
@@ -122,11 +139,14 @@ def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) ->
             rope_type=rope_type,
             theta=float(cand["rope_theta"]),
             head_dim=head,
-            parameters={k: v for k, v in cand.items() if k not in ("rope_type", "type", "rope_theta")} | {"rope_type": rope_type, "rope_theta": cand["rope_theta"]},
+            parameters={
+                k: v for k, v in cand.items() if k not in ("rope_type", "type", "rope_theta")
+            }
+            | {"rope_type": rope_type, "rope_theta": cand["rope_theta"]},
             partial_in_default=pid,
             layout=p.layout,
             max_position_embeddings=max_pos or 0,
-            head_slots=p.head_slots if p.head_slots >= first + n_rot else first + n_rot,
+            head_slots=_head_slots(p, table_kind, key),
             first_slot=first,
             mrope_section=table_kind.mrope_section if table_kind else None,
             mrope_layout=table_kind.mrope_layout if table_kind else None,
@@ -138,6 +158,17 @@ def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) ->
         f"config.json ({key}): transformers' rope_type {rope_type!r} frequencies are not ones "
         f"posecards computes{why}"
     )
+
+
+def _head_slots(p: Any, table_kind: RopeKind | None, key: str) -> int:
+    if p.head_seen:
+        return int(p.head_slots)
+    if table_kind is None:
+        raise CheckpointError(
+            f"config.json ({key}): the attention runs in the layer's own code; its head size is "
+            "not read"
+        )
+    return table_kind.head_slots
 
 
 def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
@@ -199,9 +230,11 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
     scales = [la.scaling for la in p.layers if la.attention]
     if any(s is None for s in scales):
         raise CheckpointError("the softmax scale of an attention layer could not be read")
-    if not layers or all(la.attention in ("linear", "none") for la in layers) and not kinds:
+    if not kinds and table is None:  # (a family of the table keeps its reading: no layer rotates)
         raise CheckpointError(
-            f"{p.model_class} has no attention layer whose position posecards can read"
+            f"no position encoding found: transformers {p.transformers_version}'s "
+            f"{p.model_class} rotates q and k in no layer and adds no position table or bias "
+            "outside its layers"
         )
     head = next((la.head_slots for la in p.layers if la.head_slots), 0)
     softmax = _softmax(scales[0] if scales else None, head, table)
