@@ -346,8 +346,8 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
             raise ProbeError(
                 f"transformers {T.__version__} cannot build this config ({what})"
             ) from exc
-        raise ProbeError(  # the model was built; running it on meta tensors failed
-            f"posecards could not run transformers {T.__version__}'s {stage[0]} without weights "
+        raise ProbeError(  # the model was built; running it without weights failed
+            f"transformers {T.__version__}'s {stage[0]} failed when run without weights "
             f"(on meta tensors: {what})"
         ) from exc
 
