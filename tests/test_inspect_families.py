@@ -555,3 +555,28 @@ def test_a_gemma4_config_saved_by_transformers_reads_as_the_published_one(tmp_pa
     for key in ("layers", "rope", "softmax_scale", "num_layers"):
         assert doc[key] == want[key], key
     read_layers(saved)  # the table reads the padded keys too
+
+
+def test_hunyuan_ntk_alpha_is_refused_naming_the_factor() -> None:
+    # HunYuan's rotary module reads rope_parameters.alpha (its own "ntk_alpha"); posecards does
+    # not compute it: one line, with how far apart the frequencies are, never a drawn guess
+    config = {
+        "model_type": "hunyuan_v1_dense",
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0},
+        "num_hidden_layers": 2,
+        "head_dim": 128,
+    }
+    with pytest.raises(CheckpointError, match=r"differ by a factor of up to 1000\)$"):
+        find_positions_of(config)
+
+
+@pytest.mark.parametrize("model_type", ["gptj", "codegen"])
+def test_gptj_and_codegen_divide_by_the_whole_head(model_type: str) -> None:
+    # transformers: attn_weights / sqrt(head_dim) (GPTJAttention.scale_attn), not sqrt(rotary_dim)
+    cfg = T.AutoConfig.for_model(model_type)
+    head = cfg.n_embd // cfg.n_head
+    assert cfg.rotary_dim < head
+    doc = json.loads(inspection_json("m", cfg.to_dict(), find_positions_of(cfg.to_dict())))
+    assert doc["softmax_scale"] == pytest.approx(head**-0.5, rel=1e-15)
+    assert doc["rope"]["rope"]["rotated_pairs"] == cfg.rotary_dim // 2

@@ -120,6 +120,7 @@ def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) ->
             bare = {k: v for k, v in params.items() if k != "partial_rotary_factor"}
             candidates.append((head, bare, pid))
     got_err = ""
+    gap = math.inf  # the closest candidate's largest ratio to the buffer
     for head, cand, pid in candidates:
         try:
             inv, factor = head_inv_freq(
@@ -131,6 +132,10 @@ def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) ->
         if inv.shape != want.shape or int((inv == 0).sum()) != int((want == 0).sum()):
             continue
         if not np.allclose(inv, want, rtol=INV_FREQ_RTOL, atol=0):
+            nz = want != 0
+            ratio = inv[nz] / want[nz]
+            off = float(np.max(np.maximum(ratio, 1 / ratio))) if nz.any() else math.inf
+            gap = min(gap, off)
             continue
         if not math.isclose(factor, p.attention_factor, rel_tol=SCALE_RTOL, abs_tol=0):
             continue
@@ -154,6 +159,8 @@ def _kind(key: str, p: Any, table_kind: RopeKind | None, max_pos: int | None) ->
             axes=p.axes,
         )
     why = f" ({got_err})" if got_err else ""
+    if math.isfinite(gap):
+        why = f" (transformers' inv_freq and posecards' differ by a factor of up to {gap:.4g})"
     raise CheckpointError(
         f"config.json ({key}): transformers' rope_type {rope_type!r} frequencies are not ones "
         f"posecards computes{why}"
