@@ -357,6 +357,42 @@ def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def probe_rows(tmp: Path) -> list[tuple[str, str, str]]:
+    """Issue 42: a config-only `posecards inspect --format json` of the largest configs, read
+    through transformers (the probe) against the family table (POSECARDS_NO_TRANSFORMERS=1), in
+    one run, alternating; medians of BENCH_PROBE_REPEAT (3)."""
+    import json
+
+    n = int(os.environ.get("BENCH_PROBE_REPEAT", "3"))
+    scout = json.loads(
+        (ROOT / "docs/examples/llama-4-scout-17b-16e-instruct/config.json").read_text()
+    )
+    maverick = tmp / "llama-4-maverick"
+    maverick.mkdir(parents=True, exist_ok=True)
+    text = scout["text_config"]
+    # Llama 4 Maverick 17B-128E: 128 experts on every other layer, the same attention
+    text.update(num_local_experts=128, interleave_moe_layer_step=2, intermediate_size_mlp=16384)
+    (maverick / "config.json").write_text(json.dumps(scout))
+    rows = []
+    for folder in (ROOT / "docs/examples/deepseek-v3", maverick):
+        cmd = [PY, "-m", "posecards", "inspect", str(folder), "--format", "json", "--quiet"]
+        probe, table = [], []
+        for i in range(n):
+            for env, into in (({}, probe), ({"POSECARDS_NO_TRANSFORMERS": "1"}, table)):
+                out = tmp / f"probe-{folder.name}-{i}-{len(env)}"
+                into.append(peak_rss([*cmd, "--out", str(out)], env))
+        pw, tw = statistics.median(w for w, _ in probe), statistics.median(w for w, _ in table)
+        pr, tr = max(r for _, r in probe), max(r for _, r in table)
+        rows.append(
+            (
+                f"inspect {folder.name} config only: transformers vs table (wall s; peak MiB)",
+                f"{pw:.2f} s, {pr:.0f} MiB vs {tw:.2f} s, {tr:.0f} MiB = {pw / tw:.2f}x",
+                "<= 3x",
+            )
+        )
+    return rows
+
+
 def check_rows(build: list[str], out: Path, cold_wall: float) -> list[tuple[str, str, str]]:
     """`build --check` on the site just built, with an empty cache each time (as in CI)."""
     walls = []
@@ -692,7 +728,12 @@ def main() -> None:
         _print(rows, None)
         return
     # rows alone: `python benchmarks/run.py issue24` (every ratio of issue 24), `pages`, `deck`
-    alone = {"issue24": issue24_rows, "pages": pages_rows, "deck": deck_rows}
+    alone = {
+        "issue24": issue24_rows,
+        "pages": pages_rows,
+        "deck": deck_rows,
+        "probe": probe_rows,
+    }
     if len(sys.argv) == 2 and sys.argv[1] in alone:
         tmp = Path(tempfile.mkdtemp(prefix="posecards-bench-"))
         rows = alone[sys.argv[1]](tmp)

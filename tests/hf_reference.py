@@ -47,7 +47,7 @@ class HFReading:
 
 
 def _attention_module(layer: Any) -> Any:
-    for name in ("self_attn", "attention", "self_attention"):
+    for name in ("self_attn", "attention", "self_attention", "attn"):
         mod = getattr(layer, name, None)
         if mod is not None:
             return mod

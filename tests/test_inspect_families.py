@@ -33,7 +33,7 @@ from posecards.content.reading import inspection_json, reading_document
 from posecards.encodings.mrope import mrope_position_ids
 from posecards.encodings.query_temperature import query_temperature
 from posecards.model.checkpoint import CheckpointError, open_checkpoint
-from posecards.model.families import ASSUMED, COMPOSITE, FAMILIES
+from posecards.model.families import COMPOSITE, FAMILIES
 from posecards.model.layers import read_layers
 from posecards.model.positions import LayeredPositions, RopePositions, find_positions
 
@@ -396,7 +396,7 @@ def test_layer_types_of_a_class_without_them_are_not_read() -> None:
     assert {"layer_types", "rope_parameters.full_attention"} <= set(doc["ignored_keys"])
 
 
-def test_unknown_model_type_with_rope_keys_says_what_was_assumed() -> None:
+def test_a_model_type_transformers_does_not_know_is_refused_not_guessed() -> None:
     config = {
         "model_type": "brand_new_lm",
         "hidden_size": 2048,
@@ -406,13 +406,10 @@ def test_unknown_model_type_with_rope_keys_says_what_was_assumed() -> None:
         "rope_theta": 1e6,
         "rotary_pct": 0.5,
     }
-    found = find_positions_of(config)
-    assert found.reading.family == ASSUMED.model_type
-    assumed = " ".join(found.defaults)
-    assert "half pair layout" in assumed and "RoPE on every layer" in assumed
-    doc = json.loads(inspection_json("m", config, found))
-    assert doc["rope"]["rope"]["rotated_pairs"] == 32  # rotary_pct 0.5 of a 128-slot head
-    assert doc["assumed"]
+    with pytest.raises(
+        CheckpointError, match="'brand_new_lm' is not a model type of transformers 5.23.0"
+    ):
+        find_positions_of(config)
 
 
 def test_json_has_exactly_the_documented_keys() -> None:
@@ -497,3 +494,89 @@ def test_every_variant_of_the_layers_card_fills(name: str) -> None:
             values = {**content.numbers, VARIANTS: {**choices, key: variant}}
             for lang in ("en", "zh"):
                 assert "{{" not in repr(fill_card(text, lang, values))
+
+
+# ---------------------------------------------------------------- the table against the probe
+
+
+def _table_vs_probe(config: dict[str, Any]) -> None:
+    """The family table (posecards' own account, read_layers) and transformers' own code (the
+    probe, read_model) give the same reading: layers, frequencies, layout, softmax scale."""
+    from posecards.model.probed import read_model
+
+    table = reading_document("m", read_layers(config))
+    probed = reading_document("m", read_model(config))
+    assert probed["read_by"] == "transformers" and table["read_by"] == "table"
+    assert table["layers"] == probed["layers"]
+    assert table["softmax_scale"] == pytest.approx(probed["softmax_scale"], rel=1e-12)
+    assert set(table["rope"]) == set(probed["rope"])
+    for key, mine in table["rope"].items():
+        theirs = probed["rope"][key]
+        for field in ("layout", "head_slots", "first_rotated_slot", "rotated_pairs", "mrope_axes"):
+            assert mine[field] == theirs[field], f"{key}.{field}"
+        np.testing.assert_allclose(mine["inv_freq"], theirs["inv_freq"], rtol=1e-12, atol=0)
+        assert mine["attention_factor"] == pytest.approx(theirs["attention_factor"], rel=1e-12)
+
+
+@pytest.mark.parametrize("model_type", sorted(m for m in FAMILIES if m != "glm4_moe"))
+def test_the_table_agrees_with_transformers_for_every_family(model_type: str) -> None:
+    _table_vs_probe({"model_type": OUTER.get(model_type, model_type)})
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.parent.name)
+def test_the_table_agrees_with_transformers_for_published_configs(path: Path) -> None:
+    _table_vs_probe(json.loads(path.read_text()))
+
+
+def test_without_transformers_the_table_reads_its_families_and_refuses_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from posecards.model import probe
+
+    monkeypatch.setattr(probe, "transformers_available", lambda: False)
+    config = _example("llama-3.1-8b")
+    doc = json.loads(inspection_json("m", config, find_positions_of(config)))
+    assert (doc["read_by"], doc["transformers"]) == ("table", "5.23.0")
+    with pytest.raises(
+        CheckpointError,
+        match=r"^model_type 'exaone4' is not in posecards' family table \(checked against transformers 5\.23\.0\); install transformers",
+    ):
+        find_positions_of({"model_type": "exaone4", "rope_theta": 1e4})
+
+
+def test_a_gemma4_config_saved_by_transformers_reads_as_the_published_one(tmp_path: Path) -> None:
+    # save_pretrained writes per_layer_config with zero-padded keys ("05")
+    src = ROOT / "docs" / "examples" / "gemma-4-26b-a4b-it"
+    T.AutoConfig.from_pretrained(src).save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    published = json.loads((src / "config.json").read_text())
+    doc = json.loads(inspection_json("m", saved, find_positions_of(saved)))
+    want = json.loads(inspection_json("m", published, find_positions_of(published)))
+    for key in ("layers", "rope", "softmax_scale", "num_layers"):
+        assert doc[key] == want[key], key
+    read_layers(saved)  # the table reads the padded keys too
+
+
+def test_hunyuan_ntk_alpha_is_refused_naming_the_factor() -> None:
+    # HunYuan's rotary module reads rope_parameters.alpha (its own "ntk_alpha"); posecards does
+    # not compute it: one line, with how far apart the frequencies are, never a drawn guess
+    config = {
+        "model_type": "hunyuan_v1_dense",
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0},
+        "num_hidden_layers": 2,
+        "head_dim": 128,
+    }
+    with pytest.raises(CheckpointError, match=r"differ by a factor of up to 1000\)$"):
+        find_positions_of(config)
+
+
+@pytest.mark.parametrize("model_type", ["gptj", "codegen"])
+def test_gptj_and_codegen_divide_by_the_whole_head(model_type: str) -> None:
+    # transformers: attn_weights / sqrt(head_dim) (GPTJAttention.scale_attn), not sqrt(rotary_dim)
+    cfg = T.AutoConfig.for_model(model_type)
+    head = cfg.n_embd // cfg.n_head
+    assert cfg.rotary_dim < head
+    doc = json.loads(inspection_json("m", cfg.to_dict(), find_positions_of(cfg.to_dict())))
+    assert doc["softmax_scale"] == pytest.approx(head**-0.5, rel=1e-15)
+    assert doc["rope"]["rope"]["rotated_pairs"] == cfg.rotary_dim // 2

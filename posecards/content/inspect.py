@@ -428,7 +428,9 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
     else:
         tau = np.ones_like(positions)  # (m,) no query temperature
     factors = [nums[key].attention_factor for key in keys]
-    first_attention = next((la.index for la in r.layers if la.attention != "linear"), 0)
+    first_attention = next(
+        (la.index for la in r.layers if la.attention not in ("linear", "none")), 0
+    )
 
     figures: dict[str, dict[str, Any]] = {
         "i-layer-strip": {
@@ -468,7 +470,7 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         "n_full": counts["full"],
         "n_sliding": counts["sliding"],
         "n_chunked": counts["chunked"],
-        "n_linear": counts["linear"],
+        "n_linear": counts["linear"] + counts["none"],  # layers without softmax attention
         "n_kinds": len(keys),
         "wl_fast": float(wls.min()),
         "wl_slowest": float(wls.max()),
@@ -497,13 +499,13 @@ def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         n_attention_a=counts[a],
         attention_b=b,
         n_attention_b=counts[b] if b != a else 0,
-        n_nope=numbers["n_none"] - counts["linear"],  # attention layers without RoPE (NoPE)
+        n_nope=numbers["n_none"] - numbers["n_linear"],  # attention layers without RoPE (NoPE)
     )
     some_none = numbers["n_none"] > 0
     all_turn = still_pairs == 0
     one_factor = numbers["a_min"] == numbers["a_max"]
     with_tau = "-tau" if t is not None else ""
-    if some_none and counts["linear"] == 0:
+    if some_none and numbers["n_linear"] == 0:
         strip = "some-none"  # attention layers without RoPE (NoPE)
     elif some_none:
         strip = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"

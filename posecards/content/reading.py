@@ -22,6 +22,7 @@ from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.mrope import MROPE_AXES, mrope_axes
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.model.checkpoint import CheckpointError
+from posecards.model.families import TRANSFORMERS_VERSION
 from posecards.model.layers import ModelLayers, RopeKind
 
 JSON_SCHEMA_VERSION = 1
@@ -48,8 +49,8 @@ def kind_frequencies(kind: RopeKind) -> KindNumbers:
         )
     except ValueError as exc:
         raise CheckpointError(f"config.json ({kind.key}): {exc}") from None
-    axes = None
-    if kind.mrope_section is not None and kind.mrope_layout is not None:
+    axes = kind.axes
+    if axes is None and kind.mrope_section is not None and kind.mrope_layout is not None:
         try:
             idx = mrope_axes(kind.mrope_section, inv_freq.size, kind.mrope_layout)
         except ValueError as exc:
@@ -69,6 +70,8 @@ def softmax_scale(reading: ModelLayers) -> float:
         return float(s.value_key)  # type: ignore[arg-type]
     if s.rule == "one":
         return 1.0
+    if s.rule == "measured":
+        return float(s.value_key)  # type: ignore[arg-type]
     try:
         return mla_softmax_scale(s.qk_nope_head_dim, s.qk_rope_head_dim, s.parameters)
     except ValueError as exc:
@@ -135,7 +138,10 @@ def reading_document(name: str, reading: ModelLayers) -> dict[str, Any]:
         "config_keys": list(reading.config_keys),
         "defaults": list(reading.defaults),
         "ignored_keys": list(reading.ignored_keys),
-        "transformers": "5.23.0",
+        # the transformers whose own code gave this reading; the family table's version (checked
+        # against it) where transformers is not installed
+        "transformers": reading.transformers_version or TRANSFORMERS_VERSION,
+        "read_by": "transformers" if reading.transformers_version else "table",
         "schema": JSON_SCHEMA_VERSION,
     }
 

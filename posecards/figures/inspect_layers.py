@@ -21,7 +21,13 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
 from posecards.figures.style import Theme, visible_cmap
 
-_ATTENTION = ("full", "sliding", "chunked", "linear")  # codes of i-layer-strip's attention row
+_ATTENTION = (
+    "full",
+    "sliding",
+    "chunked",
+    "linear",
+    "none",
+)  # codes of i-layer-strip's attention row
 
 
 def _kind_name(t: Labels, key: str, theta: float, rope_type: str = "default", f: float = 1) -> str:
@@ -63,12 +69,18 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     n = att.size
     kinds = list(data["kinds"])
     ax = fig.subplots()
-    att_colours = [theme.muted, theme.categorical[3], theme.categorical[1], theme.neutral]
+    att_colours = [
+        theme.muted,
+        theme.categorical[3],
+        theme.categorical[1],
+        theme.neutral,
+        theme.categorical[5],
+    ]
     ax.imshow(
         att[None, :],
         cmap=ListedColormap(att_colours),
         vmin=-0.5,
-        vmax=3.5,
+        vmax=len(att_colours) - 0.5,
         aspect="auto",
         interpolation="nearest",
         extent=(-0.5, n - 0.5, 0.5, -0.5),

@@ -28,7 +28,8 @@ from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import ASSUMED, COMPOSITE, FAMILIES, Family
 
-ATTENTION_KINDS = ("full", "sliding", "chunked", "linear")
+# "none": no self-attention kernel in the layer (state-space, convolution or cross-attention)
+ATTENTION_KINDS = ("full", "sliding", "chunked", "linear", "none")
 # transformers layer_types value -> attention kind on the card / in the JSON
 _KIND = {
     "full_attention": "full",
@@ -70,12 +71,15 @@ class RopeKind:
     mrope_section: tuple[int, int, int] | None = None
     mrope_layout: str | None = None  # "chunked" or "interleaved"
     ignored_keys: tuple[str, ...] = ()
+    axes: tuple[str, ...] | None = (
+        None  # MRoPE axis of every pair, as transformers' module turns it
+    )
 
 
 @dataclass(frozen=True)
 class Layer:
     index: int
-    attention: str  # "full", "sliding", "chunked" or "linear"
+    attention: str  # "full", "sliding", "chunked", "linear" or "none" (no self-attention)
     window: int | None  # sliding window or chunk size
     position: str  # "rope" or "none"
     rope: str | None  # key into ModelLayers.rope
@@ -133,6 +137,7 @@ class ModelLayers:
     text_prefix: str = ""  # "text_config." when the text model is nested
     max_position_embeddings: int | None = None
     original_max_position_embeddings: int | None = None  # top-level key (Phi-3 style)
+    transformers_version: str | None = None  # the transformers the reading came from (None: table)
 
     @property
     def rope_layers(self) -> tuple[int, ...]:
@@ -791,7 +796,8 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
 
     # ---- softmax scale (first attention layer) and query temperature
     first = next((la for la in layers if la.attention != "linear"), layers[0])
-    first_head = kinds[first.rope].head_dim if first.rope in kinds else head_dim
+    # the whole head: GPT-J and CodeGen divide by sqrt(head_dim), not sqrt(rotary_dim)
+    first_head = kinds[first.rope].head_slots if first.rope in kinds else head_dim
     if fam.head_dim == "gemma4":
         first_head = _gemma4_head_dims(t, layer_types, head_dim).get(
             layer_types[first.index], head_dim
@@ -840,7 +846,14 @@ def _gemma4_head_dims(t: _Text, layer_types: Sequence[str], head_dim: int) -> di
             dims = set()
             for i, x in enumerate(layer_types):
                 if x == lt:
-                    over = per_layer.get(str(i), per_layer.get(i, {})) or {}
+                    # transformers' save_pretrained writes zero-padded keys ("05")
+                    over: Any = (
+                        next(
+                            (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == i),
+                            {},
+                        )
+                        or {}
+                    )
                     dims.add(
                         over.get("head_dim", head_dim) if isinstance(over, Mapping) else head_dim
                     )

@@ -25,7 +25,8 @@ from typing import Any, TypeGuard
 
 from posecards.encodings.rope_partial import rotary_dim
 from posecards.model.checkpoint import Checkpoint, CheckpointError
-from posecards.model.layers import ModelLayers, has_rope_keys, read_layers
+from posecards.model.layers import ModelLayers, has_rope_keys
+from posecards.model.probed import read_model, transformers_knows
 
 # Known learned position tables (name patterns): GPT-2 wpe, BERT/RoBERTa position_embeddings,
 # OPT/BART embed_positions.
@@ -319,9 +320,13 @@ def is_plain(reading: ModelLayers) -> bool:
 
 def _rope(config: Mapping[str, Any]) -> RopePositions | LayeredPositions | None:
     model_type = config.get("model_type")
-    if not has_rope_keys(config) and model_type not in ROPE_MODEL_TYPES:
+    if (
+        not has_rope_keys(config)
+        and model_type not in ROPE_MODEL_TYPES
+        and not transformers_knows(model_type)
+    ):
         return None
-    reading = read_layers(config)
+    reading = read_model(config)
     if not is_plain(reading):
         return LayeredPositions(
             reading=reading,

@@ -1,0 +1,101 @@
+"""The installed transformers' whole model zoo through `posecards inspect` (tests/test_inspect_zoo.py).
+
+For every ``model_type`` of ``CONFIG_MAPPING``: the class's default config is written as a user
+would get it (``AutoConfig.for_model(t).to_json_file``), read by posecards (``open_checkpoint`` →
+``find_positions`` → the ``--format json`` document), and, where posecards reads it, compared
+with the reference (``tests/hf_reference.py``: transformers' own rotary module and each attention
+module called on the meta device, layer by layer). The outcome of a model type is one of:
+
+- ``exact``: posecards reads it and the reading equals the reference's;
+- ``unreferenced``: posecards reads it; the reference cannot drive this model (its own line);
+- ``refused``: posecards says in one line why it does not read it (exit 2);
+- ``no-config``: transformers cannot even write its default config.
+
+``python tests/zoo.py --write`` records every outcome in ``tests/zoo_expected.json`` (with the
+transformers version): the test fails on any model type whose outcome changes, and on any model
+type that file does not name (a new model in a future transformers is a failing row).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+EXPECTED = HERE / "zoo_expected.json"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # exact, unreferenced, refused, no-config
+    line: str  # the refusal or the reference's error; "" for exact
+
+
+def zoo() -> list[str]:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    return sorted(CONFIG_MAPPING.keys())
+
+
+def outcome(model_type: str, folder: Path) -> Outcome:
+    import transformers as T
+    from hf_reference import hf_reading
+    from test_inspect_families import _hf_config, compare
+
+    from posecards.model.checkpoint import CheckpointError, open_checkpoint
+    from posecards.model.positions import find_positions
+
+    T.logging.set_verbosity_error()
+    warnings.filterwarnings("ignore")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        T.AutoConfig.for_model(model_type).to_json_file(str(folder / "config.json"))
+    except Exception as exc:  # noqa: BLE001 -- transformers' own error
+        return Outcome("no-config", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
+    try:
+        ckpt = open_checkpoint(folder)
+        find_positions(ckpt)
+    except CheckpointError as exc:
+        line = str(exc)
+        assert "\n" not in line and line, f"{model_type}: a refusal is one line: {line!r}"
+        return Outcome("refused", line)
+    config = json.loads((folder / "config.json").read_text())
+    try:
+        ref = hf_reading(_hf_config(config))
+    except Exception as exc:  # noqa: BLE001 -- the reference cannot drive this model
+        return Outcome("unreferenced", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
+    compare(config, ref)  # AssertionError: a wrong reading with exit 0
+    return Outcome("exact", "")
+
+
+def expected() -> dict[str, Any]:
+    return json.loads(EXPECTED.read_text()) if EXPECTED.exists() else {}
+
+
+def write() -> None:
+    import transformers as T
+
+    sys.path.insert(0, str(HERE))
+    rows: dict[str, dict[str, str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in zoo():
+            try:
+                o = outcome(t, Path(tmp) / t)
+            except AssertionError as exc:
+                o = Outcome("WRONG", str(exc).splitlines()[0] if str(exc) else "assertion")
+            rows[t] = {"outcome": o.kind, "line": o.line}
+            print(f"{o.kind:13} {t}", flush=True)
+    doc = {"transformers": T.__version__, "model_types": rows}
+    EXPECTED.write_text(json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        write()
+    else:
+        sys.exit("usage: python tests/zoo.py --write")
