@@ -237,7 +237,8 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
     scales = [la.scaling for la in p.layers if la.attention]
     if any(s is None for s in scales):
         raise CheckpointError("the softmax scale of an attention layer could not be read")
-    if not kinds and table is None:  # (a family of the table keeps its reading: no layer rotates)
+    known = table is not None and table.family != "unknown"
+    if not kinds and not known:  # (a family of the table keeps its reading: no layer rotates)
         raise CheckpointError(
             f"no position encoding found: transformers {p.transformers_version}'s "
             f"{p.model_class} rotates q and k in no layer and adds no position table or bias "
