@@ -566,6 +566,7 @@ def animation_frames(
     from PIL import Image
 
     from posecards.figures.roles import freeze_tick_sizes, page_roles
+    from posecards.mpl_internals import keep_title_positions
     from posecards.render.files import freeze_layout
 
     look = deck_look()
@@ -582,7 +583,7 @@ def animation_frames(
         # the axes titles stay where that draw placed them (no frame moves an axes or a
         # title): matplotlib would otherwise measure every tick label again on each frame to
         # place them, half of a clocks frame's time
-        ax._autotitlepos = False  # type: ignore[attr-defined]
+        keep_title_positions(ax)
     frames = []
     for i in range(n_frames):
         update(i)
