@@ -18,8 +18,8 @@ from posecards.engine.inputs import text_name
 from posecards.engine.units import Context, Plan, Rendered, Say, Unit, quiet
 from posecards.formatting import group
 from posecards.paths import data_dir
+from posecards.render.ui import ui_strings, ui_text
 
-LANG_LABEL = {"en": "English", "zh": "中文"}
 EXPLORE = "explore"
 CARD_FORMATS = ("pdf", "png", "svg")  # a whole card
 FIGURE_FORMATS = ("png", "svg")  # a standalone figure
@@ -54,41 +54,31 @@ def formula_name(stem: str) -> str:
     return f"{stem}.formula.svg"
 
 
-THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
+def theme_name(look: Look, lang: str) -> str:
+    """The theme's name in ``lang`` (templates/ui.toml: ``theme_<name>``)."""
+    return ui_strings(lang).get(f"theme_{look.theme}", look.theme)
 
 
 def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None) -> str:
-    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
+    """A card's footer (templates/ui.toml: ``footer_*``)."""
+    common = {"theme": theme_name(look, lang), "version": __version__}
     if card == 5:  # measured: the card does not use d_model/base/positions
         from posecards.experiment.files import measurements_path
 
-        data = measurements_path().name
-        if lang == "zh":
-            return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
-        return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
+        return ui_text(lang, "footer_measured", data=measurements_path().name, **common)
     if card == 6:  # published configs: the card does not use d_model/base/positions
         from posecards.content.configs import model_ids
 
-        ids = ", ".join(model_ids())
-        if lang == "zh":
-            return (
-                f"配置：{ids}（Hugging Face 上发布的 config.json，按 transformers 5.23.0 的方式读取）"
-                f" · 主题：{theme_zh} · posecards {__version__}"
-            )
-        return (
-            f"Configs: {ids} (config.json as published on Hugging Face, read as transformers"
-            f" 5.23.0 reads it) · theme {look.theme} · posecards {__version__}"
-        )
+        return ui_text(lang, "footer_configs", ids=", ".join(model_ids()), **common)
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
-    if lang == "zh":
-        return (
-            f"参数：d_model = {params.d_model} · base = {base} · positions = {params.positions}"
-            f" · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
-        )
-    return (
-        f"Parameters: d_model = {params.d_model} · base = {base} · positions = {params.positions}"
-        f" · theme {look.theme} · posecards {__version__} · every number computed"
+    return ui_text(
+        lang,
+        "footer_parameters",
+        d_model=params.d_model,
+        base=base,
+        positions=params.positions,
+        **common,
     )
 
 
@@ -354,7 +344,7 @@ def language_pages(
                 "w": round(lay.width * 100),
                 "h": round(lay.height * 100),
                 "downloads": [
-                    (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
+                    (f"{ui_strings(lang)['language_name']} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
                     for fmt in ("png", "svg", "pdf")
                     if f"{lang}/{stem}.{fmt}" in files
                 ],

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from posecards.errors import PosecardsError
 from posecards.paths import data_dir
 from posecards.render.text import CardLabels, CardText, FilledCard
+from posecards.render.ui import ui_strings
 
 if TYPE_CHECKING:
     from matplotlib.backend_bases import RendererBase
@@ -87,11 +88,6 @@ class _Sizes:
             scale=current_scale(),
         )
 
-
-HEADINGS = {
-    "en": {"formula": "Key formula", "takeaways": "Takeaways", "pitfalls": "Pitfalls"},
-    "zh": {"formula": "核心公式", "takeaways": "要点", "pitfalls": "常见误区"},
-}
 
 # A token is a $math$ run, one CJK character (lines may break between them), a word, or spaces.
 _TOKENS = re.compile(
@@ -301,7 +297,7 @@ def _sidebar_blocks(
     card: FilledCard, sz: _Sizes, width_pt: float, body: float, m: _Measure, th: Theme
 ) -> tuple[list[_Block], list[_Block], list[_Block]]:
     """Formula, takeaways and pitfalls blocks at body size ``body``."""
-    h = HEADINGS[card.lang]
+    h = ui_strings(card.lang)
     k = sz.scale  # gaps scale with the text
     bullet_indent = body * 1.1
     tex_lines = card.formula_tex.split("\n")
@@ -313,7 +309,7 @@ def _sidebar_blocks(
             "split it into a list of shorter lines in [formula] tex"
         )
     formula = [
-        _Block([h["formula"]], sz.heading, "bold", th.accent),
+        _Block([h["key_formula"]], sz.heading, "bold", th.accent),
         _Block(tex_lines, tex_size, gap_before=6 * k),
         _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4 * k),
     ]

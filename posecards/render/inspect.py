@@ -23,47 +23,51 @@ from posecards.model.names import display_name, model_slug
 from posecards.model.positions import Found, LearnedPositions, RopePositions
 from posecards.render.build import (
     PRELOAD,
-    THEME_NAMES_ZH,
     WARM_PDF,
     PageSource,
     card_sources,
     card_unit,
     html_pages,
     render_unit,
+    theme_name,
     unit_files,
 )
+from posecards.render.ui import ui_text
 
 
 def source_text(ckpt: Checkpoint, found: Found, lang: str) -> str:
-    """Which tensor and which config keys the card was made from (the footer's first part)."""
+    """Which tensor and which config keys the card was made from (the footer's first part;
+    templates/ui.toml: ``inspect_*``)."""
     keys = ", ".join(found.config_keys) if found.config_keys else "-"
-    name = display_name(ckpt.name)
     if isinstance(found, LearnedPositions):
         rows, width = found.shape
-        what = (
-            f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
-            f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
+        what = ui_text(
+            lang,
+            "inspect_tensor",
+            tensor=display_name(found.tensor),
+            rows=rows,
+            width=width,
+            dtype=found.dtype,
+            file=ckpt.tensors[found.tensor].file.name,
         )
     else:
-        what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
-    ignored = ""
+        what = ui_text(lang, "inspect_no_tensor")
+    parts = [ui_text(lang, "inspect_source", name=display_name(ckpt.name), what=what, keys=keys)]
     if isinstance(found, RopePositions) and found.ignored_keys:
-        label = "未使用的键" if lang == "zh" else "keys not used"
-        ignored = f" · {label}: {', '.join(found.ignored_keys)}"
+        parts.append(ui_text(lang, "inspect_keys_not_used", keys=", ".join(found.ignored_keys)))
     if found.defaults:
-        label = "默认值" if lang == "zh" else "defaults"
-        ignored += f" · {label}: {', '.join(found.defaults)}"
-    if lang == "zh":
-        return f"模型 {name} · 读取 {what} · 配置键：{keys}{ignored}"
-    return f"Model {name} · read {what} · config keys: {keys}{ignored}"
+        parts.append(ui_text(lang, "inspect_defaults", keys=", ".join(found.defaults)))
+    return " · ".join(parts)
 
 
 def inspect_footer(ckpt: Checkpoint, found: Found, look: Look, lang: str) -> str:
-    src = source_text(ckpt, found, lang)
-    if lang == "zh":
-        theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-        return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
-    return f"{src} · theme {look.theme} · posecards {__version__} · every number computed"
+    return ui_text(
+        lang,
+        "footer_inspect",
+        source=source_text(ckpt, found, lang),
+        theme=theme_name(look, lang),
+        version=__version__,
+    )
 
 
 @dataclass(frozen=True)

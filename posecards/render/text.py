@@ -43,8 +43,7 @@ from posecards.content import VARIANTS
 from posecards.errors import PosecardsError
 from posecards.formatting import below, group, num, sci, sig, wl
 from posecards.paths import data_dir
-
-LANG_NAMES = {"en": "English", "zh": "中文"}
+from posecards.render.ui import ui_strings
 
 
 class CardTextError(PosecardsError):
@@ -395,7 +394,8 @@ def parse_bilingual(
     for lang in ("en", "zh"):
         val = table.get(lang)
         if not isinstance(val, str) or not val.strip():
-            raise CardTextError(f"{src.at(key)}: '{key}' has no {LANG_NAMES[lang]} ({lang}) text")
+            name = ui_strings(lang)["language_name"]
+            raise CardTextError(f"{src.at(key)}: '{key}' has no {name} ({lang}) text")
         if check:
             _check_placeholders(val, src, f"{key}.{lang}")
     return Bilingual(en=squash(table["en"], "en"), zh=squash(table["zh"], "zh"))
