@@ -23,6 +23,7 @@ from typing import Any
 
 from posecards._version import __version__
 from posecards.config import DECK_FORMATS, DeckConfig, Look, PEParams
+from posecards.deck.notes import DeckText, FilledSlideText, SlideText
 from posecards.deck.plan import FRAME_KINDS, PlannedSlide, deck_sources, picture_name, plan_deck
 from posecards.engine.inputs import LIBRARIES, text_name
 from posecards.engine.units import Context, Plan, Rendered, Unit
@@ -194,6 +195,75 @@ def _animation_size() -> tuple[float, float]:
     return (look.picture_box[2] / look.magnify, look.picture_box[3] / look.magnify)
 
 
+def card_slide_text(
+    s: PlannedSlide, deck: DeckText, numbers: Mapping[str, Any], params: PEParams
+) -> tuple[SlideText, Mapping[str, Any]]:
+    """The text of one of a card's slides (overview, panel or animation) in cards/deck.toml,
+    and the values it is filled with (the card's numbers; an animation's own numbers too)."""
+    if s.kind == "overview":
+        overview = deck.cards.get(s.card) if s.card is not None else None
+        if overview is None:
+            raise CardTextError(f"deck.toml: no [cards.{s.card}] for card {s.card}")
+        return overview, numbers
+    assert s.figure is not None
+    if s.kind == "panel":
+        panel = deck.panels.get(s.figure)
+        if panel is None:
+            raise CardTextError(
+                f"deck.toml: no [panels.{s.figure}] (speaker notes) for card {s.card}"
+            )
+        return panel, numbers
+    return deck.animations[s.figure], {**numbers, **animation_values(s.figure, params)}
+
+
+def frame_values(params: PEParams, n_cards: int) -> dict[str, Any]:
+    """The values the title, closing and sources slides' own text is filled with."""
+    return {
+        "d_model": params.d_model,
+        "base": params.base,
+        "positions": params.positions,
+        "version": __version__,
+        "n_cards": n_cards,
+    }
+
+
+def frame_slide_words(
+    s: PlannedSlide,
+    deck: DeckText,
+    lang: str,
+    values: Mapping[str, Any],
+    card_numbers: Mapping[int, Mapping[str, Any]],
+) -> tuple[FilledSlideText, dict[str, Any]]:
+    """Title and notes of a title, closing or sources slide in ``lang``, and what it lists
+    ("items": the agenda, each card's pitfall, the sources; the title slide's "subtitle").
+    ``card_numbers``: the numbers of the deck's cards, in deck order."""
+    from posecards.deck.notes import fill_slide
+    from posecards.render.text import fill, load_card_text
+
+    cards = tuple(card_numbers)
+    if s.kind == "title":
+        filled = fill_slide(deck.title, lang, values)
+        subtitle = fill(deck.subtitle.get(lang), values, "deck.toml: 'deck.subtitle'")
+        agenda = [f"{c}. {load_card_text(c).title.get(lang)}" for c in cards]
+        return filled, {"subtitle": subtitle, "items": agenda}
+    if s.kind == "sources":
+        filled = fill_slide(deck.sources, lang, values)
+        pages = deck_sources(cards)
+        title = filled.title
+        if len(pages) > 1:
+            title = f"{title} ({s.page + 1}/{len(pages)})"
+        items = [src.text(lang) for src in pages[s.page]]
+        return FilledSlideText(title, filled.notes), {"items": items}
+    filled = fill_slide(deck.closing, lang, values)
+    items = []
+    for c in cards:
+        item = deck.closing_items.get(c)
+        if item is None:
+            raise CardTextError(f"deck.toml: no [closing.items.{c}] for card {c}")
+        items.append(fill(item.get(lang), card_numbers[c], f"deck.toml: 'closing.items.{c}'"))
+    return filled, {"items": items}
+
+
 def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     """The slides of one card in one language, and their titles and notes."""
     from posecards.content import compute_card
@@ -225,10 +295,8 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
+                slide_text, values = card_slide_text(s, deck, numbers, job.params)
                 if s.kind == "overview":
-                    slide_text = deck.cards.get(job.card)
-                    if slide_text is None:
-                        raise CardTextError(f"deck.toml: no [cards.{job.card}] for card {job.card}")
                     filled = fill_card(text, job.lang, numbers)
                     fig = compose_card(
                         filled,
@@ -239,16 +307,9 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                         footer_text(job.params, Look(job.theme, "slide"), job.lang),
                     )
                     pic = d.card_slide(fig)
-                    values: Mapping[str, Any] = numbers
                 elif s.kind == "panel":
                     assert s.figure is not None
-                    slide_text = deck.panels.get(s.figure)
-                    if slide_text is None:
-                        raise CardTextError(
-                            f"deck.toml: no [panels.{s.figure}] (speaker notes) for card {job.card}"
-                        )
                     fid = s.figure
-                    values = numbers
                     title = fill_slide(slide_text, job.lang, values).title
 
                     def draw_panel(sub: Any, fid: str = fid) -> None:
@@ -257,8 +318,6 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                     pic = d.figure_slide(title, th, draw_panel)
                 else:  # animation
                     assert s.figure is not None
-                    slide_text = deck.animations[s.figure]
-                    values = {**numbers, **animation_values(s.figure, job.params)}
                     title = fill_slide(slide_text, job.lang, values).title
                     data, n_frames = _animation_data(s.figure, job.params)
                     name = s.figure
@@ -285,22 +344,15 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     (they quote numbers of the cards: from the card slide units it needs)."""
     from posecards.deck import draw as d
     from posecards.deck.look import deck_look
-    from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
+    from posecards.deck.notes import load_deck_text
     from posecards.deck.pdf import PageBook
     from posecards.figures.style import card_style
-    from posecards.render.text import fill, load_card_text
 
     deck = load_deck_text()
     card_numbers = {
         c: ctx.needs[card_slides_unit(c, job.numbers_from)].meta["numbers"] for c in job.cards
     }
-    params = {
-        "d_model": job.params.d_model,
-        "base": job.params.base,
-        "positions": job.params.positions,
-        "version": __version__,
-        "n_cards": len(job.cards),
-    }
+    values = frame_values(job.params, len(job.cards))
     out: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}
     meta = []
@@ -309,40 +361,14 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
+                filled, extra = frame_slide_words(s, deck, job.lang, values, card_numbers)
                 if s.kind == "title":
-                    filled = fill_slide(deck.title, job.lang, params)
-                    subtitle = fill(
-                        deck.subtitle.get(job.lang), params, "deck.toml: 'deck.subtitle'"
-                    )
-                    agenda = [f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards]
-                    pic = d.title_slide(filled.title, subtitle, agenda, th)
-                    extra = {"subtitle": subtitle, "items": agenda}
+                    pic = d.title_slide(filled.title, extra["subtitle"], extra["items"], th)
                 elif s.kind == "sources":
-                    filled = fill_slide(deck.sources, job.lang, params)
-                    pages = deck_sources(job.cards)
-                    items = [src.text(job.lang) for src in pages[s.page]]
-                    title = filled.title
-                    if len(pages) > 1:
-                        title = f"{title} ({s.page + 1}/{len(pages)})"
-                    pic = d.bullets_slide(title, items, th, deck_look().sources_size)
-                    filled = FilledSlideText(title, filled.notes)
-                    extra = {"items": items}
+                    size = deck_look().sources_size
+                    pic = d.bullets_slide(filled.title, extra["items"], th, size)
                 else:
-                    filled = fill_slide(deck.closing, job.lang, params)
-                    items = []
-                    for c in job.cards:
-                        item = deck.closing_items.get(c)
-                        if item is None:
-                            raise CardTextError(f"deck.toml: no [closing.items.{c}] for card {c}")
-                        items.append(
-                            fill(
-                                item.get(job.lang),
-                                card_numbers[c],
-                                f"deck.toml: 'closing.items.{c}'",
-                            )
-                        )
-                    pic = d.bullets_slide(filled.title, items, th)
-                    extra = {"items": items}
+                    pic = d.bullets_slide(filled.title, extra["items"], th)
                 page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
                 del pic
