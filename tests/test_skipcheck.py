@@ -84,8 +84,8 @@ def test_an_unexpected_skip_fails_a_strict_run(tmp_path: Path) -> None:
     assert "3 of 3 not run and not allowed by expected_skips.toml: fails the run" in out
 
 
-def test_allowed_skips_pass_a_strict_run_with_xdist(tmp_path: Path) -> None:
-    code, out = _run(tmp_path, strict=True, allow=ALLOW_ALL, xdist=True)
+def test_allowed_skips_pass_a_strict_run(tmp_path: Path) -> None:
+    code, out = _run(tmp_path, strict=True, allow=ALLOW_ALL)
     assert code == 0, out
     assert "3 not run, each allowed by expected_skips.toml" in out
     assert "UNEXPECTED" not in out
