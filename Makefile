@@ -15,7 +15,7 @@ PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help cards deck test check lint example bench clean lock
+.PHONY: help cards deck test check lint snapshots example bench clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -66,6 +66,11 @@ lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contrac
 	$(BIN)/ruff format --check posecards tests benchmarks
 	$(BIN)/mypy posecards
 	$(BIN)/lint-imports
+
+# the filled text of every card, page and slide note (tests/text_snapshots.py), kept as reviewed
+# files; tests/test_snapshots.py fails with the diff until they are rewritten here and reviewed
+snapshots: $(VENV)/.testdeps ## rewrite tests/snapshots/ from the code's text, then review git diff
+	$(BIN)/python tests/text_snapshots.py
 
 example: $(VENV)/.runtime ## re-render the README's example inspection cards (docs/img/)
 	$(BIN)/posecards inspect docs/examples/llama-3.1-8b --out build/example --format png --lang en --quiet

@@ -17,7 +17,8 @@ of ``font_entries()`` for the duration of its block, so no installed font can st
 
 Every file's sha256 is part of every recipe (``font_inputs``: the build cache key and
 ``manifest.json``'s inputs) and ``manifest.json`` lists them under "fonts" (``font_records``).
-This module imports nothing heavy: the no-op build and ``--check`` read it.
+This module imports nothing heavy: the no-op build and ``--check`` read it. How PDFs embed these
+files is posecards/pdf_fonts.py.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import hashlib
 import importlib.util
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -274,11 +275,12 @@ def font_records(versions: Mapping[str, str]) -> list[dict[str, str]]:
 
 
 def _entry(path: Path, **override: Any) -> Any:
+    """matplotlib's FontEntry (a frozen dataclass) of the file, with ``override``."""
     from matplotlib import font_manager
     from matplotlib.ft2font import FT2Font
 
     entry = font_manager.ttfFontProperty(FT2Font(str(path)))
-    return font_manager.FontEntry(**{**entry.__dict__, "fname": str(path), **override})
+    return replace(entry, fname=str(path), **override)
 
 
 @cache
@@ -316,128 +318,7 @@ def _style_matches(have: str, want: str) -> bool:
     return have == want or (have in slanted and want in slanted)
 
 
-# ------------------------------------------------------------------------------- PDF embedding
-
-
-def cff_to_truetype(font: Any) -> None:
-    """Give a (subset) OpenType font with CFF outlines TrueType outlines instead, in place:
-    every cubic curve becomes quadratic splines within 1/1000 em (fontTools' cu2qu), in the
-    same glyph order and with the same metrics. A PDF embeds a font as TrueType (FontFile2,
-    CIDFontType2) with matplotlib's Type 42: with CFF data inside, Ghostscript draws garbage
-    and poppler warns of a mismatch; with glyf outlines every reader draws it."""
-    from fontTools.pens.cu2quPen import Cu2QuPen
-    from fontTools.pens.ttGlyphPen import TTGlyphPen
-    from fontTools.ttLib import newTable
-
-    if "CFF " not in font:
-        return
-    order = font.getGlyphOrder()
-    glyphs = font.getGlyphSet()
-    glyf = newTable("glyf")
-    glyf.glyphOrder = order
-    glyf.glyphs = {}
-    for name in order:
-        pen = TTGlyphPen(glyphs)
-        # CFF contours run counter-clockwise, TrueType's clockwise
-        glyphs[name].draw(Cu2QuPen(pen, max_err=1.0, reverse_direction=True))
-        glyph = pen.glyph()
-        glyph.recalcBounds(glyf)
-        glyf.glyphs[name] = glyph
-    font["loca"] = newTable("loca")
-    font["glyf"] = glyf
-    maxp = font["maxp"]
-    maxp.tableVersion = 0x00010000
-    for attr in (
-        "maxPoints",
-        "maxContours",
-        "maxCompositePoints",
-        "maxCompositeContours",
-        "maxComponentDepth",
-        "maxTwilightPoints",
-        "maxStorage",
-        "maxFunctionDefs",
-        "maxInstructionDefs",
-        "maxStackElements",
-        "maxSizeOfInstructions",
-        "maxComponentElements",
-    ):
-        setattr(maxp, attr, 0)
-    maxp.maxZones = 1
-    maxp.recalc(font)  # points and contours of the new outlines
-    post = font["post"]
-    post.formatType = 2.0
-    post.extraNames = []
-    post.mapping = {}
-    post.glyphOrder = order
-    for tag in ("CFF ", "VORG"):
-        if tag in font:
-            del font[tag]
-    font["head"].glyphDataFormat = 0
-    font.sfntVersion = "\0\1\0\0"
-
-
-# Tables a PDF never reads from an embedded font: PDF text is placed glyph by glyph (no OpenType
-# layout: the glyphs matplotlib drew are the glyphs shown) and written horizontally. Left out
-# before matplotlib subsets a font for a PDF, so its subsetter neither reads Noto CJK's GSUB
-# and vmtx nor adds the glyphs GSUB reaches (alternates: 227 more for card 2's Chinese text,
-# each converted to TrueType outlines for nothing).
-PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vmtx", "VORG")
-
-
-# The CJK font as the PDF backend is about to subset it, its tables read already: parsed once
-# in the fork server of a plan that writes PDFs (render/warm_pdf.py), so that the first PDF
-# of each process finds it read (about 0.18 s of each unit's PDF fonts). A subset changes the
-# font it is given, so it serves one subset; later ones load the file as usual.
-_PARSED_AHEAD: dict[str, Any] = {}
-
-
-def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
-    """fontTools.subset.load_font as matplotlib's PDF backend calls it, without
-    PDF_UNUSED_TABLES."""
-    font = subset.load_font(fontfile, options, *args, **kwargs)
-    for tag in PDF_UNUSED_TABLES:
-        if tag in font:
-            del font[tag]
-    return font
-
-
-def parse_pdf_font_ahead() -> None:
-    """Read the tables of the CJK file that a PDF subset reads (cmap, hmtx, CFF's charset and
-    top dict, the glyph order; the same objects it would read lazily: the same subset bytes),
-    for the next PDF this process writes."""
-    from fontTools import subset
-
-    path = str(cjk_drawn_path())
-    options = subset.Options(glyph_names=True, recommended_glyphs=True)
-    options.font_number = 0  # as matplotlib asks for it (the face index)
-    font = _load_pdf_font(subset, path, options)
-    for tag in font.keys():
-        if tag != "GlyphOrder":
-            font[tag]
-    for table in font["cmap"].tables:
-        table.cmap  # noqa: B018 (the property decompiles the subtable)
-    cff = font["CFF "].cff
-    top = cff[cff.fontNames[0]]
-    top.CharStrings  # noqa: B018
-    font.getReverseGlyphMap()
-    _PARSED_AHEAD[path] = font
-
-
-class _TrimmedSubset:
-    """fontTools.subset as matplotlib's PDF backend uses it, the font loaded without
-    PDF_UNUSED_TABLES (matplotlib's own subsetting options unchanged), or parsed ahead."""
-
-    def __init__(self, subset: Any) -> None:
-        self._subset = subset
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._subset, name)
-
-    def load_font(self, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
-        as_ahead = not (args or kwargs or options.recalc_bounds or options.recalc_timestamp)
-        if as_ahead and options.font_number == 0 and str(fontfile) in _PARSED_AHEAD:
-            return _PARSED_AHEAD.pop(str(fontfile))
-        return _load_pdf_font(self._subset, fontfile, options, *args, **kwargs)
+# ------------------------------------------------------------------------ fontTools' warnings
 
 
 @contextlib.contextmanager
@@ -455,65 +336,3 @@ def quiet_font_dates() -> Iterator[None]:
         yield
     finally:
         log.setLevel(level)
-
-
-@contextlib.contextmanager
-def truetype_pdf_fonts() -> Iterator[None]:
-    """For the block: matplotlib's PDF backend embeds every font subset with TrueType outlines
-    (the CJK font's CFF outlines converted by cff_to_truetype, only the glyphs a PDF uses) and
-    without the tables a PDF never reads (PDF_UNUSED_TABLES), with no warning about old font
-    dates (quiet_font_dates), its fonts written in an order that does not depend on where the
-    files lie (_write_fonts)."""
-    from matplotlib.backends import _backend_pdf_ps, backend_pdf
-
-    original: Callable[[Any], Any] = _backend_pdf_ps.font_as_file
-    pdf_ps: Any = _backend_pdf_ps  # its `subset` is fontTools.subset, imported, not exported
-    subset = pdf_ps.subset
-    pdf_file: Any = backend_pdf.PdfFile
-    write_fonts = pdf_file.writeFonts
-
-    def font_as_file(font: Any) -> Any:
-        cff_to_truetype(font)
-        return original(font)
-
-    _backend_pdf_ps.font_as_file = font_as_file
-    pdf_ps.subset = _TrimmedSubset(subset)
-    pdf_file.writeFonts = _write_fonts
-    try:
-        with quiet_font_dates():
-            yield
-    finally:
-        _backend_pdf_ps.font_as_file = original
-        pdf_ps.subset = subset
-        pdf_file.writeFonts = write_fonts
-
-
-def _pdf_font_order(key: tuple[Any, int]) -> tuple[int, str, int, int]:
-    """Where a font file (a matplotlib FontPath and a subset number) comes in a PDF: the CJK
-    file first, then by file name. matplotlib sorts by full path, so the bytes depended on
-    whether the cache (which holds the CJK file posecards draws with) sorts before the folder
-    matplotlib is installed in."""
-    path, sub = key
-    file = Path(str(path))
-    return (
-        0 if file == cjk_drawn_path() else 1,
-        file.name,
-        int(getattr(path, "face_index", 0)),
-        sub,
-    )
-
-
-def _write_fonts(self: Any) -> None:
-    """matplotlib 3.11's PdfFile.writeFonts with the fonts in _pdf_font_order."""
-    fonts = {}
-    for pdfname, dvifont in sorted(self._dviFontInfo.items()):
-        fonts[pdfname] = self._embedTeXFont(dvifont)
-    for (filename, sub), fx in sorted(
-        self._fontNames.items(), key=lambda kv: _pdf_font_order(kv[0])
-    ):
-        if filename.endswith(".afm"):
-            fonts[fx] = self._write_afm_font(filename)
-        else:
-            charmap = self._character_tracker.used[filename][sub]
-            fonts[fx] = self.embedTTF(filename, sub, charmap)
-    self.writeObject(self.fontObject, fonts)

@@ -606,14 +606,14 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.deck.plan import picture_name
     from posecards.deck.pptx import write_pptx
-    from posecards.deck.units import animation_values
+    from posecards.deck.slide_text import animation_values
     from posecards.engine.unitcache import plain
     from posecards.render.text import fill_card, load_card_text
 
     plan = plan_deck(DECK_CARD_IDS)
     deck = load_deck_text()
     params = PEParams()
-    frame_values = {  # what the title and closing slides quote (deck.units.render_frame_slides)
+    frame_values = {  # what the title and closing slides quote (deck.slide_text.frame_values)
         "d_model": params.d_model,
         "base": params.base,
         "positions": params.positions,

@@ -23,6 +23,7 @@ from conftest import run, tree
 from filecheck import blurred_rms, gs_png, pdf_fonts, poppler_png, rsvg_png, tools_missing
 
 from posecards import fonts
+from posecards import pdf_fonts as pdf_fonts_module
 from posecards.config import PRINT_WIDTH, BuildConfig, Look
 
 # folders fontconfig, matplotlib and librsvg find system fonts in (Debian)
@@ -235,7 +236,9 @@ def test_pdf_fonts_carry_no_tables_a_pdf_never_reads(small_site: Path) -> None:
             for desc in font.get("/DescendantFonts", []):
                 data = desc.get_object()["/FontDescriptor"]["/FontFile2"].get_data()
                 embedded = TTFont(io.BytesIO(data))
-                assert not set(fonts.PDF_UNUSED_TABLES) & set(embedded.keys()), embedded.keys()
+                assert not set(pdf_fonts_module.PDF_UNUSED_TABLES) & set(embedded.keys()), (
+                    embedded.keys()
+                )
                 seen += 1
     assert seen
 
@@ -319,7 +322,7 @@ def test_truetype_conversion_keeps_glyph_order_and_advances() -> None:
     sub.populate(text="位置编码 PE(p) = 0.973")
     sub.subset(font)
     order, advances = font.getGlyphOrder(), dict(font["hmtx"].metrics)
-    fonts.cff_to_truetype(font)
+    pdf_fonts_module.cff_to_truetype(font)
     buf = io.BytesIO()
     font.save(buf)
     again = TTFont(io.BytesIO(buf.getvalue()))

@@ -109,26 +109,26 @@ def test_a_cjk_font_parsed_ahead_serves_one_pdf_with_the_same_bytes(
     (render/warm_pdf.py); the first subset of that file in a process takes that font, with the
     bytes of a font read as it is subset; later subsets read the file again (matplotlib may
     subset one file more than once per PDF)."""
-    from posecards import fonts
+    from posecards import fonts, pdf_fonts
 
     cjk = str(fonts.cjk_drawn_path())
     loads: list[str] = []
-    load = fonts._load_pdf_font
+    load = pdf_fonts._load_pdf_font
 
     def counting(subset: Any, fontfile: Any, options: Any) -> Any:
         loads.append(str(fontfile))
         return load(subset, fontfile, options)
 
-    monkeypatch.setattr(fonts, "_load_pdf_font", counting)
+    monkeypatch.setattr(pdf_fonts, "_load_pdf_font", counting)
     with card_style("light"):
         lazy = _cjk_pdf()
         read_lazily = loads.count(cjk)
         loads.clear()
-        fonts.parse_pdf_font_ahead()
+        pdf_fonts.parse_pdf_font_ahead()
         assert loads == [cjk]  # read here, ahead of the PDF
         loads.clear()
         ahead = _cjk_pdf()
-        assert fonts._PARSED_AHEAD == {}  # taken by that PDF, which read the file once less
+        assert pdf_fonts._PARSED_AHEAD == {}  # taken by that PDF, which read the file once less
         assert loads.count(cjk) == read_lazily - 1
         loads.clear()
         again = _cjk_pdf()

@@ -19,6 +19,7 @@ from PIL import Image
 from posecards.deck.look import deck_look
 from posecards.figures.roles import fontsize as role_size
 from posecards.figures.roles import freeze_tick_sizes, page_roles
+from posecards.mpl_internals import keep_title_positions
 from posecards.render.files import freeze_layout
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ def animation_frames(
         # the axes titles stay where that draw placed them (no frame moves an axes or a
         # title): matplotlib would otherwise measure every tick label again on each frame to
         # place them, half of a clocks frame's time
-        ax._autotitlepos = False  # type: ignore[attr-defined]
+        keep_title_positions(ax)
     frames = []
     for i in range(n_frames):
         update(i)

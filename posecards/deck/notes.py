@@ -40,13 +40,12 @@ from posecards.render.fields import Bilingual, CardTextError, Text, TextSource, 
 from posecards.render.fill import fill
 from posecards.render.parse import parse_bilingual, parse_names, parse_text
 from posecards.render.toml_lines import KeyLines
+from posecards.render.ui import ui_strings
 
 PARTS = ("shows", "read", "numbers", "pitfall", "ask")
 REQUIRED_PANEL = PARTS
 REQUIRED_OTHER = ("shows", "ask")
 ANIMATIONS = ("clocks", "rope", "alibi")
-# How a part opens when the notes are read aloud ("ask" is the question for the room).
-ASK_LEAD = {"en": "Ask the room: ", "zh": "问问大家："}
 
 
 @dataclass(frozen=True)
@@ -208,5 +207,6 @@ def fill_slide(
     paras = []
     for part, b in text.parts:
         body = f(b, part)
-        paras.append(ASK_LEAD[lang] + body if part == "ask" else body)
+        # "ask" is the question for the room, opened as read aloud (templates/ui.toml)
+        paras.append(ui_strings(lang)["ask_lead"] + body if part == "ask" else body)
     return FilledSlideText(title=f(text.title, "title"), notes="\n\n".join(paras))

@@ -34,14 +34,15 @@ from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
 from pptx.oxml.ns import qn
 from pptx.util import Inches, Pt
 
+from posecards.config import LANGS
 from posecards.deck.look import deck_look
 from posecards.deck.plan import picture_name
 from posecards.figures.style import theme
+from posecards.render.ui import ui_strings
 
 FONT = "Noto Sans CJK SC"
 EPOCH = datetime(2000, 1, 1)
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-LANG_TAG = {"en": "en-US", "zh": "zh-CN"}
 EMU_PER_IN = 914400
 # the default template's layouts, by name (python-pptx's default.pptx)
 LAYOUTS = {"title": "Title Slide", "bullets": "Title and Content", "title_only": "Title Only"}
@@ -61,11 +62,16 @@ def _tag(el: Any, tag: str) -> Any:
     return child
 
 
+def office_lang(lang: str) -> str:
+    """The language tag of a run of ``lang`` text (templates/ui.toml: ``office_lang``)."""
+    return ui_strings(lang)["office_lang"]
+
+
 def _lang_and_faces(rpr: Any, lang: str) -> None:
     """Language of a run (or paragraph end), and the SC face for Latin, East Asian and complex
     script text: LibreOffice and PowerPoint choose the East Asian font by ``a:ea``."""
-    rpr.set("lang", LANG_TAG[lang])
-    rpr.set("altLang", LANG_TAG["zh" if lang == "en" else "en"])
+    rpr.set("lang", office_lang(lang))
+    rpr.set("altLang", office_lang(next(other for other in LANGS if other != lang)))
     for tag in ("a:latin", "a:ea", "a:cs"):
         _tag(rpr, tag).set("typeface", FONT)
 
@@ -193,7 +199,7 @@ def _widescreen(prs: Any, width_emu: int, height_emu: int, lang: str) -> None:
     for level in prs.element.find(qn("p:defaultTextStyle")):
         rpr = level.find(qn("a:defRPr"))
         if rpr is not None:
-            rpr.set("lang", LANG_TAG[lang])
+            rpr.set("lang", office_lang(lang))
 
 
 def _app_xml(titles: Sequence[str]) -> bytes:
@@ -284,7 +290,7 @@ def _core_properties(prs: Any, title: str, lang: str) -> None:
     core.modified = EPOCH
     core.last_printed = EPOCH
     core.revision = 1
-    core.language = LANG_TAG[lang]
+    core.language = office_lang(lang)
 
 
 def write_pptx(

@@ -9,7 +9,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from posecards._version import __version__
 from posecards.config import Look, PEParams
 from posecards.content import compute_card
 from posecards.deck import animate
@@ -23,18 +22,17 @@ from posecards.deck.build import (
     card_slides_unit,
 )
 from posecards.deck.look import deck_look
-from posecards.deck.notes import FilledSlideText, fill_slide, load_deck_text
+from posecards.deck.notes import fill_slide, load_deck_text
 from posecards.deck.pdf import PageBook, merge_pages
-from posecards.deck.plan import PlannedSlide, deck_sources, picture_name
+from posecards.deck.plan import PlannedSlide, picture_name
 from posecards.deck.pptx import write_pptx
+from posecards.deck.slide_text import card_slide_text, frame_slide_words, frame_values
 from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Rendered
 from posecards.figures import draw_functions
 from posecards.figures.style import card_style
 from posecards.render.compose import compose_card
-from posecards.render.fields import CardTextError
 from posecards.render.files import collect_garbage, collections_at_fixed_points
-from posecards.render.fill import fill
 from posecards.render.footers import footer_text
 from posecards.render.text import CardLabels, check_figure_ids, fill_card, load_card_text
 
@@ -98,42 +96,6 @@ def _store_picture(
     return pdf_name, book.add(pic.pdf_figure, pic.pdf_dpi)
 
 
-def animation_values(name: str, params: PEParams) -> dict[str, Any]:
-    """The numbers an animation slide's text quotes, from the same frame data it draws."""
-    if name == "rope":
-        r = deck_frames.rope_frames()
-        return {
-            "theta": r.theta,
-            "offset": r.offset,
-            "rel_angle": float(r.angle_k[0] - r.angle_q[0]),
-            "score": float(r.score[0]),
-            "score_spread": float(r.score.max() - r.score.min()),
-            "frames": len(r.m),
-        }
-    if name == "clocks":
-        c = deck_frames.clock_frames(params)
-        values: dict[str, Any] = {"d_model": c.d_model, "base": c.base, "frames": len(c.positions)}
-        values["pairs"] = ", ".join(str(int(p)) for p in c.pairs)
-        values["n_clocks"] = len(c.pairs)
-        values["omega_fast"] = float(c.omega[0])
-        values["omega_slow"] = float(c.omega[-1])
-        values["slow_pair"] = int(c.pairs[-1])
-        values["slow_turns"] = float(c.omega[-1] * c.positions[-1] / (2 * 3.141592653589793))
-        return values
-    a = deck_frames.alibi_frames()
-    last = a.weights[-1]  # (H, L)
-    return {
-        "heads": ", ".join(str(int(h)) for h in a.heads),
-        "slope_first": float(a.slopes[0]),
-        "slope_last": float(a.slopes[-1]),
-        "keys": a.weights.shape[2],
-        "near_first": float(last[0, -1]),
-        "far_first": float(last[0, 0]),
-        "near_last": float(last[-1, -1]),
-        "far_last": float(last[-1, 0]),
-    }
-
-
 def _animation_data(name: str, params: PEParams) -> tuple[Any, int]:
 
     if name == "rope":
@@ -172,10 +134,8 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
     with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
+                slide_text, values = card_slide_text(s, deck, numbers, job.params)
                 if s.kind == "overview":
-                    slide_text = deck.cards.get(job.card)
-                    if slide_text is None:
-                        raise CardTextError(f"deck.toml: no [cards.{job.card}] for card {job.card}")
                     filled = fill_card(text, job.lang, numbers)
                     fig = compose_card(
                         filled,
@@ -186,16 +146,9 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                         footer_text(job.params, Look(job.theme, "slide"), job.lang),
                     )
                     pic = d.card_slide(fig)
-                    values: Mapping[str, Any] = numbers
                 elif s.kind == "panel":
                     assert s.figure is not None
-                    slide_text = deck.panels.get(s.figure)
-                    if slide_text is None:
-                        raise CardTextError(
-                            f"deck.toml: no [panels.{s.figure}] (speaker notes) for card {job.card}"
-                        )
                     fid = s.figure
-                    values = numbers
                     title = fill_slide(slide_text, job.lang, values).title
 
                     def draw_panel(sub: Any, fid: str = fid) -> None:
@@ -204,8 +157,6 @@ def render_card_slides(job: CardSlidesJob, ctx: Context) -> Rendered:
                     pic = d.figure_slide(title, th, draw_panel)
                 else:  # animation
                     assert s.figure is not None
-                    slide_text = deck.animations[s.figure]
-                    values = {**numbers, **animation_values(s.figure, job.params)}
                     title = fill_slide(slide_text, job.lang, values).title
                     data, n_frames = _animation_data(s.figure, job.params)
                     name = s.figure
@@ -234,13 +185,7 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     card_numbers = {
         c: ctx.needs[card_slides_unit(c, job.numbers_from)].meta["numbers"] for c in job.cards
     }
-    params = {
-        "d_model": job.params.d_model,
-        "base": job.params.base,
-        "positions": job.params.positions,
-        "version": __version__,
-        "n_cards": len(job.cards),
-    }
+    values = frame_values(job.params, len(job.cards))
     out: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}
     meta = []
@@ -249,40 +194,14 @@ def render_frame_slides(job: FrameJob, ctx: Context) -> Rendered:
     with collections_at_fixed_points():
         with card_style(job.theme) as th:
             for s in job.slides:
+                filled, extra = frame_slide_words(s, deck, job.lang, values, card_numbers)
                 if s.kind == "title":
-                    filled = fill_slide(deck.title, job.lang, params)
-                    subtitle = fill(
-                        deck.subtitle.get(job.lang), params, "deck.toml: 'deck.subtitle'"
-                    )
-                    agenda = [f"{c}. {load_card_text(c).title.get(job.lang)}" for c in job.cards]
-                    pic = d.title_slide(filled.title, subtitle, agenda, th)
-                    extra = {"subtitle": subtitle, "items": agenda}
+                    pic = d.title_slide(filled.title, extra["subtitle"], extra["items"], th)
                 elif s.kind == "sources":
-                    filled = fill_slide(deck.sources, job.lang, params)
-                    pages = deck_sources(job.cards)
-                    items = [src.text(job.lang) for src in pages[s.page]]
-                    title = filled.title
-                    if len(pages) > 1:
-                        title = f"{title} ({s.page + 1}/{len(pages)})"
-                    pic = d.bullets_slide(title, items, th, deck_look().sources_size)
-                    filled = FilledSlideText(title, filled.notes)
-                    extra = {"items": items}
+                    size = deck_look().sources_size
+                    pic = d.bullets_slide(filled.title, extra["items"], th, size)
                 else:
-                    filled = fill_slide(deck.closing, job.lang, params)
-                    items = []
-                    for c in job.cards:
-                        item = deck.closing_items.get(c)
-                        if item is None:
-                            raise CardTextError(f"deck.toml: no [closing.items.{c}] for card {c}")
-                        items.append(
-                            fill(
-                                item.get(job.lang),
-                                card_numbers[c],
-                                f"deck.toml: 'closing.items.{c}'",
-                            )
-                        )
-                    pic = d.bullets_slide(filled.title, items, th)
-                    extra = {"items": items}
+                    pic = d.bullets_slide(filled.title, extra["items"], th)
                 page = _store_picture(out, helpers, job.lang, s, pic, book, pdf_name)
                 meta.append({**_slide_meta(s, filled.title, filled.notes, pic, page), **extra})
                 del pic

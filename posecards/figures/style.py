@@ -14,19 +14,27 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from posecards.errors import PosecardsError
 from posecards.figures.roles import role_rc
 from posecards.fonts import CJK_FAMILY, FAMILIES, MissingFontError
+from posecards.mpl_internals import shared_math_parses
 from posecards.paths import STYLE_DIR
 
 if TYPE_CHECKING:
     from matplotlib.colors import Colormap
 
-__all__ = ["CJK_FAMILY", "MissingFontError", "card_style", "named_fonts", "theme"]
+__all__ = [
+    "CJK_FAMILY",
+    "MissingFontError",
+    "card_style",
+    "named_fonts",
+    "shared_math_parses",
+    "theme",
+]
 
 
 @dataclass(frozen=True)
@@ -91,23 +99,15 @@ def visible_cmap(th: Theme, role: str) -> Colormap:
 @contextlib.contextmanager
 def named_fonts() -> Iterator[None]:
     """For the block, matplotlib's font manager knows only posecards' font files
-    (posecards.fonts.font_entries), and PDFs embed them with TrueType outlines; its lookup
-    caches are emptied on the way in and out, so no installed font is found by family name,
-    here or after the block from a stale cache entry."""
-    from matplotlib import font_manager
+    (posecards.fonts.font_entries), and PDFs embed them with TrueType outlines
+    (posecards.pdf_fonts); its lookup caches are emptied on the way in and out, so no installed
+    font is found by family name, here or after the block from a stale cache entry."""
+    from posecards.fonts import font_entries
+    from posecards.mpl_internals import only_fonts
+    from posecards.pdf_fonts import truetype_pdf_fonts
 
-    from posecards.fonts import font_entries, truetype_pdf_fonts
-
-    fm = font_manager.fontManager
-    saved = fm.ttflist
-    fm.ttflist = list(font_entries())
-    font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
-    try:
-        with truetype_pdf_fonts():
-            yield
-    finally:
-        fm.ttflist = saved
-        font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
+    with only_fonts(font_entries()), truetype_pdf_fonts():
+        yield
 
 
 class _GlyphLog(logging.Handler):
@@ -125,66 +125,6 @@ class _GlyphLog(logging.Handler):
 
 class MissingGlyphError(PosecardsError, RuntimeError):
     """A character had no glyph in any configured font."""
-
-
-# the rcParams a mathtext parse reads besides its font properties (matplotlib/_mathtext.py):
-# part of the memo's key, so that an rc_context changing one inside the block parses afresh
-_MATH_RC = (
-    "mathtext.default",
-    "mathtext.fallback",
-    "mathtext.rm",
-    "mathtext.it",
-    "mathtext.bf",
-    "mathtext.bfit",
-    "mathtext.sf",
-    "mathtext.tt",
-    "mathtext.cal",
-    "text.hinting_factor",
-    "text.kerning_factor",
-)
-
-
-@contextlib.contextmanager
-def shared_math_parses() -> Iterator[None]:
-    """For the block, each mathtext expression is parsed once per key (the output kind, and
-    what matplotlib keys its own cache on: expression, dpi, font properties, antialiasing,
-    hinting; and the mathtext rcParams), whichever renderer asks.
-
-    matplotlib keeps its parses per parser object, 50 at a time, and every renderer makes its
-    own parser: a figure's PNG, SVG and PDF, each PDF page and each animation frame parsed the
-    same labels again (a deck's animations: 1,223 parses of 244 expressions, most of them
-    evicted and parsed again). A parse depends only on its key (the fonts are fixed inside
-    card_style), so sharing it gives the same boxes, the same glyphs, the same bytes; the memo
-    is dropped with the block. A block inside another uses the outer block's memo.
-    """
-    import matplotlib as mpl
-    from matplotlib import mathtext
-
-    parser: Any = mathtext.MathTextParser
-    cached = parser._parse_cached
-    if getattr(cached, "shared_by_posecards", False):  # inside another block: its memo
-        yield
-        return
-    parse = getattr(cached, "__wrapped__", None)  # matplotlib's parse, under its lru_cache
-    if parse is None:  # a matplotlib that does not cache this way: keep its own cache
-        yield
-        return
-    memo: dict[tuple[Any, ...], Any] = {}
-    params: Any = mpl.rcParams
-    rc = [k for k in _MATH_RC if k in params]
-
-    def parse_once(self: Any, *args: Any) -> Any:
-        key = (self._output_type, *args, *(params[k] for k in rc))
-        if key not in memo:
-            memo[key] = parse(self, *args)
-        return memo[key]
-
-    parse_once.shared_by_posecards = True  # type: ignore[attr-defined]
-    parser._parse_cached = parse_once
-    try:
-        yield
-    finally:
-        parser._parse_cached = cached
 
 
 @contextlib.contextmanager

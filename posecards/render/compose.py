@@ -26,6 +26,7 @@ from posecards.figures import draw_functions
 from posecards.figures.roles import current_scale, fontsize, freeze_tick_sizes, page_roles
 from posecards.paths import data_dir
 from posecards.render.text import CardLabels, CardText, FilledCard
+from posecards.render.ui import ui_strings
 from posecards.render.wrap import _Measure, wrap
 
 if TYPE_CHECKING:
@@ -93,12 +94,6 @@ class _Sizes:
         )
 
 
-HEADINGS = {
-    "en": {"formula": "Key formula", "takeaways": "Takeaways", "pitfalls": "Pitfalls"},
-    "zh": {"formula": "核心公式", "takeaways": "要点", "pitfalls": "常见误区"},
-}
-
-
 @dataclass
 class _Block:
     """A run of wrapped lines at one size, positioned top-down."""
@@ -118,7 +113,7 @@ def _sidebar_blocks(
     card: FilledCard, sz: _Sizes, width_pt: float, body: float, m: _Measure, th: Theme
 ) -> tuple[list[_Block], list[_Block], list[_Block]]:
     """Formula, takeaways and pitfalls blocks at body size ``body``."""
-    h = HEADINGS[card.lang]
+    h = ui_strings(card.lang)
     k = sz.scale  # gaps scale with the text
     bullet_indent = body * 1.1
     tex_lines = card.formula_tex.split("\n")
@@ -130,7 +125,7 @@ def _sidebar_blocks(
             "split it into a list of shorter lines in [formula] tex"
         )
     formula = [
-        _Block([h["formula"]], sz.heading, "bold", th.accent),
+        _Block([h["key_formula"]], sz.heading, "bold", th.accent),
         _Block(tex_lines, tex_size, gap_before=6 * k),
         _Block(wrap(card.formula_note, width_pt, body, m), body, color=th.muted, gap_before=4 * k),
     ]

@@ -18,11 +18,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from posecards.config import ExploreConfig
+from posecards.config import LANGS, ExploreConfig
 from posecards.engine.units import Context, Rendered
 from posecards.paths import data_dir
 from posecards.render.fields import CardTextError
 from posecards.render.html import CSP, TemplateProblem, env
+from posecards.render.ui import ui_strings
 
 STRINGS_FILE = "explore.toml"
 SCRIPTS = ("explore_math.js", "explore.js")
@@ -134,6 +135,8 @@ def explore_page(cfg: ExploreConfig) -> str:
             .get_template("explore.html.j2")
             .render(
                 lang=cfg.lang,
+                ui=ui_strings(cfg.lang),
+                languages=[(code, ui_strings(code)["language_name"]) for code in LANGS],
                 theme=cfg.theme,
                 s=strings,
                 views=views,

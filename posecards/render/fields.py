@@ -12,8 +12,6 @@ from typing import Any
 from posecards.content import VARIANTS
 from posecards.errors import PosecardsError
 
-LANG_NAMES = {"en": "English", "zh": "中文"}
-
 
 class CardTextError(PosecardsError):
     """A card source file is malformed: names the file, the key and, where known, the line."""

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from posecards.mpl_internals import layout_engine_hidden, set_position_in_layout
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -105,11 +107,10 @@ def freeze_layout(fig: Figure) -> None:
         sub.bbox_relative.set_points(_snapped(sub.bbox_relative).get_points())
         stack += sub.subfigs
     for ax in fig.get_axes():
-        # the private setter, as the engine itself uses: set_position would take the axes out
-        # of the layout (set_in_layout(False)), which a tight bounding box would then ignore
-        place: Any = ax
-        place._set_position(_snapped(ax.get_position(original=True)), which="original")
-        place._set_position(_snapped(ax.get_position(original=False)), which="active")
+        # as the engine itself sets them: set_position would take the axes out of the layout
+        # (set_in_layout(False)), which a tight bounding box would then ignore
+        set_position_in_layout(ax, _snapped(ax.get_position(original=True)), "original")
+        set_position_in_layout(ax, _snapped(ax.get_position(original=False)), "active")
     fig.set_layout_engine("none")
 
 
@@ -119,16 +120,11 @@ def without_pre_draw(fig: Figure) -> Iterator[None]:
     leaves) once more, drawing disabled, before it encodes: a whole layout pass that a frozen
     layout does not need (the same bytes without it, in every format). The engine is hidden
     from savefig meanwhile."""
-    engine = fig.get_layout_engine()
-    if engine is None:
+    if fig.get_layout_engine() is None:
         yield
         return
-    place: Any = fig
-    place._layout_engine = None
-    try:
+    with layout_engine_hidden(fig):
         yield
-    finally:
-        place._layout_engine = engine
 
 
 def figure_bytes(

@@ -1,6 +1,7 @@
 """The footers of the cards and their pages: what a card was computed from (the parameters, the
 measurements, the published configs: ``posecards.cards.DataFrom``; a model's reading for an
-inspection card), the theme and the version, in the card's language.
+inspection card), the theme and the version, in the card's language; their words are in
+templates/ui.toml (``footer_*``, ``inspect_*``, ``theme_*``).
 """
 
 from __future__ import annotations
@@ -14,50 +15,42 @@ from posecards.content.configs import model_ids
 from posecards.experiment.files import measurements_path
 from posecards.formatting import group
 from posecards.model.checkpoint import Checkpoint
+from posecards.model.families import TRANSFORMERS_VERSION
 from posecards.model.names import display_name
 from posecards.model.positions import Found, LearnedPositions, RopePositions
+from posecards.render.ui import ui_strings, ui_text
 
-THEME_NAMES_ZH = {"light": "浅色", "dark": "深色"}
+
+def theme_name(look: Look, lang: str) -> str:
+    """The theme's name in ``lang`` (templates/ui.toml: ``theme_<name>``)."""
+    return ui_strings(lang).get(f"theme_{look.theme}", look.theme)
+
+
+def _common(look: Look, lang: str) -> dict[str, str]:
+    """What every footer ends with: the theme and the version."""
+    return {"theme": theme_name(look, lang), "version": __version__}
 
 
 def _measurements_footer(params: PEParams, look: Look, lang: str) -> str:
     """Card 5's: measured, the card does not use d_model/base/positions."""
-    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-    data = measurements_path().name
-    if lang == "zh":
-        return f"数据：{data}（posecards measure）· 主题：{theme_zh} · posecards {__version__}"
-    return f"Data: {data} (posecards measure) · theme {look.theme} · posecards {__version__}"
+    return ui_text(lang, "footer_measured", data=measurements_path().name, **_common(look, lang))
 
 
 def _configs_footer(params: PEParams, look: Look, lang: str) -> str:
     """Card 6's: published configs, the card does not use d_model/base/positions."""
-    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-    ids = ", ".join(model_ids())
-    if lang == "zh":
-        return (
-            f"配置：{ids}（公开的 config.json，按 transformers 5.23.0 的方式读取；"
-            "Scout 的 attn_temperature_tuning = 4 按 true 读）"
-            f" · 主题：{theme_zh} · posecards {__version__}"
-        )
-    return (
-        f"Configs: {ids} (published config.json, read as transformers 5.23.0 reads it;"
-        f" Scout's attn_temperature_tuning = 4 as true) · theme {look.theme}"
-        f" · posecards {__version__}"
-    )
+    return ui_text(lang, "footer_configs", ids=", ".join(model_ids()), **_common(look, lang))
 
 
 def _parameters_footer(params: PEParams, look: Look, lang: str) -> str:
-    theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
-    if lang == "zh":
-        return (
-            f"参数：d_model = {params.d_model} · base = {base} · positions = {params.positions}"
-            f" · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
-        )
-    return (
-        f"Parameters: d_model = {params.d_model} · base = {base} · positions = {params.positions}"
-        f" · theme {look.theme} · posecards {__version__} · every number computed"
+    return ui_text(
+        lang,
+        "footer_parameters",
+        d_model=params.d_model,
+        base=base,
+        positions=params.positions,
+        **_common(look, lang),
     )
 
 
@@ -77,41 +70,50 @@ def footer_text(params: PEParams, look: Look, lang: str, card: int | None = None
 
 
 def source_text(ckpt: Checkpoint, found: Found, lang: str, weights: bool = False) -> str:
-    """Which tensor and which config keys the card was made from (the footer's first part)."""
+    """Which tensor and which config keys the card was made from (the footer's first part;
+    templates/ui.toml: ``inspect_*``)."""
     keys = ", ".join(found.config_keys) if found.config_keys else "-"
-    name = display_name(ckpt.name)
     if weights:  # the weights card: q/k of every rotating layer, one layer at a time
         files = ", ".join(p.name for p in ckpt.weights[:2]) + (
             " …" if len(ckpt.weights) > 2 else ""
         )
-        what = f"q/k {'权重，来自' if lang == 'zh' else 'weights from'} {files}"
+        what = ui_text(lang, "inspect_weights", files=files)
     elif isinstance(found, LearnedPositions):
         rows, width = found.shape
-        what = (
-            f"{display_name(found.tensor)} ({rows} × {width}, {found.dtype}) "
-            f"{'来自' if lang == 'zh' else 'from'} {ckpt.tensors[found.tensor].file.name}"
+        what = ui_text(
+            lang,
+            "inspect_tensor",
+            tensor=display_name(found.tensor),
+            rows=rows,
+            width=width,
+            dtype=found.dtype,
+            file=ckpt.tensors[found.tensor].file.name,
         )
     elif ckpt.gguf is not None:  # a GGUF file: its metadata, mapped to a config
-        what = f"{ckpt.gguf.path.name} " + ("元数据" if lang == "zh" else "metadata")
+        what = ui_text(lang, "inspect_gguf", file=ckpt.gguf.path.name)
     else:
-        what = "config.json" + (" （未读取张量）" if lang == "zh" else " (no tensor)")
-    ignored = ""
+        what = ui_text(lang, "inspect_no_tensor")
+    parts = [ui_text(lang, "inspect_source", name=display_name(ckpt.name), what=what, keys=keys)]
+    reading = getattr(found, "reading", None)  # a RoPE model's layer-by-layer reading
+    if reading is not None and reading.transformers_version:
+        parts.append(ui_text(lang, "inspect_through", version=reading.transformers_version))
+    elif reading is not None:
+        parts.append(ui_text(lang, "inspect_by_table", version=TRANSFORMERS_VERSION))
     if isinstance(found, RopePositions) and found.ignored_keys:
-        label = "未使用的键" if lang == "zh" else "keys not used"
-        ignored = f" · {label}: {', '.join(found.ignored_keys)}"
+        parts.append(ui_text(lang, "inspect_keys_not_used", keys=", ".join(found.ignored_keys)))
     if found.defaults:
-        label = "默认值" if lang == "zh" else "defaults"
-        ignored += f" · {label}: {', '.join(found.defaults)}"
-    if lang == "zh":
-        return f"模型 {name} · 读取 {what} · 配置键：{keys}{ignored}"
-    return f"Model {name} · read {what} · config keys: {keys}{ignored}"
+        parts.append(ui_text(lang, "inspect_defaults", keys=", ".join(found.defaults)))
+    return " · ".join(parts)
 
 
 def inspect_footer(
     ckpt: Checkpoint, found: Found, look: Look, lang: str, weights: bool = False
 ) -> str:
-    src = source_text(ckpt, found, lang, weights)
-    if lang == "zh":
-        theme_zh = THEME_NAMES_ZH.get(look.theme, look.theme)
-        return f"{src} · 主题：{theme_zh} · posecards {__version__} · 所有数字均由代码计算"
-    return f"{src} · theme {look.theme} · posecards {__version__} · every number computed"
+    """An inspection card's footer: the model's reading, the theme, the version."""
+    return ui_text(
+        lang,
+        "footer_inspect",
+        source=source_text(ckpt, found, lang, weights),
+        theme=theme_name(look, lang),
+        version=__version__,
+    )

@@ -15,7 +15,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from posecards.config import LANGS
 from posecards.paths import data_dir
+from posecards.render.ui import ui_strings
 from posecards.render.webfonts import (
     MONO_FAMILIES,
     PAGE_FAMILIES,
@@ -211,12 +213,13 @@ def card_page(
     return _render(
         "card.html.j2",
         lang=lang,
+        ui=ui_strings(lang),
         card=card,
         panels=panels,
         formula_svg=formula_svg,
         formula_css=Markup(sized_by_text(formula_svg, FORMULA_TEXT_PX, FORMULA_MIN_PX)),  # noqa: S704 - numbers only
         downloads=downloads,
-        other_lang=other_lang,
+        other_lang=_named(other_lang),
         footer=footer,
         theme=theme,
         nav=nav,
@@ -241,15 +244,29 @@ def figure_page(
     return _render(
         "figure.html.j2",
         lang=lang,
+        ui=ui_strings(lang),
         card=card,
         figure=figure,
         card_page=card_page,
-        other_lang=other_lang,
+        other_lang=_named(other_lang),
         footer=footer,
         theme=theme,
         csp=CSP,
         css=_css(),
     )
+
+
+def every_language() -> dict[str, str]:
+    """Every interface string in every language, joined with " · " (the index's own text)."""
+    tables = [ui_strings(lang) for lang in LANGS]
+    return {key: " · ".join(t[key] for t in tables) for key in tables[0]}
+
+
+def _named(other_lang: tuple[str, str] | None) -> tuple[str, str, str] | None:
+    """(language, href) of a page's other language, with that language's name in itself."""
+    if other_lang is None:
+        return None
+    return (*other_lang, ui_strings(other_lang[0])["language_name"])
 
 
 def _css() -> Markup:
@@ -270,7 +287,8 @@ def index_page(
     """The index of a build (its fonts come from embed_fonts)."""
     return _render(
         "index.html.j2",
-        entries=entries,
+        entries=[{**e, "ui": ui_strings(e["lang"])} for e in entries],
+        every_lang=every_language(),
         explore=explore,
         footer=footer,
         theme=theme,

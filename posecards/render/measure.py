@@ -103,22 +103,20 @@ def _rotate(x: float, y: float, angle: float) -> tuple[float, float]:
 
 def ink_boxes(t: Text, renderer: RendererBase) -> list[Box]:
     """The glyph (ink) box of every line of a drawn text, in display pixels."""
-    from matplotlib.text import _get_text_metrics_with_cache  # type: ignore[attr-defined]
+    from posecards.mpl_internals import text_lines, text_metrics
 
-    _, info, _ = t._get_layout(renderer)  # type: ignore[attr-defined]
     x, y = t.get_unitless_position()
     x, y = t.get_transform().transform((x, y))
     angle = t.get_rotation()
     boxes: list[Box] = []
-    for line, _wad, (lx, ly) in info:
-        clean, ismath = t._preprocess_math(line)  # type: ignore[attr-defined]
+    for clean, ismath, lx, ly in text_lines(t, renderer):
         if not clean.strip():
             continue
         # matplotlib's own memo of the metrics its layout of this line just measured
-        w, h, d = _get_text_metrics_with_cache(
+        w, h, d = text_metrics(
             renderer,
             clean,
-            t._fontproperties,  # type: ignore[attr-defined]
+            t.get_fontproperties(),
             ismath,
             t.get_figure(root=True).dpi,  # type: ignore[union-attr]
         )
@@ -223,6 +221,7 @@ def measure_figure(fig: Figure, scale: float = 1.0, *, pixels: bool = False) -> 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from posecards.figures.roles import floor_px
+    from posecards.mpl_internals import draw_disabled
 
     canvas = FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
@@ -230,7 +229,7 @@ def measure_figure(fig: Figure, scale: float = 1.0, *, pixels: bool = False) -> 
         if pixels:
             canvas.draw()
         else:
-            with renderer._draw_disabled():
+            with draw_disabled(renderer):
                 fig.draw(renderer)
     dpi = float(fig.dpi)
     W, H = canvas.get_width_height()

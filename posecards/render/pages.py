@@ -26,8 +26,7 @@ from posecards.render.html import (
 )
 from posecards.render.outputs import card_stem, card_unit, formula_name, live_svg_name, pages_unit
 from posecards.render.text import FilledCard, fill_card, load_card_text
-
-LANG_LABEL = {"en": "English", "zh": "中文"}
+from posecards.render.ui import ui_strings
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def _index_entry(
         "w": round(lay.width * 100),
         "h": round(lay.height * 100),
         "downloads": [
-            (f"{LANG_LABEL[lang]} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
+            (f"{ui_strings(lang)['language_name']} {fmt.upper()}", f"{lang}/{stem}.{fmt}")
             for fmt in ("png", "svg", "pdf")
             if f"{lang}/{stem}.{fmt}" in files
         ],

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from posecards.render.fields import LANG_NAMES, Bilingual, CardTextError, Text, TextSource, Variants
+from posecards.render.fields import Bilingual, CardTextError, Text, TextSource, Variants
 from posecards.render.fill import TEMPLATE_LOGIC, check_placeholders
+from posecards.render.ui import ui_strings
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -34,7 +35,8 @@ def parse_bilingual(
     for lang in ("en", "zh"):
         val = table.get(lang)
         if not isinstance(val, str) or not val.strip():
-            raise CardTextError(f"{src.at(key)}: '{key}' has no {LANG_NAMES[lang]} ({lang}) text")
+            name = ui_strings(lang)["language_name"]
+            raise CardTextError(f"{src.at(key)}: '{key}' has no {name} ({lang}) text")
         if check:
             check_placeholders(val, src, f"{key}.{lang}")
     return Bilingual(en=squash(table["en"], "en"), zh=squash(table["zh"], "zh"))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from posecards.mpl_internals import text_metrics
+
 if TYPE_CHECKING:
     from matplotlib.backend_bases import RendererBase
 
@@ -28,11 +30,10 @@ class _Measure:
 
     def __init__(self, renderer: RendererBase, family: list[str]) -> None:
         from matplotlib.font_manager import FontProperties
-        from matplotlib.text import _get_text_metrics_with_cache  # type: ignore[attr-defined]
 
         # matplotlib's memo of text metrics (per renderer): a line measured here and drawn
         # later is laid out by FreeType once
-        self.metrics = _get_text_metrics_with_cache
+        self.metrics = text_metrics
         self.renderer = renderer
         self.dpi = float(getattr(renderer, "dpi", 100.0))
         self.props: dict[tuple[float, str], FontProperties] = {}
@@ -45,7 +46,7 @@ class _Measure:
             self.props[key] = self.FontProperties(family=self.family, size=size, weight=weight)
         ismath = s.count("$") >= 2
         w, _, _ = self.metrics(self.renderer, s, self.props[key], ismath, self.dpi)
-        return float(w) * 72.0 / self.dpi  # pixels -> points
+        return w * 72.0 / self.dpi  # pixels -> points
 
 
 # Units that stay on the line of the number before them ("6.00 MiB", "4,096 个词元", "3.00 rad").
