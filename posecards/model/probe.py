@@ -805,7 +805,7 @@ def _head_pairs(
         raise ProbeError(
             f"layer {layer}: where the rotated slots sit in the head could not be followed"
         )
-    if q.storage_offset() == 0 and q.is_contiguous() and q._base is None:
+    if q.storage_offset() == 0 and q.is_contiguous():  # a tensor of its own: no place in the head
         raise ProbeError(
             f"layer {layer}: where the rotated slots sit in the head could not be followed"
         )
