@@ -74,8 +74,9 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         theme.categorical[3],
         theme.categorical[1],
         theme.neutral,
-        theme.categorical[5],
+        theme.background,  # "none": no self-attention, drawn with cross-hatching below
     ]
+    none_code = _ATTENTION.index("none")
     ax.imshow(
         att[None, :],
         cmap=ListedColormap(att_colours),
@@ -96,6 +97,16 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
         interpolation="nearest",
         extent=(-0.5, n - 0.5, 1.5, 0.5),
     )
+    for i in np.flatnonzero(att == none_code):  # layers without self-attention: cross-hatched
+        ax.add_patch(
+            Polygon(
+                [(i - 0.5, -0.5), (i + 0.5, -0.5), (i + 0.5, 0.5), (i - 0.5, 0.5)],
+                facecolor=theme.background,
+                hatch="xx",
+                edgecolor=theme.muted,
+                linewidth=0.0,
+            )
+        )
     for i in np.flatnonzero(rope < 0):  # layers without RoPE: hatched, no colour
         ax.add_patch(
             Polygon(
@@ -118,7 +129,8 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     for code, name in enumerate(_ATTENTION):
         if np.any(att == code):
             label = t(f"att_{name}", w=windows.get(name, 0.0))
-            handles.append(Patch(facecolor=att_colours[code], label=label))
+            hatch = {"hatch": "xx", "edgecolor": theme.muted} if code == none_code else {}
+            handles.append(Patch(facecolor=att_colours[code], label=label, **hatch))
     for k, key in enumerate(kinds):
         label = t("rope_theta", name=t(f"short_{key}"), theta=data["thetas"][k])
         handles.append(Patch(facecolor=kcol[k], label=label))

@@ -1,6 +1,6 @@
 """A model's positions layer by layer, as the installed transformers runs it (``read_model``).
 
-Where transformers is installed the reading comes from its own objects (``model/probe.py``):
+Where transformers is installed the reading comes from its own objects (``model/probe/``):
 which layers rotate q and k and with which frequencies, the attention mask each layer gets, the
 pair layout (measured), the softmax scale the attention kernel is handed, the MRoPE axis of every
 pair. posecards' own float64 frequencies (``encodings.rope_partial.head_inv_freq``, from the

@@ -1,0 +1,129 @@
+"""What the installed transformers itself does with a config, read from its own objects.
+
+``probe(config)`` loads the config with the installed transformers (``AutoConfig.for_model``:
+local data only, never remote code), finds the text model's config wherever it is nested, builds
+that model with every parameter on the ``meta`` device (no weights; a module whose ``__init__``
+computes rotary frequencies runs on the CPU, with the arguments transformers gives it), and runs
+the model's own ``forward`` once on meta tensors with recorders in place:
+
+- each rotary module's ``forward`` runs on the CPU (its real frequencies), hands meta tensors on,
+  and remembers which cos/sin tensors it made for which key (``rope`` or the layer type);
+- every ``apply_rotary*`` function of the modeling modules is replaced by a recorder: the decoder
+  layer it is called in rotates q and k, with the cos/sin of that key; its arguments are kept,
+  and the real function is applied afterwards on the CPU (cos 0, sin 1: a quarter turn) to a
+  random q to measure which slot turns with which (the pair layout, measured not named);
+- the attention kernel (``eager_attention_forward``) records the softmax scale and the mask it
+  is handed; the mask functions (``create_causal_mask``, ``create_sliding_window_causal_mask``,
+  ``create_chunked_causal_mask``) tag the masks they return with the window they read.
+
+MRoPE axes come from driving the rotary module with one position row at a time. Nothing here
+guesses: whatever transformers cannot build or run, or this probe cannot follow, is a
+``ProbeError`` with one line that says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from posecards.model.probe import model as M
+from posecards.model.probe import record as R
+from posecards.model.probe.reading import reading
+from posecards.model.probe.types import ProbedLayer, ProbedRope, ProbeError, ProbeReading
+
+__all__ = [
+    "ProbeError",
+    "ProbeReading",
+    "ProbedLayer",
+    "ProbedRope",
+    "probe",
+    "transformers_available",
+]
+
+
+def transformers_available() -> bool:
+    """Whether transformers can be imported (POSECARDS_NO_TRANSFORMERS=1: read by the table)."""
+    import os
+
+    if os.environ.get("POSECARDS_NO_TRANSFORMERS") == "1":
+        return False
+    try:
+        importlib.import_module("transformers")
+    except ImportError:
+        return False
+    return True
+
+
+def probe(config: Mapping[str, Any]) -> ProbeReading:
+    """transformers' own reading of ``config`` (a config.json dict with its ``model_type``)."""
+    stage = ["build"]
+    try:
+        return _probe(config, stage)
+    except ProbeError:
+        raise
+    except Exception as exc:
+        import transformers as T
+
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        what = f"{type(exc).__name__}: {first}"
+        if stage[0] == "build":  # transformers' own error: it cannot build this config
+            raise ProbeError(
+                f"transformers {T.__version__} cannot build this config ({what})"
+            ) from exc
+        raise ProbeError(  # the model was built; running it without weights failed
+            f"transformers {T.__version__}'s {stage[0]} failed when run without weights "
+            f"(on meta tensors: {what})"
+        ) from exc
+
+
+def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:
+    import torch
+    import transformers as T
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    T.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    cfg_json = dict(config)
+    model_type = cfg_json.pop("model_type", None)
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+        raise ProbeError(
+            f"model_type {model_type!r} is not a model type of transformers {T.__version__}"
+        )
+    cfg = T.AutoConfig.for_model(model_type, **cfg_json)
+    text, path = M.text_config(cfg)
+    cls = M.model_class(text)
+    if cls is None:
+        raise ProbeError(
+            f"transformers {T.__version__} has no model class for {type(text).__name__}"
+        )
+    text._attn_implementation = "eager"
+    if hasattr(text, "_experts_implementation"):
+        text._experts_implementation = "eager"
+    modules = M.modeling_modules(cls)
+    with M.rotary_on_cpu(modules), torch.device("meta"):
+        model = cls(text)
+    model.eval()
+    stage[0] = type(model).__name__
+    M.no_rotary_position(model, modules)
+    n_layers = getattr(text, "num_hidden_layers", None)
+    decoder = M.decoder_layers(model, n_layers)
+    rec = R.Recorder()
+    try:
+        with R.recording(model, decoder, modules, rec):
+            R.forward_pass(model, text)
+    except Exception:
+        # the feed-forward blocks (mixtures of experts route by data: no meta kernel) bypassed;
+        # they decide nothing about position. Some return (hidden, router scores).
+        for as_tuple in (False, True):
+            rec = R.Recorder()
+            try:
+                with (
+                    R.recording(model, decoder, modules, rec),
+                    R.feed_forward_bypassed(decoder, as_tuple),
+                ):
+                    R.forward_pass(model, text)
+                break
+            except Exception:
+                if as_tuple:
+                    raise
+    return reading(T.__version__, text, path, cls, model, decoder, rec)
