@@ -647,7 +647,8 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
             elif s.kind == "panel":
                 assert s.card is not None
                 filled = fill_slide(deck.panels[s.figure or ""], lang, numbers[s.card])
-                alt = next(a for fid, _t, a, _c in cards[s.card].panels if fid == s.figure)
+                shown = (*cards[s.card].panels, *cards[s.card].figures)  # a figure page's too
+                alt = next(a for fid, _t, a, _c in shown if fid == s.figure)
             else:
                 assert s.card is not None and s.figure is not None
                 values = {**numbers[s.card], **animation_values(s.figure, PEParams())}

@@ -63,10 +63,19 @@ OTHER_LIBRARIES = {
     ): "multiprocessing: stop the fork server",
     ("engine/executor.py", "getattr(forkserver, '_forkserver', None)"): "multiprocessing",
     ("engine/executor.py", "getattr(pool, '_processes', None)"): "multiprocessing: the workers",
-    ("model/probe/__init__.py", "text._attn_implementation"): "transformers: the attention a config asks "
+    (
+        "model/probe/__init__.py",
+        "text._attn_implementation",
+    ): "transformers: the attention a config asks "
     "for (eager: the kernel the probe records; the documented way to choose it on a config)",
-    ("model/probe/__init__.py", "text._experts_implementation"): "transformers: the experts' kernel (eager)",
-    ("model/probe/__init__.py", "hasattr(text, '_experts_implementation')"): "transformers: likewise",
+    (
+        "model/probe/__init__.py",
+        "text._experts_implementation",
+    ): "transformers: the experts' kernel (eager)",
+    (
+        "model/probe/__init__.py",
+        "hasattr(text, '_experts_implementation')",
+    ): "transformers: likewise",
 }
 
 

@@ -74,13 +74,16 @@ def read_model(config: Mapping[str, Any]) -> ModelLayers:
                 "(pip install 'posecards[inspect]') to read it through transformers' own code"
             )
         return read_layers(config)
+    table_error: CheckpointError | None = None
     try:
         table: ModelLayers | None = read_layers(config)
-    except CheckpointError:
-        table = None
+    except CheckpointError as exc:
+        table, table_error = None, exc
     try:
         probed = P.probe(_coerced(config, table))
     except P.ProbeError as exc:
+        if table_error is not None:  # the table names what is wrong with the file itself
+            raise table_error from None
         raise CheckpointError(f"config.json: {exc}") from None
     return from_probe(probed, table)
 
