@@ -15,7 +15,7 @@ PIP    := $(BIN)/python -m pip
 PIPQ   := $(PIP) install --quiet --disable-pip-version-check -c constraints.txt
 
 .DEFAULT_GOAL := help
-.PHONY: help cards deck test check lint snapshots example bench clean lock
+.PHONY: help cards deck test check lint snapshots example bench clean lock zoo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -69,6 +69,9 @@ lint: $(VENV)/.testdeps ## ruff (check, format --check), mypy, the layer contrac
 
 # the filled text of every card, page and slide note (tests/text_snapshots.py), kept as reviewed
 # files; tests/test_snapshots.py fails with the diff until they are rewritten here and reviewed
+zoo: $(VENV)/.testdeps ## every model type of the installed transformers through inspect (make test samples the refusals)
+	POSECARDS_FULL_ZOO=1 $(BIN)/python -m pytest $(XDIST) -q tests/test_inspect_zoo.py
+
 snapshots: $(VENV)/.testdeps ## rewrite tests/snapshots/ from the code's text, then review git diff
 	$(BIN)/python tests/text_snapshots.py
 

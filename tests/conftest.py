@@ -53,7 +53,7 @@ FIRST = (  # most expensive first; test_build makes the shared full build (`buil
     "test_check", "test_explore", "test_projection",
 )  # fmt: skip
 SPREAD = {
-    "test_layout", "test_contrast", "test_compose", "test_inspect_families",
+    "test_layout", "test_contrast", "test_compose", "test_inspect_families", "test_inspect_zoo",
     "test_card1", "test_card2", "test_card3", "test_card4", "test_card5", "test_card6",
     "test_card7",
 }  # fmt: skip

@@ -66,10 +66,13 @@ def _hf_config(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def compare(config: dict[str, Any], ref: HFReading | None = None) -> dict[str, Any]:
+def compare(
+    config: dict[str, Any], ref: HFReading | None = None, found: Any = None
+) -> dict[str, Any]:
     """Assert posecards' reading of ``config`` equals transformers'; return the JSON document."""
     ref = ref or hf_reading(_hf_config(config))
-    doc = json.loads(inspection_json("m", config, find_positions_of(config)))
+    found = found if found is not None else find_positions_of(config)
+    doc = json.loads(inspection_json("m", config, found))
     assert doc["num_layers"] == len(ref.layers) == len(doc["layers"])
     for mine, theirs in zip(doc["layers"], ref.layers, strict=True):
         got = (mine["attention"], mine["window"], mine["position"] == "rope", mine["rope"])

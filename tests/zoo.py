@@ -59,7 +59,7 @@ def outcome(model_type: str, folder: Path) -> Outcome:
         return Outcome("no-config", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
     try:
         ckpt = open_checkpoint(folder)
-        find_positions(ckpt)
+        found = find_positions(ckpt)
     except CheckpointError as exc:
         line = str(exc)
         assert "\n" not in line and line, f"{model_type}: a refusal is one line: {line!r}"
@@ -69,7 +69,7 @@ def outcome(model_type: str, folder: Path) -> Outcome:
         ref = hf_reading(_hf_config(config))
     except Exception as exc:  # noqa: BLE001 -- the reference cannot drive this model
         return Outcome("unreferenced", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
-    compare(config, ref)  # AssertionError: a wrong reading with exit 0
+    compare(config, ref, found)  # AssertionError: a wrong reading with exit 0
     return Outcome("exact", "")
 
 
