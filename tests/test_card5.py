@@ -311,3 +311,34 @@ def test_card_5_says_why_alibi_wins_and_that_nope_goes_against_haviv() -> None:
         assert back in dict(filled.takeaways)["alibi"]
         if n["nope_learnt"] and n["nope_gap_1x"] > 0:
             assert "Haviv" in blob and str(n["layers"]) in dict(filled.pitfalls)["nope"]
+
+
+@pytest.mark.parametrize("fid", ["c5-beyond", "c5-rope-scaling"])
+def test_lines_differ_by_more_than_colour_and_colours_survive_deuteranopia(
+    card: CardContent, fid: str
+) -> None:
+    """Issue 36, point 10: under deuteranopia several of the first plot's six colours turn to
+    greys (as YaRN and Llama 3 do on card 4's scaling panel); each line keeps its own line style
+    and marker, and every two colours of one plot stay at least 10 apart in CAM02-UCS as a
+    deuteranope sees them (colorspacious, severity 100; measured minimum 10.5 in the light
+    theme, NoPE against sinusoidal)."""
+    from test_palette import delta_e
+
+    from posecards.figures.style import card_style
+    from posecards.render.figure import draw_standalone
+
+    for theme_name in ("light", "dark"):
+        with card_style(theme_name):
+            fig = draw_standalone(fid, card.figures[fid], "en", theme_name)
+        labelled = [
+            [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
+            for ax in fig.axes
+        ]
+        assert max(len(lines) for lines in labelled) >= 4, (theme_name, fid)
+        for lines in labelled:
+            styles = [(str(ln.get_linestyle()), ln.get_marker()) for ln in lines]
+            assert len(set(styles)) == len(styles), (theme_name, fid, styles)
+            colours = [ln.get_color() for ln in lines]
+            for i, a in enumerate(colours):
+                for b in colours[i + 1 :]:
+                    assert delta_e(a, b, "deuteranomaly") >= 10.0, (theme_name, fid, a, b)

@@ -49,6 +49,9 @@ def _filled_card(filled: Any, footer: str) -> Iterator[str]:
             yield _block(f"figure page {fid}: caption", caption)
     for i, s in enumerate(filled.sources, 1):
         yield _block(f"source {i}", s)
+    for key, question, answer in filled.exercises:
+        yield _block(f"exercise {key}: question", question)
+        yield _block(f"exercise {key}: answer", answer)
     yield _block("footer", footer)
 
 

@@ -340,6 +340,21 @@ def _learned_vs_sinusoidal(params: PEParams) -> dict[str, Scalar]:
     }
 
 
+def _exercises(params: PEParams) -> dict[str, Scalar]:
+    """The page's exercises: one pair's wavelength, and the digits a binary counter needs."""
+    d, b, n = params.d_model, float(params.base), params.positions
+    pair = d // 8
+    bits = (n - 1).bit_length()  # smallest n_bits with 2^n_bits >= n
+    return {
+        "drill_pair": pair,
+        "drill_pair_wavelength": 2.0 * np.pi * b ** (2.0 * pair / d),  # lambda_i = 2 pi b^(2i/d)
+        "drill_bits": bits,
+        "drill_codes": 2**bits,
+        "drill_bits_less": bits - 1,
+        "drill_codes_less": 2 ** (bits - 1),
+    }
+
+
 def title_numbers(params: PEParams) -> dict[str, Scalar]:
     """The numbers the titles use (the small table's size, the demo head's width, the
     parameters), without the costly parts."""
@@ -374,6 +389,7 @@ def compute(params: PEParams) -> CardContent:
         n5,
         n6,
         _learned_vs_sinusoidal(params),
+        _exercises(params),
     )
     return CardContent(
         card=1,

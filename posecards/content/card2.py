@@ -424,6 +424,26 @@ def _float32(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
+EX_OFFSET = 5  # the exercise's offset k
+
+
+def _exercises(params: PEParams) -> dict[str, Scalar]:
+    """The page's exercises: f(k) from the formula at one offset, and the first pair that does
+    not complete a turn over the card's positions."""
+    d, b, n = params.d_model, float(params.base), params.positions
+    omega = b ** (-2.0 * np.arange(d // 2, dtype=np.float64) / d)  # (d/2,) omega_i = b^(-2i/d)
+    wavelength = 2.0 * np.pi / omega  # (d/2,)
+    slow = int(np.argmax(wavelength > n))  # first pair with lambda_i > n (they grow with i)
+    return {
+        "drill_k": EX_OFFSET,
+        "drill_f": float(np.mean(np.cos(EX_OFFSET * omega))),  # f(k) = (2/d) sum_i cos(k omega_i)
+        "drill_slow_pair": slow,
+        "drill_slow_wl": float(wavelength[slow]),
+        "drill_prev_pair": slow - 1,
+        "drill_prev_wl": float(wavelength[slow - 1]),
+    }
+
+
 def compute(params: PEParams) -> CardContent:
     heat, n_heat = _heatmap(params)
     curves, n_curves = _curves(params)
@@ -447,6 +467,7 @@ def compute(params: PEParams) -> CardContent:
         n_bug,
         n_layouts,
         n_f32,
+        _exercises(params),
     )
     pitfalls: dict[str, Any] = {
         **{f"bug_{k}": v for k, v in bug.items()},

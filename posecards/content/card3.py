@@ -407,6 +407,30 @@ def _complex_view(params: PEParams, numbers: dict[str, float | int | str | bool]
     numbers["complex_err"] = float(np.abs(multiplied - rotated).max())
 
 
+EX_QUERY_POS, EX_KEY_POS = 7, 3  # the exercise's query and key positions
+
+
+def _exercises(numbers: dict[str, float | int | str | bool]) -> None:
+    """The page's exercises (head of HEAD_DIM, base 10,000): the score of two unit vectors in
+    pair 1 after rotation, and the pairs that never complete a turn in a 4k training context."""
+    inv_freq, _ = rope_inv_freq(HEAD_DIM, DEMO_BASES[0])  # (64,) theta_i = b^(-2i/d)
+    wavelength = 2.0 * np.pi / inv_freq  # (64,)
+    slow = wavelength > CONTEXTS[0]  # (64,) pairs that do not finish a turn in training
+    first = int(np.argmax(slow))
+    numbers.update(
+        drill_m=EX_QUERY_POS,
+        drill_n=EX_KEY_POS,
+        drill_mn=EX_QUERY_POS - EX_KEY_POS,
+        drill_omega=float(inv_freq[1]),
+        # <R(m theta) q, R(n theta) k> = cos((m - n) theta) for q = k = (1, 0)
+        drill_score=float(np.cos((EX_QUERY_POS - EX_KEY_POS) * inv_freq[1])),
+        drill_pairs=HEAD_DIM // 2,
+        drill_slow=int(slow.sum()),
+        drill_first_slow=first,
+        drill_first_slow_wl=float(wavelength[first]),
+    )
+
+
 def compute(params: PEParams) -> CardContent:
     """Everything card 3 shows, for the given parameters."""
     numbers: dict[str, float | int | str | bool] = {
@@ -431,4 +455,5 @@ def compute(params: PEParams) -> CardContent:
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     _values_pitfall(params, numbers)
     _complex_view(params, numbers)
+    _exercises(numbers)
     return CardContent(card=CARD, figures=figures, numbers=numbers)

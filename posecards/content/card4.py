@@ -384,6 +384,33 @@ def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
     }
 
 
+EX_HEAD, EX_DISTANCE = 2, 100  # the exercise's ALiBi head (1-based) and key distance
+
+
+def _exercises(numbers: dict[str, Scalar]) -> None:
+    """The page's exercises: one ALiBi bias, and the base NTK-aware scaling picks."""
+    slope = float(alibi_slopes(ALIBI_HEADS)[EX_HEAD - 1])  # m_h = 2^(-8h/H), H a power of two
+    d, s = ROPE_DIM, float(ROPE_FACTOR)
+    new_base = 10000.0 * s ** (d / (d - 2))  # b' = b s^(d/(d-2))
+    before = 2.0 * np.pi * 10000.0 ** ((d - 2) / d)  # slowest pair i = d/2 - 1: 2 pi b^((d-2)/d)
+    after = 2.0 * np.pi * new_base ** ((d - 2) / d)
+    numbers.update(
+        drill_heads=ALIBI_HEADS,
+        drill_head=EX_HEAD,
+        drill_dist=EX_DISTANCE,
+        drill_slope=slope,
+        drill_bias=-slope * EX_DISTANCE,
+        drill_dim=d,
+        drill_factor=s,
+        drill_base=10000.0,
+        drill_ntk_base=new_base,
+        drill_slow_before=before,
+        drill_slow_after=after,
+        drill_slow_ratio=after / before,
+        drill_fast_after=2.0 * np.pi,  # pair 0: omega_0 = b'^0 = 1 for every base
+    )
+
+
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     alibi, slopes = _alibi(params, numbers)
@@ -398,6 +425,7 @@ def compute(params: PEParams) -> CardContent:
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     # the figure-page-only figures' text (cards/card4.toml [figures]) quotes these
+    _exercises(numbers)
     deb = figures["c4-deberta"]
     numbers.update(
         alibi_odd_first_extra=slopes["odd_first_extra"],

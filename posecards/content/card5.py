@@ -253,6 +253,12 @@ def compute(params: PEParams) -> CardContent:
         "source_zh": str(q["short_zh"]),  # the same, for the Chinese card
         "citation": str(q["citation"]),
     }
+    # the page's exercises: the uniform guess's loss, and RoPE vs ALiBi beyond the training length
+    numbers["drill_uniform"] = math.log(int(cfg["vocab"]))  # H(uniform over V) = ln V nats
+    rope_max, alibi_max = (float(numbers[f"{s}_{longest // L}x"]) for s in ("rope", "alibi"))
+    numbers["drill_rope_max"] = rope_max
+    numbers["drill_alibi_max"] = alibi_max
+    numbers["drill_ppl_ratio"] = math.exp(rope_max - alibi_max)  # e^l_rope / e^l_alibi
     numbers["quoted_source"] = str(q["short"])
     numbers["quoted_source_zh"] = str(q["short_zh"])
     numbers["quoted_model"] = str(q["model"])

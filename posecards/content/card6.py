@@ -663,6 +663,32 @@ def models_table() -> dict[str, Any]:
     }
 
 
+EX_L4_POSITION = 1_000_000  # the exercise's position for Llama 4 Scout's temperature
+
+
+def _exercises(numbers: dict[str, Scalar]) -> None:
+    """The page's exercises: DeepSeek-V3's cache per token and layer against full keys and
+    values, and Llama 4 Scout's NoPE-layer temperature at one position."""
+    ds = published("deepseek-v3")
+    heads, rank = int(ds["num_attention_heads"]), int(ds["kv_lora_rank"])
+    rope, nope, v = (int(ds[k]) for k in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"))
+    mla = rank + rope  # the compressed c_KV and the one shared rotated key
+    full = heads * (nope + rope + v)  # every head's key and value
+    l4 = text_config("llama-4-scout")
+    floor, scale = int(l4["floor_scale"]), float(l4["attn_scale"])
+    # Llama4TextAttention: tau(p) = 1 + attn_scale * ln(floor((p + 1) / floor_scale) + 1)
+    tau = float(query_temperature([EX_L4_POSITION], scale, floor, shift=1.0)[0])
+    numbers.update(
+        drill_ds_v=v,
+        drill_ds_mla=mla,
+        drill_ds_full=full,
+        drill_ds_ratio=full / mla,
+        drill_l4_pos=EX_L4_POSITION,
+        drill_l4_steps=(EX_L4_POSITION + 1) // floor,  # floor((p + 1) / floor_scale)
+        drill_l4_tau=tau,
+    )
+
+
 def compute(params: PEParams) -> CardContent:
     del params  # card 6 reads published configs only
     numbers: dict[str, Scalar] = Placeholders()
@@ -695,6 +721,7 @@ def compute(params: PEParams) -> CardContent:
     numbers["qn_layers_rope"] = sum(
         _pattern_layers(int(qn["num_hidden_layers"]), int(qn["full_attention_interval"]))
     )
+    _exercises(numbers)
     numbers["n_configs"] = len(set(figures["c6-models"]["model"]))
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
     return CardContent(card=6, figures=figures, numbers=numbers)

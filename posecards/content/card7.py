@@ -475,10 +475,33 @@ def _gemma(numbers: dict[str, Scalar]) -> None:
     )
 
 
+EX_BF16_POSITION = 4001  # the exercise's position stored in bfloat16
+EX_ALIBI_HEADS, EX_ALIBI_HEAD = 12, 9  # the exercise's head count and head (1-based)
+
+
+def _exercises(numbers: dict[str, Scalar]) -> None:
+    """The page's exercises: a position stored in bfloat16, and one slope of Press et al.'s
+    rule for a head count that is not a power of two."""
+    stored = float(round_to_dtype(np.array([float(EX_BF16_POSITION)]), "bfloat16")[0])
+    numbers.update(
+        drill_bf_first=first_inexact_integer("bfloat16"),
+        drill_bf_pos=EX_BF16_POSITION,
+        drill_bf_stored=stored,
+        drill_bf_angle=abs(stored - EX_BF16_POSITION),  # pair 0 turns 1 rad per position
+        drill_alibi_heads=EX_ALIBI_HEADS,
+        drill_alibi_pow2=2 ** (EX_ALIBI_HEADS.bit_length() - 1),  # largest power of two <= H
+        drill_alibi_double=2 ** EX_ALIBI_HEADS.bit_length(),  # the set the extra heads take from
+        drill_alibi_head=EX_ALIBI_HEAD,
+        drill_alibi_slope=float(alibi_slopes(EX_ALIBI_HEADS)[EX_ALIBI_HEAD - 1]),
+        drill_alibi_naive=float(alibi_geometric_slopes(EX_ALIBI_HEADS)[EX_ALIBI_HEAD - 1]),
+    )
+
+
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     _gemma(numbers)
     numbers.update(_thread_numbers())
+    _exercises(numbers)
     layout, speeds = _layout(params, numbers)
     figures = {
         "c7-layout": layout,

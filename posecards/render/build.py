@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from posecards.cards import spec
-from posecards.config import BuildConfig, ExploreConfig, Look, PEParams
+from posecards.config import BuildConfig, DeckConfig, ExploreConfig, Look, PEParams
 from posecards.content import card_inputs
 from posecards.engine.inputs import text_name
 from posecards.engine.units import Deferred, Plan, Unit
@@ -67,6 +67,26 @@ class IndexJob:
     langs: tuple[str, ...]
     look: Look
     params: PEParams
+    # the lecture deck's files found beside the build (DECK_FOLDER/<lang>/deck.pdf, ...), which
+    # the index links; a deck not built is named with the command that builds it instead
+    decks: tuple[str, ...] = ()
+
+
+# where `posecards deck` writes by default, seen from where `posecards build` does: "deck"
+DECK_FOLDER = DeckConfig().out.relative_to(BuildConfig().out).as_posix()
+DECK_FILES = ("deck.pdf", "deck.pptx")
+
+
+def decks_beside(cfg: BuildConfig) -> tuple[str, ...]:
+    """The deck files (``"en/deck.pdf"``, ...) of the build's languages already in its
+    DECK_FOLDER: the index links only those."""
+    folder = cfg.out / DECK_FOLDER
+    return tuple(
+        f"{lang}/{name}"
+        for lang in cfg.langs
+        for name in DECK_FILES
+        if (folder / lang / name).is_file()
+    )
 
 
 def card_sources(card: int | str) -> tuple[Any, ...]:
@@ -139,7 +159,7 @@ def _page_units(cfg: BuildConfig, texts: dict[int, CardText]) -> list[Unit]:
         Unit(
             name=INDEX,
             render=RENDER_INDEX,
-            job=IndexJob(cfg.langs, cfg.look, cfg.params),
+            job=IndexJob(cfg.langs, cfg.look, cfg.params, decks_beside(cfg)),
             files=("index.html",),
             texts=every,
             needs=tuple(pages_unit(lang) for lang in cfg.langs),

@@ -160,7 +160,11 @@ def figure_bytes(
         kwargs["dpi"] = dpi
     freeze_layout(fig)
     fonttype = "none" if svg_text == "live" else "path"
-    with mpl.rc_context({"svg.fonttype": fonttype}), without_pre_draw(fig):
+    with (
+        mpl.rc_context({"svg.fonttype": fonttype}),
+        without_pre_draw(fig),
+        cells_as_data(fig, fmt),
+    ):
         fig.savefig(buf, **kwargs)
     data = buf.getvalue()
     if fmt == "png":
@@ -168,7 +172,7 @@ def figure_bytes(
         ppi = width_px / print_width if print_width else PNG_PPI * scale
         data = png_with_ppi(data, ppi)
     elif fmt == "svg":
-        data = numbered_clip_ids(data)
+        data = sharp_cells(numbered_clip_ids(data))
         if svg_text == "outline":
             data = findable_svg(data)
         if print_width:
@@ -177,6 +181,65 @@ def figure_bytes(
         width_pt = float(fig.get_size_inches()[0]) * 72.0
         data = scaled_pdf_pages([(data, 0, placed_points(fig, print_width)[0] / width_pt)])
     return data
+
+
+@contextmanager
+def cells_as_data(fig: Figure, fmt: str) -> Iterator[None]:
+    """SVG: a heatmap drawn cell by cell (interpolation "nearest") is embedded as its data, one
+    pixel a cell, placed by a transform (matplotlib's interpolation "none", which also marks it
+    image-rendering: pixelated), not resampled at the SVG's dpi into uneven 2- and 3-pixel cells
+    (moiré on card 2's similarity map). PNG and PDF are drawn as before."""
+    if fmt != "svg":
+        yield
+        return
+    from matplotlib.image import AxesImage
+
+    images = [im for im in fig.findobj(AxesImage) if im.get_interpolation() == "nearest"]
+    for im in images:
+        im.set_interpolation("none")
+    try:
+        yield
+    finally:
+        for im in images:
+            im.set_interpolation("nearest")
+
+
+# Each cell of an embedded heatmap becomes a block of pixels this wide at least (up to
+# SHARP_MAX_FACTOR): a renderer that ignores image-rendering: pixelated and smooths the raster
+# (librsvg 2.54 does) then blends only the blocks' one-pixel edges, and the cells keep the
+# colours the PNG shows.
+SHARP_MIN_SIDE = 1024  # pixels along the raster's longer side
+SHARP_MAX_FACTOR = 16
+_PIXELATED_IMAGE = re.compile(
+    rb'<image\b[^>]*?image-rendering:pixelated[^>]*>|<image\b[^>]*?base64,[^"]*"[^>]*?'
+    rb"image-rendering:pixelated[^>]*>"
+)
+_BASE64_PNG = re.compile(rb'(data:image/png;base64,)([A-Za-z0-9+/=\s]+)(")')
+
+
+def sharp_cells(svg: bytes) -> bytes:
+    """The SVG with every pixelated image's raster scaled up by a whole factor, nearest
+    neighbour (each cell a block of equal pixels), in the same box: see SHARP_MIN_SIDE."""
+    import base64
+
+    from PIL import Image
+
+    def scaled(m: re.Match[bytes]) -> bytes:
+        raw = base64.b64decode(b"".join(m.group(2).split()))
+        with Image.open(io.BytesIO(raw)) as img:
+            img.load()
+            k = min(SHARP_MAX_FACTOR, -(-SHARP_MIN_SIDE // max(img.size)))
+            if k <= 1:
+                return m.group(0)
+            big = img.resize((img.width * k, img.height * k), Image.Resampling.NEAREST)
+        out = io.BytesIO()
+        big.save(out, format="PNG", optimize=False, compress_level=9)
+        return m.group(1) + base64.b64encode(out.getvalue()) + m.group(3)
+
+    def image(m: re.Match[bytes]) -> bytes:
+        return _BASE64_PNG.sub(scaled, m.group(0))
+
+    return _PIXELATED_IMAGE.sub(image, svg)
 
 
 # matplotlib names a clip path p + a hash of its box at full float precision, so boxes equal to

@@ -283,13 +283,16 @@ def index_page(
     footer: str,
     theme: Mapping[str, str],
     explore: str | None = None,
+    teach: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """The index of a build (its fonts come from embed_fonts)."""
+    """The index of a build (its fonts come from embed_fonts); ``teach``: per language, what
+    to project and what to hand out (pages.teaching)."""
     return _render(
         "index.html.j2",
         entries=[{**e, "ui": ui_strings(e["lang"])} for e in entries],
         every_lang=every_language(),
         explore=explore,
+        teach=teach,
         footer=footer,
         theme=theme,
         csp=CSP,

@@ -5,7 +5,7 @@ they use), and the index of them all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -13,7 +13,7 @@ from posecards.config import Look
 from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Rendered, Say, quiet
 from posecards.figures.style import theme
-from posecards.render.build import IndexJob, PagesJob
+from posecards.render.build import DECK_FILES, DECK_FOLDER, IndexJob, PagesJob
 from posecards.render.compose import layout
 from posecards.render.footers import footer_text
 from posecards.render.html import (
@@ -211,12 +211,17 @@ def index_html(
     footer: str,
     explore: str | None = None,
     say: Say = quiet,
+    teach: Sequence[Mapping[str, Any]] = (),
 ) -> bytes:
     """The index of a build's pages (``entries``: language_pages' of every language, in order),
     linking to the explorer page ``explore`` if given, with its own web fonts (it draws both
     languages)."""
     page = index_page(
-        entries=entries, footer=footer, theme=asdict(theme(look.theme)), explore=explore
+        entries=entries,
+        footer=footer,
+        theme=asdict(theme(look.theme)),
+        explore=explore,
+        teach=teach,
     )
     say("web fonts for the index: 1 page(s)")
     return embed_fonts([page])[0].encode("utf-8")
@@ -273,9 +278,25 @@ def render_pages(job: PagesJob, ctx: Context) -> Rendered:
     return Rendered(pages, meta=plain({"entries": entries}))
 
 
+def teaching(job: IndexJob) -> list[dict[str, Any]]:
+    """Per language of the build: what to project (the deck: its links where it was built,
+    else the command that builds it) and what to hand out (the cards)."""
+    out = []
+    for lang in job.langs:
+        links = [
+            (name.rsplit(".", 1)[1].upper(), f"{DECK_FOLDER}/{lang}/{name}")
+            for name in DECK_FILES
+            if f"{lang}/{name}" in job.decks
+        ]
+        out.append({"ui": ui_strings(lang), "deck": links, "folder": DECK_FOLDER})
+    return out
+
+
 def render_index(job: IndexJob, ctx: Context) -> Rendered:
     """The index of a `posecards build`, from the entries of every language's pages."""
     entries = [e for lang in job.langs for e in ctx.needs[pages_unit(lang)].meta["entries"]]
     footer = footer_text(job.params, job.look, job.langs[0])
-    page = index_html(entries, job.look, footer, explore="explore.html", say=ctx.say)
+    page = index_html(
+        entries, job.look, footer, explore="explore.html", say=ctx.say, teach=teaching(job)
+    )
     return Rendered({"index.html": page})

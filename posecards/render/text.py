@@ -16,6 +16,9 @@ variants, each ``{ en, zh }``, of which the card's content module chooses one):
                                   page's "More figures"); same keys as a panel
     [takeaways.<id>]              exactly 3
     [pitfalls.<id>]               at least 2
+    [exercises.<id>]              optional, 2 or 3: question and answer (the card page folds the
+                                  answer under the question); their numbers are placeholders the
+                                  content module computes
     [names.<set>]                 optional: what ``{{ value | name('<set>') }}`` prints for each
                                   value the content gives (e.g. a scheme id -> its name)
     [labels.<key>]                axis labels and legend text used by the figures (no variants)
@@ -68,6 +71,15 @@ class Panel:
 
 
 @dataclass(frozen=True)
+class Exercise:
+    """A question a student works out, and its computed answer."""
+
+    id: str
+    question: Text
+    answer: Text
+
+
+@dataclass(frozen=True)
 class CardText:
     """The raw (unfilled) text of one card."""
 
@@ -85,6 +97,7 @@ class CardText:
     source: TextSource
     figures: tuple[Panel, ...] = ()  # figure pages only: computed and drawn, not on the card
     sources: tuple[Source, ...] = ()  # the papers its ideas come from ([sources.<key>])
+    exercises: tuple[Exercise, ...] = ()  # the page's closing questions ([exercises.<id>])
 
     @property
     def figure_ids(self) -> tuple[str, ...]:
@@ -105,6 +118,9 @@ class CardText:
         for table, items in (("takeaways", self.takeaways), ("pitfalls", self.pitfalls)):
             for k, t in items:
                 yield f"{table}.{k}", t
+        for e in self.exercises:
+            yield f"exercises.{e.id}.question", e.question
+            yield f"exercises.{e.id}.answer", e.answer
 
 
 def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
@@ -171,7 +187,36 @@ def load_card_text(card: int | str, folder: Path | None = None) -> CardText:
         source=src,
         figures=tuple(figures),
         sources=parse_sources(data.get("sources"), src),
+        exercises=_exercises(data.get("exercises"), src),
     )
+
+
+def _exercises(raw: Any, src: TextSource) -> tuple[Exercise, ...]:
+    """The [exercises.<id>] tables of a card file, in file order: none, or 2 or 3."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not 2 <= len(raw) <= 3:
+        raise CardTextError(f"{src.at('exercises')}: a card has 2 or 3 [exercises.<id>] tables")
+    out = []
+    for eid, e in raw.items():
+        key = f"exercises.{eid}"
+        if not SLUG.match(eid) or not isinstance(e, dict):
+            raise CardTextError(
+                f"{src.at(key)}: '{key}' must be a table named in lowercase words and '-'"
+            )
+        extra = sorted(set(e) - {"question", "answer"})
+        if extra:
+            raise CardTextError(
+                f"{src.at(key)}: '{key}' has only a question and an answer, not {extra[0]!r}"
+            )
+        out.append(
+            Exercise(
+                id=eid,
+                question=parse_text(e.get("question"), src, f"{key}.question"),
+                answer=parse_text(e.get("answer"), src, f"{key}.answer"),
+            )
+        )
+    return tuple(out)
 
 
 def _formula_lines(tex: Any, src: TextSource) -> str:
@@ -221,6 +266,7 @@ class FilledCard:
     # figure pages only (not on the card): (figure id, title, alt, caption)
     figures: tuple[tuple[str, str, str, str], ...] = ()
     sources: tuple[str, ...] = ()  # one line per source, as the card page lists them
+    exercises: tuple[tuple[str, str, str], ...] = ()  # (exercise id, question, answer)
 
 
 def check_choices(text: CardText, chosen: Mapping[str, str]) -> None:
@@ -271,6 +317,14 @@ def fill_card(text: CardText, lang: str, numbers: Mapping[str, Any]) -> FilledCa
         pitfalls=tuple((k, f(v, f"pitfalls.{k}")) for k, v in text.pitfalls),
         figures=entries(text.figures, "figures"),
         sources=tuple(s.text(lang) for s in text.sources),
+        exercises=tuple(
+            (
+                e.id,
+                f(e.question, f"exercises.{e.id}.question"),
+                f(e.answer, f"exercises.{e.id}.answer"),
+            )
+            for e in text.exercises
+        ),
     )
 
 
