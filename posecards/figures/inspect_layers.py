@@ -129,8 +129,14 @@ def draw_layer_strip(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     for code, name in enumerate(_ATTENTION):
         if np.any(att == code):
             label = t(f"att_{name}", w=windows.get(name, 0.0))
-            hatch = {"hatch": "xx", "edgecolor": theme.muted} if code == none_code else {}
-            handles.append(Patch(facecolor=att_colours[code], label=label, **hatch))
+            if code == none_code:  # cross-hatched like its cells
+                handles.append(
+                    Patch(
+                        facecolor=att_colours[code], label=label, hatch="xx", edgecolor=theme.muted
+                    )
+                )
+            else:
+                handles.append(Patch(facecolor=att_colours[code], label=label))
     for k, key in enumerate(kinds):
         label = t("rope_theta", name=t(f"short_{key}"), theta=data["thetas"][k])
         handles.append(Patch(facecolor=kcol[k], label=label))

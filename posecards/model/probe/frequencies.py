@@ -62,7 +62,7 @@ def rope_parameters(text: Any, key: str) -> dict[str, Any]:
     return dict(rp)
 
 
-def mrope_axes(module: Any, key: str, n: int, rec: Recorder) -> tuple[str, ...] | None:
+def driven_axes(module: Any, key: str, n: int, rec: Recorder) -> tuple[str, ...] | None:
     """MRoPE: drive the rotary module with one position row (t, h, w, ...) at a time."""
     import torch
 

@@ -8,7 +8,7 @@ from typing import Any
 from posecards.model.probe.frequencies import (
     attention_table_frequencies,
     module_frequencies,
-    mrope_axes,
+    driven_axes,
     prescale,
     rope_parameters,
 )
@@ -90,7 +90,7 @@ def _rope(text: Any, decoder: list[Any], key: str, call: Call, rec: Recorder) ->
         head_slots=len(pairs),
         pairs=pairs,
         layout=layout(pairs),
-        axes=mrope_axes(module, key, inv.size, rec) if module is not None else None,
+        axes=driven_axes(module, key, inv.size, rec) if module is not None else None,
         head_seen=bool(rec.kernels.get(layer)),
     )
 
