@@ -7,8 +7,8 @@ from typing import Any
 
 from posecards.model.probe.frequencies import (
     attention_table_frequencies,
-    module_frequencies,
     driven_axes,
+    module_frequencies,
     prescale,
     rope_parameters,
 )
