@@ -12,9 +12,11 @@ feeds a takeaway and a pitfall.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from posecards.cache import array_key, memo_array
 from posecards.config import PEParams
@@ -60,7 +62,135 @@ LEARNED_DIM = 768
 MIB = 2**20
 
 
-def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+# The data of each figure (what its draw function in figures/card1.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Sentence:
+    """c1-permutation in one language: the sentence, its reordering, and attention on both."""
+
+    tokens: list[str]
+    tokens_reordered: list[str]
+    weights_plain: F64  # (n, n) no PE
+    weights_plain_reordered: F64  # (n, n)
+    weights_pe: F64  # (n, n) with PE
+    weights_pe_reordered: F64  # (n, n)
+    deviation_without_pe: float
+    deviation_with_pe: float
+    weight_deviation_without_pe: float  # max |W(PX) - P W(X) P^T|
+    weight_deviation_with_pe: float
+
+
+@dataclass(frozen=True, eq=False)
+class Permutation:
+    """c1-permutation: the demo in each card language (fields flat, as exported)."""
+
+    tokens_en: list[str]
+    tokens_reordered_en: list[str]
+    weights_plain_en: F64  # (n, n)
+    weights_plain_reordered_en: F64  # (n, n)
+    weights_pe_en: F64  # (n, n)
+    weights_pe_reordered_en: F64  # (n, n)
+    deviation_without_pe_en: float
+    deviation_with_pe_en: float
+    weight_deviation_without_pe_en: float
+    weight_deviation_with_pe_en: float
+    tokens_zh: list[str]
+    tokens_reordered_zh: list[str]
+    weights_plain_zh: F64  # (n, n)
+    weights_plain_reordered_zh: F64  # (n, n)
+    weights_pe_zh: F64  # (n, n)
+    weights_pe_reordered_zh: F64  # (n, n)
+    deviation_without_pe_zh: float
+    deviation_with_pe_zh: float
+    weight_deviation_without_pe_zh: float
+    weight_deviation_with_pe_zh: float
+    order: I64  # (n,) the reordering
+    demo_d_model: int
+
+    def sentence(self, lang: str) -> Sentence:
+        """The demo in one language: "en" or "zh"; English for any other."""
+        lang = lang if hasattr(self, f"tokens_{lang}") else "en"
+        return Sentence(**{f.name: getattr(self, f"{f.name}_{lang}") for f in fields(Sentence)})
+
+
+@dataclass(frozen=True, eq=False)
+class Where:
+    """c1-where: the largest change of one head's scores when every position shifts."""
+
+    places: list[str]
+    change: F64  # (4,)
+    shift: int
+    width: int
+    tokens: int
+    score_scale: float
+
+
+@dataclass(frozen=True, eq=False)
+class Counting:
+    """c1-counting: positions, normalised positions for two lengths, binary digits and their smooth twins."""
+
+    positions: F64  # (16,)
+    short_positions: F64  # (8,)
+    normalised: F64  # (16,)
+    normalised_short: F64  # (8,)
+    digits: F64  # (3, 16)
+    smooth: F64  # (3, 16)
+    length: int
+    short_length: int
+    p: int
+    repeat: int
+
+
+@dataclass(frozen=True, eq=False)
+class Wavelengths:
+    """c1-wavelengths: each pair's wavelength against typical context lengths."""
+
+    pair: I64  # (256,)
+    wavelengths: F64  # (256,)
+    context_lengths: F64  # (5,)
+    pairs_turning: I64  # (5,)
+    shortest: float
+    longest: float
+    d_model: int
+    base: float
+
+
+@dataclass(frozen=True, eq=False)
+class PeTable:
+    """c1-pe-table: the encoding for d = 8 as numbers."""
+
+    pe: F64  # (10, 8)
+    positions: I64  # (10,)
+    dims: I64  # (8,)
+    d_model: int
+    wavelengths: F64  # (4,)
+    base: float
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """c1-trajectory and c1-pairs: the path of the PE vectors in 2-D and two raw pairs."""
+
+    positions: I64  # (128,)
+    umap: F64  # (128, 2)
+    pca: F64  # (128, 2)
+    fast: F64  # (128, 2)
+    slow: F64  # (128, 2)
+    slow_pair: int
+    slow_dims: I64  # (2,)
+    fast_wavelength: float
+    slow_wavelength: float
+    fast_turns: float
+    slow_turns: float
+    d_model: int
+    base: float
+
+
+def _permutation(params: PEParams) -> tuple[Permutation, dict[str, Scalar]]:
     data: dict[str, Any] = {}
     numbers: dict[str, Scalar] = {}
     for lang, tokens in TOKENS.items():
@@ -89,20 +219,20 @@ def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     data["demo_d_model"] = DEMO_D_MODEL
     numbers["demo_d_model"] = DEMO_D_MODEL
     numbers["n_tokens"] = len(TOKENS["en"])
-    return data, numbers
+    return Permutation(**data), numbers
 
 
-def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _pe_table(params: PEParams) -> tuple[PeTable, dict[str, Scalar]]:
     pe = sinusoidal_pe(TABLE_POSITIONS, TABLE_D_MODEL, params.base)  # (10, 8), interleaved
     lam = wavelengths(TABLE_D_MODEL, params.base)  # (4,)
-    data = {
-        "pe": pe,
-        "positions": np.arange(TABLE_POSITIONS, dtype=np.int64),
-        "dims": np.arange(TABLE_D_MODEL, dtype=np.int64),
-        "d_model": TABLE_D_MODEL,
-        "wavelengths": lam,
-        "base": params.base,
-    }
+    data = PeTable(
+        pe=pe,
+        positions=np.arange(TABLE_POSITIONS, dtype=np.int64),
+        dims=np.arange(TABLE_D_MODEL, dtype=np.int64),
+        d_model=TABLE_D_MODEL,
+        wavelengths=lam,
+        base=params.base,
+    )
     numbers: dict[str, Scalar] = {
         "table_d": TABLE_D_MODEL,
         "table_rows": TABLE_POSITIONS,
@@ -117,7 +247,7 @@ def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _trajectory(params: PEParams) -> tuple[Trajectory, dict[str, Scalar]]:
     d = params.d_model
     # the card's positions 0..positions-1 (the footer's), at most TRAJECTORY_POSITIONS of them
     positions = spread_positions(params.positions, TRAJECTORY_POSITIONS)  # (n,)
@@ -129,27 +259,27 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     # (N-1)·ω, so (N-1)/λ turns (not N/λ)
     fast_turns = last / float(lam[0])
     slow_turns = last / float(lam[slow])
-    data = {
-        "positions": positions.astype(np.int64),
+    data = Trajectory(
+        positions=positions.astype(np.int64),
         # the UMAP fit costs seconds (numba): cached by the exact input bytes and library versions
-        "umap": memo_array(
+        umap=memo_array(
             "umap",
             array_key("umap", [pe], seed=0),
             lambda: project_2d(pe, method="umap", seed=0),
             libraries=("umap-learn", "numba", "pynndescent", "numpy", "scikit-learn"),
         ),  # (n, 2)
-        "pca": project_2d(pe, method="pca"),  # (n, 2)
-        "fast": pe[:, 0:2].copy(),  # (n, 2): pair 0 = dims 0, 1
-        "slow": pe[:, 2 * slow : 2 * slow + 2].copy(),  # (n, 2)
-        "slow_pair": slow,
-        "slow_dims": np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
-        "fast_wavelength": float(lam[0]),
-        "slow_wavelength": float(lam[slow]),
-        "fast_turns": fast_turns,
-        "slow_turns": slow_turns,
-        "d_model": d,
-        "base": params.base,
-    }
+        pca=project_2d(pe, method="pca"),  # (n, 2)
+        fast=pe[:, 0:2].copy(),  # (n, 2): pair 0 = dims 0, 1
+        slow=pe[:, 2 * slow : 2 * slow + 2].copy(),  # (n, 2)
+        slow_pair=slow,
+        slow_dims=np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
+        fast_wavelength=float(lam[0]),
+        slow_wavelength=float(lam[slow]),
+        fast_turns=fast_turns,
+        slow_turns=slow_turns,
+        d_model=d,
+        base=params.base,
+    )
     numbers: dict[str, Scalar] = {
         "traj_n": int(positions.size),
         "traj_last": last,
@@ -164,7 +294,7 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _where(params: PEParams) -> tuple[Where, dict[str, Scalar]]:
     """Where position can enter, and what shifting every position by WHERE_SHIFT does to the
     attention scores in each case: the largest change of one head's scores."""
     d, n, s = DEMO_D_MODEL, WHERE_TOKENS, float(WHERE_SHIFT)
@@ -212,14 +342,14 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "none": float(np.abs(nope(pos + s) - nope(pos)).max()),
     }
     relative_change = float(np.abs(relative(pos + s) - relative(pos)).max())
-    data: dict[str, Any] = {
-        "places": ["added", "rotated", "bias", "none"],
-        "change": np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
-        "shift": WHERE_SHIFT,
-        "width": d,
-        "tokens": n,
-        "score_scale": float(np.abs(plain).mean()),
-    }
+    data = Where(
+        places=["added", "rotated", "bias", "none"],
+        change=np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
+        shift=WHERE_SHIFT,
+        width=d,
+        tokens=n,
+        score_scale=float(np.abs(plain).mean()),
+    )
     numbers: dict[str, Scalar] = {
         "where_shift": WHERE_SHIFT,
         "where_n": n,
@@ -228,12 +358,12 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "where_bias": changes["bias"],
         "where_none": changes["none"],
         "where_relative": relative_change,  # relative vectors: they too see only j - i
-        "where_score_scale": data["score_scale"],
+        "where_score_scale": data.score_scale,
     }
     return data, numbers
 
 
-def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _counting(params: PEParams) -> tuple[Counting, dict[str, Scalar]]:
     """The road from counting to the sinusoid: p, p / (N - 1) for two lengths N, binary digits
     and their smooth twins over positions 0..COUNT_POSITIONS-1."""
     n, bits = COUNT_POSITIONS, COUNT_BITS
@@ -271,25 +401,25 @@ def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         # the sinusoidal encoding's digits: each pair's wavelength is b^(2/d) times the last
         "count_pair_ratio": float(lam[1] / lam[0]) if lam.size > 1 else 1.0,
     }
-    return data, numbers
+    return Counting(**data), numbers
 
 
-def _wavelengths(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _wavelengths(params: PEParams) -> tuple[Wavelengths, dict[str, Scalar]]:
     d = params.d_model
     lam = wavelengths(d, params.base)  # (d/2,)
     ctx = np.asarray(CONTEXT_LENGTHS, dtype=np.float64)
     # how many pairs complete at least one full turn inside each context
     turning = np.asarray([int(np.sum(lam <= c)) for c in ctx], dtype=np.int64)
-    data = {
-        "pair": np.arange(lam.shape[0], dtype=np.int64),
-        "wavelengths": lam,
-        "context_lengths": ctx,
-        "pairs_turning": turning,
-        "shortest": float(lam[0]),
-        "longest": float(lam[-1]),
-        "d_model": d,
-        "base": params.base,
-    }
+    data = Wavelengths(
+        pair=np.arange(lam.shape[0], dtype=np.int64),
+        wavelengths=lam,
+        context_lengths=ctx,
+        pairs_turning=turning,
+        shortest=float(lam[0]),
+        longest=float(lam[-1]),
+        d_model=d,
+        base=params.base,
+    )
     k = CONTEXT_LENGTHS.index(COUNT_CONTEXT)
     numbers: dict[str, Scalar] = {
         "n_pairs": int(lam.shape[0]),
