@@ -12,9 +12,11 @@ training, under each scaling method and a larger base).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
@@ -97,7 +99,120 @@ COLLISION_A = (2, 1)  # (row y, column x): the patch at x = 1, y = 2
 COLLISION_B = (1, 2)  # the patch at x = 2, y = 1
 
 
-def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+# The data of each figure (what its draw function in figures/card4.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Alibi:
+    """c4-alibi: slopes of a few heads, one head's bias matrix and the weights it leaves."""
+
+    heads: int
+    shown_heads: I64  # (3,)
+    shown_slopes: F64  # (3,)
+    shown_inv_slopes: F64  # (3,)
+    bias: F64  # (16, 16)
+    bias_head: int
+    bias_inv_slope: float
+    distance: F64  # (128,)
+    weights: F64  # (3, 128)
+    weights_wrong_first: F64  # (128,)
+
+
+@dataclass(frozen=True, eq=False)
+class RopeScaling:
+    """c4-rope-scaling: each scaling method's ratio of new to old frequency per pair."""
+
+    keys: list[str]
+    shown: list[str]
+    pair: F64  # (64,)
+    wavelength: F64  # (64,)
+    ratio: F64  # (6, 64)
+    factor: F64  # (6,)
+    attention_factor: F64  # (6,)
+    score_factor: F64  # (6,)
+    seq_len: F64  # (6,)
+    orig_len: float
+    head_dim: int
+    base: float
+
+
+@dataclass(frozen=True, eq=False)
+class Buckets:
+    """c4-buckets: T5's relative-position bucket of each distance, encoder and decoder."""
+
+    distance: F64  # (301,)
+    encoder: F64  # (301,)
+    decoder: F64  # (301,)
+    num_buckets: int
+    max_distance: int
+    enc_exact: int
+    dec_exact: int
+    enc_last_start: int
+    dec_last_start: int
+
+
+@dataclass(frozen=True, eq=False)
+class Grid2d:
+    """c4-grid2d: 2-D positions, one half of the dimensions per axis, against a sum of both."""
+
+    grid: int
+    base: float
+    d_model: int
+    d_used: int
+    d_adjusted: bool
+    patches: F64  # (1, 2)
+    sim_mae: F64  # (1, 14, 14)
+    sim_sum: F64  # (1, 14, 14)
+    collision_a: F64  # (2,)
+    collision_b: F64  # (2,)
+    diff_sum: float
+    diff_mae: float
+
+
+@dataclass(frozen=True, eq=False)
+class AlibiSlopes:
+    """c4-alibi-slopes: the slopes for 8, 12 and 16 heads."""
+
+    slopes8: F64  # (8,)
+    slopes12: F64  # (12,)
+    slopes16: F64  # (16,)
+    odd_first_extra: float
+    odd_last_extra: float
+
+
+@dataclass(frozen=True, eq=False)
+class Deberta:
+    """c4-deberta: DeBERTa's logarithmic bucket of each relative position."""
+
+    distance: F64  # (2001,)
+    bucket: F64  # (2001,)
+    bucket_size: int
+    max_position: int
+    exact: int
+    first_shared: int
+    edge: int
+    edge_bucket: int
+    far_bucket: int
+
+
+@dataclass(frozen=True, eq=False)
+class UnseenAngles:
+    """c4-unseen-angles: which pairs reach angles never seen within the training length."""
+
+    methods: list[str]
+    unseen: F64  # (6, 64)
+    pairs_new: I64  # (6,)
+    pair: F64  # (64,)
+    train_length: int
+    test_length: int
+    threshold: float
+    big_base: float
+
+
+def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Alibi, AlibiSlopes]:
     """(c4-alibi, c4-alibi-slopes): the bias of the steepest head and the weights it gives; the
     slopes of 8 and 12 heads."""
     slopes8 = alibi_slopes(ALIBI_HEADS)  # (8,)
@@ -139,29 +254,29 @@ def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any]
         alibi_far_wrong=float(wrong[first, far]),
         alibi_near_wrong=float(wrong[first, 0]),
     )
-    panel = {
-        "heads": ALIBI_HEADS,
-        "shown_heads": shown + 1,  # 1-based head numbers
-        "shown_slopes": slopes8[shown],
-        "shown_inv_slopes": 1.0 / slopes8[shown],
-        "bias": bias[0],  # (16, 16) the steepest head, -inf above the diagonal
-        "bias_head": first + 1,
-        "bias_inv_slope": float(1.0 / slopes8[first]),
-        "distance": distance,
-        "weights": weights[shown],  # (3, L)
-        "weights_wrong_first": wrong[first],  # (L,) exported, drawn nowhere (a pitfall)
-    }
-    slopes = {
-        "slopes8": slopes8,
-        "slopes12": slopes12,
-        "slopes16": slopes16,
-        "odd_first_extra": float(slopes12[ALIBI_HEADS]),
-        "odd_last_extra": float(slopes12[-1]),
-    }
+    panel = Alibi(
+        heads=ALIBI_HEADS,
+        shown_heads=shown + 1,  # 1-based head numbers
+        shown_slopes=slopes8[shown],
+        shown_inv_slopes=1.0 / slopes8[shown],
+        bias=bias[0],  # (16, 16) the steepest head, -inf above the diagonal
+        bias_head=first + 1,
+        bias_inv_slope=float(1.0 / slopes8[first]),
+        distance=distance,
+        weights=weights[shown],  # (3, L)
+        weights_wrong_first=wrong[first],  # (L,) exported, drawn nowhere (a pitfall)
+    )
+    slopes = AlibiSlopes(
+        slopes8=slopes8,
+        slopes12=slopes12,
+        slopes16=slopes16,
+        odd_first_extra=float(slopes12[ALIBI_HEADS]),
+        odd_last_extra=float(slopes12[-1]),
+    )
     return panel, slopes
 
 
-def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> RopeScaling:
     plain, _ = rope_inv_freq(ROPE_DIM, params.base)  # (64,)
     wavelength = 2.0 * np.pi / plain  # (64,) original wavelength in positions
     ratios = []
@@ -209,23 +324,23 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         llama3_untouched=int(untouched[at["llama3"]]),
         llama3_ratio_low=float(ratio[at["llama3"], -1]),
     )
-    return {
-        "keys": keys,
-        "shown": list(ROPE_SHOWN),
-        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
-        "wavelength": wavelength,  # (64,)
-        "ratio": ratio,  # (6, 64)
-        "factor": np.asarray(factors, dtype=np.float64),  # (6,)
-        "attention_factor": np.asarray(attention, dtype=np.float64),  # (6,)
+    return RopeScaling(
+        keys=keys,
+        shown=list(ROPE_SHOWN),
+        pair=np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        wavelength=wavelength,  # (64,)
+        ratio=ratio,  # (6, 64)
+        factor=np.asarray(factors, dtype=np.float64),  # (6,)
+        attention_factor=np.asarray(attention, dtype=np.float64),  # (6,)
         # cos and sin are multiplied by the attention factor, so q and k are, and q·k by its square
-        "score_factor": np.asarray(attention, dtype=np.float64) ** 2,  # (6,)
-        "seq_len": np.asarray(
+        score_factor=np.asarray(attention, dtype=np.float64) ** 2,  # (6,)
+        seq_len=np.asarray(
             [s if s is not None else 0 for _, _, s in ROPE_SCHEMES], dtype=np.float64
         ),  # (6,), 0 = not used
-        "orig_len": float(ROPE_ORIG),
-        "head_dim": ROPE_DIM,
-        "base": float(params.base),
-    }
+        orig_len=float(ROPE_ORIG),
+        head_dim=ROPE_DIM,
+        base=float(params.base),
+    )
 
 
 def _first_shared(distance: np.ndarray, bucket: np.ndarray) -> int:
@@ -240,55 +355,57 @@ def _first_in_last(distance: np.ndarray, bucket: np.ndarray) -> int:
     return int(distance[np.argmax(bucket == bucket.max())])
 
 
-def _t5_buckets(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _t5_buckets(numbers: dict[str, Scalar]) -> Buckets:
     """T5's buckets for keys before the query, n = query - key = 0..T5_RANGE: the encoder's
     bidirectional rule (half the buckets per side) and the decoder's unidirectional one."""
     n = np.arange(T5_RANGE + 1)  # (301,)
     enc = t5_relative_bucket(-n, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..15
     dec = t5_relative_bucket(-n, False, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..31
+    enc_exact, dec_exact = _first_shared(n, enc), _first_shared(n, dec)
+    enc_last_start, dec_last_start = _first_in_last(n, enc), _first_in_last(n, dec)
     numbers.update(
         t5_buckets=T5_BUCKETS,
         t5_side_buckets=T5_BUCKETS // 2,
         t5_max_distance=T5_MAX_DISTANCE,
         t5_range=T5_RANGE,
-        t5_enc_exact=_first_shared(n, enc),  # distances 0 .. exact-1 have a bucket each
-        t5_enc_last_start=_first_in_last(n, enc),
+        t5_enc_exact=enc_exact,  # distances 0 .. exact-1 have a bucket each
+        t5_enc_last_start=enc_last_start,
         t5_enc_last_bucket=int(enc.max()),
-        t5_dec_exact=_first_shared(n, dec),
-        t5_dec_last_start=_first_in_last(n, dec),
+        t5_dec_exact=dec_exact,
+        t5_dec_last_start=dec_last_start,
         t5_dec_last_bucket=int(dec.max()),
     )
-    return {
-        "distance": n.astype(np.float64),  # (301,) n = query - key
-        "encoder": enc.astype(np.float64),  # (301,)
-        "decoder": dec.astype(np.float64),  # (301,)
-        "num_buckets": T5_BUCKETS,
-        "max_distance": T5_MAX_DISTANCE,
-        "enc_exact": numbers["t5_enc_exact"],
-        "dec_exact": numbers["t5_dec_exact"],
-        "enc_last_start": numbers["t5_enc_last_start"],
-        "dec_last_start": numbers["t5_dec_last_start"],
-    }
+    return Buckets(
+        distance=n.astype(np.float64),  # (301,) n = query - key
+        encoder=enc.astype(np.float64),  # (301,)
+        decoder=dec.astype(np.float64),  # (301,)
+        num_buckets=T5_BUCKETS,
+        max_distance=T5_MAX_DISTANCE,
+        enc_exact=enc_exact,
+        dec_exact=dec_exact,
+        enc_last_start=enc_last_start,
+        dec_last_start=dec_last_start,
+    )
 
 
-def _deberta_buckets() -> dict[str, Any]:
+def _deberta_buckets() -> Deberta:
     """DeBERTa's log buckets: indices into its relative-position embeddings (c2p/p2c terms)."""
     deb_r = np.arange(-DEBERTA_RANGE, DEBERTA_RANGE + 1)  # (2001,) query - key
     deb_b = deberta_log_bucket(deb_r, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (2001,)
     m = np.arange(DEBERTA_RANGE + 1)  # (1001,)
     deb_side = deberta_log_bucket(m, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (1001,)
     edge = DEBERTA_MAX_POSITION - 1
-    return {
-        "distance": deb_r.astype(np.float64),
-        "bucket": deb_b.astype(np.float64),
-        "bucket_size": DEBERTA_BUCKET_SIZE,
-        "max_position": DEBERTA_MAX_POSITION,
-        "exact": DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
-        "first_shared": _first_shared(m, deb_side),
-        "edge": edge,
-        "edge_bucket": int(deb_side[edge]),
-        "far_bucket": int(deb_side[-1]),
-    }
+    return Deberta(
+        distance=deb_r.astype(np.float64),
+        bucket=deb_b.astype(np.float64),
+        bucket_size=DEBERTA_BUCKET_SIZE,
+        max_position=DEBERTA_MAX_POSITION,
+        exact=DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
+        first_shared=_first_shared(m, deb_side),
+        edge=edge,
+        edge_bucket=int(deb_side[edge]),
+        far_bucket=int(deb_side[-1]),
+    )
 
 
 def _distinct_rows(vectors: np.ndarray) -> int:
@@ -296,7 +413,7 @@ def _distinct_rows(vectors: np.ndarray) -> int:
     return len({row.tobytes() for row in np.ascontiguousarray(vectors)})
 
 
-def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> Grid2d:
     # MAE splits d into 4 blocks (x: sin, cos; y: sin, cos): use the largest multiple of 4.
     d_used = max(4, params.d_model - params.d_model % 4)
     mae = sincos_2d_pe(GRID, GRID, d_used, params.base)  # (196, d)
@@ -330,23 +447,23 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         grid_centre_y=GRID_PATCHES[-1][0],
         grid_centre_sum=GRID_PATCHES[-1][0] + GRID_PATCHES[-1][1],
     )
-    return {
-        "grid": GRID,
-        "base": float(params.base),
-        "d_model": params.d_model,
-        "d_used": d_used,
-        "d_adjusted": d_used != params.d_model,
-        "patches": np.asarray(GRID_PATCHES, dtype=np.float64),  # (3, 2): (row y, column x)
-        "sim_mae": sim_mae,
-        "sim_sum": sim_sum,
-        "collision_a": np.asarray(COLLISION_A, dtype=np.float64),  # (row y, column x)
-        "collision_b": np.asarray(COLLISION_B, dtype=np.float64),
-        "diff_sum": diff_sum,
-        "diff_mae": diff_mae,
-    }
+    return Grid2d(
+        grid=GRID,
+        base=float(params.base),
+        d_model=params.d_model,
+        d_used=d_used,
+        d_adjusted=d_used != params.d_model,
+        patches=np.asarray(GRID_PATCHES, dtype=np.float64),  # (3, 2): (row y, column x)
+        sim_mae=sim_mae,
+        sim_sum=sim_sum,
+        collision_a=np.asarray(COLLISION_A, dtype=np.float64),  # (row y, column x)
+        collision_b=np.asarray(COLLISION_B, dtype=np.float64),
+        diff_sum=diff_sum,
+        diff_mae=diff_mae,
+    )
 
 
-def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> UnseenAngles:
     """For a head of 128 trained on L = 8,192 tokens and tested on 4 L: the arc of angles each
     pair reaches at test length that it never reached in training (``unseen_angles``), with no
     scaling, each scaling method of the rope-scaling panel, and a larger base."""
@@ -372,39 +489,42 @@ def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         **{f"unseen_{k}_pairs": int(c) for k, c in zip(keys, counts, strict=True)},
         **{f"unseen_{k}_max": float(u.max()) for k, u in zip(keys, unseen, strict=True)},
     )
-    return {
-        "methods": keys,
-        "unseen": unseen,  # (methods, 64) rad, 0 .. 2 pi
-        "pairs_new": counts.astype(np.int64),  # (methods,)
-        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
-        "train_length": ROPE_ORIG,
-        "test_length": UNSEEN_TEST,
-        "threshold": UNSEEN_MIN,
-        "big_base": UNSEEN_BASE,
-    }
+    return UnseenAngles(
+        methods=keys,
+        unseen=unseen,  # (methods, 64) rad, 0 .. 2 pi
+        pairs_new=counts.astype(np.int64),  # (methods,)
+        pair=np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        train_length=ROPE_ORIG,
+        test_length=UNSEEN_TEST,
+        threshold=UNSEEN_MIN,
+        big_base=UNSEEN_BASE,
+    )
 
 
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     alibi, slopes = _alibi(params, numbers)
-    figures = {
+    deb = _deberta_buckets()
+    figures: dict[str, Any] = {
         "c4-alibi": alibi,
         "c4-rope-scaling": _rope_scaling(params, numbers),
         "c4-buckets": _t5_buckets(numbers),
         "c4-grid2d": _grid2d(params, numbers),
         "c4-alibi-slopes": slopes,
-        "c4-deberta": _deberta_buckets(),
+        "c4-deberta": deb,
         "c4-unseen-angles": _unseen(params, numbers),
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     # the figure-page-only figures' text (cards/card4.toml [figures]) quotes these
-    deb = figures["c4-deberta"]
     numbers.update(
-        alibi_odd_first_extra=slopes["odd_first_extra"],
-        alibi_odd_last_extra=slopes["odd_last_extra"],
-        **{f"deberta_{k}": deb[k] for k in ("bucket_size", "max_position", "exact", "edge")},
-        deberta_edge_bucket=deb["edge_bucket"],
-        deberta_far_bucket=deb["far_bucket"],
-        deberta_range=int(deb["distance"][-1]),
+        alibi_odd_first_extra=slopes.odd_first_extra,
+        alibi_odd_last_extra=slopes.odd_last_extra,
+        deberta_bucket_size=deb.bucket_size,
+        deberta_max_position=deb.max_position,
+        deberta_exact=deb.exact,
+        deberta_edge=deb.edge,
+        deberta_edge_bucket=deb.edge_bucket,
+        deberta_far_bucket=deb.far_bucket,
+        deberta_range=int(deb.distance[-1]),
     )
     return CardContent(card=4, figures=figures, numbers=numbers)
