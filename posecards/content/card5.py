@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import tomllib
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,121 @@ ROWS: tuple[tuple[str, str | None, str], ...] = (
     *(("rope", sc, f"rope_{sc}") for sc in SCALINGS),
 )
 FLAT = 0.1  # nats: a loss beyond the training length within this of the 1x loss "held"
+
+
+# The data of each figure (what its draw function in figures/card5.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Band:
+    """One curve of loss by position: the mean over seeds and its range, one value per window."""
+
+    mean: F64  # (windows,)
+    lo: F64  # (windows,)
+    hi: F64  # (windows,)
+
+
+class _Bands:
+    """Curves stored flat as <key>_mean, <key>_lo, <key>_hi (as exported), read by key."""
+
+    def band(self, key: str) -> Band:
+        return Band(*(getattr(self, f"{key}_{part}") for part in ("mean", "lo", "hi")))
+
+    def bands(self) -> tuple[Band, ...]:
+        """Every curve stored, in field order."""
+        names = [f.name for f in fields(cast(Any, self))]
+        return tuple(self.band(n.removesuffix("_mean")) for n in names if n.endswith("_mean"))
+
+
+@dataclass(frozen=True, eq=False)
+class Beyond(_Bands):
+    """c5-beyond: loss by position past the training length, one band per scheme."""
+
+    schemes: list[str]
+    train_length: int
+    eval_length: int
+    entropy: float
+    uniform: float
+    window: int
+    n_seeds: int
+    position: F64  # (64,)
+    nope_mean: F64  # (64,)
+    nope_lo: F64  # (64,)
+    nope_hi: F64  # (64,)
+    learned_mean: F64  # (64,)
+    learned_lo: F64  # (64,)
+    learned_hi: F64  # (64,)
+    sinusoidal_mean: F64  # (64,)
+    sinusoidal_lo: F64  # (64,)
+    sinusoidal_hi: F64  # (64,)
+    rope_mean: F64  # (64,)
+    rope_lo: F64  # (64,)
+    rope_hi: F64  # (64,)
+    alibi_mean: F64  # (64,)
+    alibi_lo: F64  # (64,)
+    alibi_hi: F64  # (64,)
+    t5_mean: F64  # (64,)
+    t5_lo: F64  # (64,)
+    t5_hi: F64  # (64,)
+
+
+@dataclass(frozen=True, eq=False)
+class RopeScaling(_Bands):
+    """c5-rope-scaling: loss by position of RoPE rescaled at inference, one band per method."""
+
+    methods: list[str]
+    train_length: int
+    eval_length: int
+    factor: float
+    entropy: float
+    uniform: float
+    rope_base: float
+    head_dim: int
+    window: int
+    yarn_attention: float
+    yarn_score_factor: float
+    position: F64  # (64,)
+    none_mean: F64  # (64,)
+    none_lo: F64  # (64,)
+    none_hi: F64  # (64,)
+    linear_mean: F64  # (64,)
+    linear_lo: F64  # (64,)
+    linear_hi: F64  # (64,)
+    ntk_mean: F64  # (64,)
+    ntk_lo: F64  # (64,)
+    ntk_hi: F64  # (64,)
+    yarn_mean: F64  # (64,)
+    yarn_lo: F64  # (64,)
+    yarn_hi: F64  # (64,)
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """c5-table: measured loss per row and evaluation length, mean and range over seeds."""
+
+    rows: list[str]
+    eval_lengths: F64  # (4,)
+    multiples: F64  # (4,)
+    mean: F64  # (9, 4)
+    lo: F64  # (9, 4)
+    hi: F64  # (9, 4)
+    entropy: float
+    uniform: float
+    train_length: int
+    held: float
+    held_cells: npt.NDArray[np.bool_]  # (9, 4)
+
+
+@dataclass(frozen=True, eq=False)
+class Quoted:
+    """c5-quoted: the ALiBi paper's perplexities, quoted from posecards/data/quoted.toml."""
+
+    methods: list[str]
+    eval_lengths: F64  # (4,)
+    perplexity: F64  # (4, 4)
+    train_length: int
+    source: str
+    source_zh: str
+    citation: str
 
 
 def _curves(doc: dict[str, Any], scheme: str, scaling: str | None, length: int) -> F64:
@@ -185,7 +301,7 @@ def compute(params: PEParams) -> CardContent:
         numbers[f"q_{m}_compare"] = float(ppl[i, col])
     numbers["rank_match"] = sum(a == b for a, b in zip(press_order, our_order, strict=True))
 
-    figures: dict[str, dict[str, Any]] = {}
+    figures: dict[str, Any] = {}
     beyond: dict[str, Any] = {
         "schemes": list(SCHEMES),
         "train_length": L,
@@ -198,7 +314,7 @@ def compute(params: PEParams) -> CardContent:
     for s in SCHEMES:
         x, mean, lo, hi = _windows(_curves(doc, s, None, longest))
         beyond.update({"position": x, f"{s}_mean": mean, f"{s}_lo": lo, f"{s}_hi": hi})
-    figures["c5-beyond"] = beyond
+    figures["c5-beyond"] = Beyond(**beyond)
 
     rope_fig: dict[str, Any] = {
         "methods": ["none", *SCALINGS],
@@ -228,31 +344,31 @@ def compute(params: PEParams) -> CardContent:
         rope_fig.update(
             {"position": x, f"{method}_mean": mean, f"{method}_lo": lo, f"{method}_hi": hi}
         )
-    figures["c5-rope-scaling"] = rope_fig
+    figures["c5-rope-scaling"] = RopeScaling(**rope_fig)
 
-    figures["c5-table"] = {
-        "rows": [key for _s, _sc, key in ROWS],
-        "eval_lengths": np.array(lengths, dtype=np.float64),
-        "multiples": np.array(multiples, dtype=np.float64),
-        "mean": table[:, :, 0].copy(),  # (rows, lengths)
-        "lo": table[:, :, 1].copy(),
-        "hi": table[:, :, 2].copy(),
-        "entropy": numbers["entropy"],
-        "uniform": numbers["uniform"],
-        "train_length": L,
-        "held": FLAT,
+    figures["c5-table"] = Table(
+        rows=[key for _s, _sc, key in ROWS],
+        eval_lengths=np.array(lengths, dtype=np.float64),
+        multiples=np.array(multiples, dtype=np.float64),
+        mean=table[:, :, 0].copy(),  # (rows, lengths)
+        lo=table[:, :, 1].copy(),
+        hi=table[:, :, 2].copy(),
+        entropy=numbers["entropy"],
+        uniform=numbers["uniform"],
+        train_length=L,
+        held=FLAT,
         # the cells the table shades: within FLAT nats of the row's 1x value
-        "held_cells": (table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
-    }
-    figures["c5-quoted"] = {
-        "methods": list(q["methods"]),
-        "eval_lengths": np.array(q["eval_lengths"], dtype=np.float64),
-        "perplexity": ppl,  # (methods, lengths), nan = out of memory
-        "train_length": int(q["train_length"]),
-        "source": str(q["short"]),
-        "source_zh": str(q["short_zh"]),  # the same, for the Chinese card
-        "citation": str(q["citation"]),
-    }
+        held_cells=(table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
+    )
+    figures["c5-quoted"] = Quoted(
+        methods=list(q["methods"]),
+        eval_lengths=np.array(q["eval_lengths"], dtype=np.float64),
+        perplexity=ppl,  # (methods, lengths), nan = out of memory
+        train_length=int(q["train_length"]),
+        source=str(q["short"]),
+        source_zh=str(q["short_zh"]),  # the same, for the Chinese card
+        citation=str(q["citation"]),
+    )
     numbers["quoted_source"] = str(q["short"])
     numbers["quoted_source_zh"] = str(q["short_zh"])
     numbers["quoted_model"] = str(q["model"])
