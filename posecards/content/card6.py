@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,158 @@ MROPE_SEQUENCE: tuple[tuple[Any, ...], ...] = (("text", 3), ("image", (1, 4, 6))
 IMAGE_WIDTH_TOKENS = 32
 
 
+I64 = npt.NDArray[np.int64]
+
+
+# The data of each figure (what its draw function in figures/card6.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Head:
+    """c6-partial, one model: the wavelength of each pair of its head."""
+
+    wavelength: F64  # (head_dim/2,) inf where a pair does not turn
+    fraction: F64  # (head_dim/2,) pair / (head_dim/2)
+    context: int
+    p: float  # partial_rotary_factor
+    head: int
+    theta: float
+
+
+@dataclass(frozen=True, eq=False)
+class Partial:
+    """c6-partial: Phi-2 (phi), Qwen3-Next (qn) and Gemma 4 (g4), fields flat as exported."""
+
+    models: list[str]
+    phi_wavelength: F64  # (head_dim/2,) inf where a pair does not turn
+    phi_fraction: F64  # (head_dim/2,) pair / (head_dim/2)
+    phi_context: int
+    phi_p: float  # partial_rotary_factor
+    phi_head: int
+    phi_theta: float
+    qn_wavelength: F64  # (head_dim/2,) inf where a pair does not turn
+    qn_fraction: F64  # (head_dim/2,) pair / (head_dim/2)
+    qn_context: int
+    qn_p: float  # partial_rotary_factor
+    qn_head: int
+    qn_theta: float
+    g4_wavelength: F64  # (head_dim/2,) inf where a pair does not turn
+    g4_fraction: F64  # (head_dim/2,) pair / (head_dim/2)
+    g4_context: int
+    g4_p: float  # partial_rotary_factor
+    g4_head: int
+    g4_theta: float
+    slowest: dict[str, float]  # model -> its slowest turning wavelength
+    context: int
+    still_from: float
+
+    def model(self, key: str) -> Head:
+        """One model's head: "phi", "qn" or "g4"."""
+        return Head(**{f.name: getattr(self, f"{key}_{f.name}") for f in fields(Head)})
+
+
+@dataclass(frozen=True, eq=False)
+class TwoRopes:
+    """c6-two-ropes: Gemma 3's local and global RoPE, and which layers are full."""
+
+    full: npt.NDArray[np.bool_]  # (62,)
+    pair: F64  # (64,)
+    local_inv_freq: F64  # (64,)
+    full_inv_freq: F64  # (64,)
+    local_wavelength: F64  # (64,)
+    full_wavelength: F64  # (64,)
+    window: int
+    context: int
+    local_theta: float
+    full_theta: float
+    factor: float
+
+
+@dataclass(frozen=True, eq=False)
+class Nope:
+    """c6-nope: which layers rotate (Llama 4 Scout, SmolLM3) and Llama 4's query temperature."""
+
+    l4_rope: npt.NDArray[np.bool_]  # (48,)
+    smol_rope: npt.NDArray[np.bool_]  # (36,)
+    position: F64  # (1281,)
+    tau: F64  # (1281,)
+    context: int
+    chunk: int
+    floor: float
+    scale: float
+    tau_end: float
+
+
+@dataclass(frozen=True, eq=False)
+class Mla:
+    """c6-mla: DeepSeek-V3's head slots (no-RoPE and RoPE parts) and its softmax scale."""
+
+    slots: I64  # (192,)
+    nope: int
+    rope: int
+    heads: int
+    kv_rank: int
+    cos_sin: float
+    softmax_scale: float
+    plain_scale: float
+    mscale: float
+    factor: float
+
+
+@dataclass(frozen=True, eq=False)
+class MropeModel:
+    """c6-mrope-axes, one model: which axis (t, h, w) drives each frequency of its head."""
+
+    wavelength: F64  # (head_dim/2,)
+    axes: I64  # (head_dim/2,) 0 t, 1 h, 2 w
+    section: list[int]  # mrope_section
+    theta: float
+    tick_j: I64  # (4,) frequencies marked under the map
+    tick_wavelength: F64  # (4,)
+    count: I64  # (3,) frequencies per axis
+
+
+@dataclass(frozen=True, eq=False)
+class MropeAxes:
+    """c6-mrope-axes: Qwen2.5-VL (q25, chunked) and Qwen3-VL (q3, interleaved)."""
+
+    models: list[str]
+    image_width: int
+    q25: MropeModel
+    q3: MropeModel
+
+    def model(self, key: str) -> MropeModel:
+        """One model: "q25" or "q3"."""
+        return {"q25": self.q25, "q3": self.q3}[key]
+
+
+@dataclass(frozen=True, eq=False)
+class MropeIds:
+    """c6-mrope-ids: the (t, h, w) position ids of text, an image, text."""
+
+    ids: I64  # (3, 11)
+    kinds: list[str]
+    merge: int
+    grid: list[int]
+    token_grid: list[int]
+
+
+@dataclass(frozen=True, eq=False)
+class Models:
+    """c6-models: one row per (model, RoPE kind) of the published configs."""
+
+    model: list[str]
+    name: list[str]
+    kind: list[str]
+    layers: F64  # (11,)
+    total: F64  # (11,)
+    head: F64  # (11,)
+    turning: F64  # (11,)
+    pairs: F64  # (11,)
+    theta: F64  # (11,)
+    slowest: F64  # (11,)
+    context: F64  # (11,)
+
+
 def _wavelength_of(inv_freq: npt.ArrayLike) -> F64:
     """``2 pi / theta_k`` per frequency, ``(n,)``; a zero frequency never turns: ``inf``."""
     theta = np.asarray(inv_freq, dtype=np.float64)  # (n,)
@@ -131,7 +284,7 @@ def _pattern_layers(n: int, every: int, last_full: bool = False) -> list[bool]:
 
 def partial_panel(
     phi: Mapping[str, Any], qn: Mapping[str, Any], g4: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Scalar]]:
+) -> tuple[Partial, dict[str, Scalar]]:
     """Panel 1 from Phi-2's and Qwen3-Next's configs and Gemma 4's text config."""
     rows: list[dict[str, Any]] = []
     for key, cfg, head in (
@@ -210,13 +363,13 @@ def partial_panel(
     data["context"] = max(r["context"] for r in rows)  # Qwen3-Next's and Gemma 4's
     # where the pairs that never turn begin, for the two models with p = 0.25 (Qwen3-Next, Gemma 4)
     data["still_from"] = min(float(numbers[f"{r['key']}_pairs"]) / r["head_dim"] * 2 for r in rows)
-    return data, numbers
+    return Partial(**data), numbers
 
 
 # ---------------------------------------------------------------- panel 2: two RoPEs, Gemma 3
 
 
-def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def two_ropes_panel(t: Mapping[str, Any]) -> tuple[TwoRopes, dict[str, Scalar]]:
     """Panel 2 from a Gemma 3 text config (keys it leaves out: ``DEFAULTS["gemma3_text"]``)."""
     d = DEFAULTS["gemma3_text"]
     n = int(t["num_hidden_layers"])
@@ -239,19 +392,19 @@ def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Sca
     full_idx = [i for i, f in enumerate(full) if f]
     # the keys these panels read that the published file leaves out: the config class's defaults
     defaulted = [k for k in GEMMA3_READ_DEFAULTS if k not in t]
-    data = {
-        "full": np.array(full, dtype=bool),  # (layers,)
-        "pair": np.arange(head // 2, dtype=np.float64),
-        "local_inv_freq": local_inv,  # (head_dim/2,) sliding layers
-        "full_inv_freq": glob_inv,  # (head_dim/2,) full layers
-        "local_wavelength": wl_local,  # (head_dim/2,)
-        "full_wavelength": wl_glob,
-        "window": window,
-        "context": context,
-        "local_theta": local_theta,
-        "full_theta": full_theta,
-        "factor": float(glob.get("factor", 1.0)),
-    }
+    data = TwoRopes(
+        full=np.array(full, dtype=bool),  # (layers,)
+        pair=np.arange(head // 2, dtype=np.float64),
+        local_inv_freq=local_inv,  # (head_dim/2,) sliding layers
+        full_inv_freq=glob_inv,  # (head_dim/2,) full layers
+        local_wavelength=wl_local,  # (head_dim/2,)
+        full_wavelength=wl_glob,
+        window=window,
+        context=context,
+        local_theta=local_theta,
+        full_theta=full_theta,
+        factor=float(glob.get("factor", 1.0)),
+    )
     numbers: dict[str, Scalar] = {
         "g3_layers": n,
         "g3_full": len(full_idx),
@@ -285,9 +438,7 @@ def two_ropes_panel(t: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Sca
 # ---------------------------------------------------------------- panel 3: layers without RoPE
 
 
-def nope_panel(
-    l4: Mapping[str, Any], smol: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def nope_panel(l4: Mapping[str, Any], smol: Mapping[str, Any]) -> tuple[Nope, dict[str, Scalar]]:
     """Panel 3 from Llama 4 Scout's text config and SmolLM3's config."""
     # no_rope_layers: 1 = the layer applies RoPE, 0 = NoPE (Llama4TextConfig, SmolLM3Config)
     l4_rope = [bool(v) for v in l4["no_rope_layers"]][: int(l4["num_hidden_layers"])]
@@ -307,17 +458,17 @@ def nope_panel(
     # the spacing of the NoPE layers (no_rope_layer_interval when the list follows it)
     nope_every = l4_nope_idx[1] - l4_nope_idx[0] if len(l4_nope_idx) > 1 else len(l4_rope)
     smol_nope_idx = [i for i, r in enumerate(smol_rope) if not r]
-    data = {
-        "l4_rope": np.array(l4_rope, dtype=bool),  # (48,)
-        "smol_rope": np.array(smol_rope, dtype=bool),  # (36,)
-        "position": positions,  # (m + 1,)
-        "tau": tau,  # (m + 1,)
-        "context": context,
-        "chunk": chunk,
-        "floor": floor_len,
-        "scale": scale,
-        "tau_end": float(tau_probe[-1]),
-    }
+    data = Nope(
+        l4_rope=np.array(l4_rope, dtype=bool),  # (48,)
+        smol_rope=np.array(smol_rope, dtype=bool),  # (36,)
+        position=positions,  # (m + 1,)
+        tau=tau,  # (m + 1,)
+        context=context,
+        chunk=chunk,
+        floor=floor_len,
+        scale=scale,
+        tau_end=float(tau_probe[-1]),
+    )
     numbers: dict[str, Scalar] = {
         "l4_layers": len(l4_rope),
         "l4_nope": len(l4_nope_idx),
@@ -352,7 +503,7 @@ def nope_panel(
 # ---------------------------------------------------------------- panel 4: MLA, DeepSeek-V3
 
 
-def mla_panel(ds: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def mla_panel(ds: Mapping[str, Any]) -> tuple[Mla, dict[str, Scalar]]:
     """Panel 4 from DeepSeek-V3's config."""
     nope, rope = int(ds["qk_nope_head_dim"]), int(ds["qk_rope_head_dim"])
     params = _rope_params(ds)
@@ -364,18 +515,18 @@ def mla_panel(ds: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Scalar]]
     # DeepseekV3Config.rope_interleave defaults to True: pairs (2k, 2k + 1) of the rope slice
     slots = rope_pair_slots(nope + rope, rope, "interleaved", first=nope)  # (qk_head_dim,)
     wl = _wavelength_of(inv)
-    data = {
-        "slots": slots,  # (192,) pair index, -1 for the content (nope) slots
-        "nope": nope,
-        "rope": rope,
-        "heads": int(ds["num_attention_heads"]),
-        "kv_rank": int(ds["kv_lora_rank"]),
-        "cos_sin": float(cos_sin),
-        "softmax_scale": float(scale),
-        "plain_scale": float(plain),
-        "mscale": float(m),
-        "factor": float(params["factor"]),
-    }
+    data = Mla(
+        slots=slots,  # (192,) pair index, -1 for the content (nope) slots
+        nope=nope,
+        rope=rope,
+        heads=int(ds["num_attention_heads"]),
+        kv_rank=int(ds["kv_lora_rank"]),
+        cos_sin=float(cos_sin),
+        softmax_scale=float(scale),
+        plain_scale=float(plain),
+        mscale=float(m),
+        factor=float(params["factor"]),
+    )
     numbers: dict[str, Scalar] = {
         "ds_nope": nope,
         "ds_rope": rope,
@@ -419,7 +570,7 @@ def mrope_model(t: Mapping[str, Any], layout: str) -> tuple[dict[str, Any], dict
 
 def mrope_axes_panel(
     q25: Mapping[str, Any], q3: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Scalar]]:
+) -> tuple[MropeAxes, dict[str, Scalar]]:
     """Panel 5 from Qwen2.5-VL's (chunked) and Qwen3-VL's (interleaved) text configs."""
     models = {"q25": mrope_model(q25, "chunked"), "q3": mrope_model(q3, "interleaved")}
     numbers: dict[str, Scalar] = {}
@@ -444,18 +595,22 @@ def mrope_axes_panel(
     n = first["axes"].size
     st, sh = first["section"][0], first["section"][1]
     marks = np.array([0, st, st + sh, n - 1], dtype=np.int64)
-    for d, _ in models.values():
-        d["tick_j"] = marks
-        d["tick_wavelength"] = d["wavelength"][marks]  # (4,)
-        d["count"] = np.bincount(d["axes"], minlength=3)  # (3,) frequencies per axis
-    fig: dict[str, Any] = {"models": list(models), "image_width": IMAGE_WIDTH_TOKENS}
-    fig.update({k: d for k, (d, _) in models.items()})
+    shown = {
+        k: MropeModel(
+            **d,
+            tick_j=marks,
+            tick_wavelength=d["wavelength"][marks],  # (4,)
+            count=np.bincount(d["axes"], minlength=3),  # (3,) frequencies per axis
+        )
+        for k, (d, _) in models.items()
+    }
+    fig = MropeAxes(models=list(models), image_width=IMAGE_WIDTH_TOKENS, **shown)
     return fig, numbers
 
 
 def mrope_ids_panel(
     segments: Sequence[tuple[Any, ...]], merge: int
-) -> tuple[dict[str, Any], dict[str, Scalar]]:
+) -> tuple[MropeIds, dict[str, Scalar]]:
     """Panel 6: the (t, h, w) ids of ``("text", n), ("image", (T, H, W)), ("text", m)`` with
     ``spatial_merge_size`` ``merge``, as ``get_rope_index`` builds them."""
     (_, before), (_, (img_t, img_h, img_w)), (_, after) = segments
@@ -463,13 +618,13 @@ def mrope_ids_panel(
     image_tokens = img_t * (img_h // merge) * (img_w // merge)
     kinds = ["text"] * before + ["image"] * image_tokens + ["text"] * after
     first_after = before + image_tokens
-    fig = {
-        "ids": ids,
-        "kinds": kinds,
-        "merge": merge,
-        "grid": [img_t, img_h, img_w],  # patches (image_grid_thw)
-        "token_grid": [img_h // merge, img_w // merge],  # rows x columns of image tokens
-    }
+    fig = MropeIds(
+        ids=ids,
+        kinds=kinds,
+        merge=merge,
+        grid=[img_t, img_h, img_w],  # patches (image_grid_thw)
+        token_grid=[img_h // merge, img_w // merge],  # rows x columns of image tokens
+    )
     numbers: dict[str, Scalar] = {
         "ids_len": int(ids.shape[1]),
         "ids_text_before": int(before),
@@ -495,7 +650,7 @@ def mrope_ids_panel(
 # ---------------------------------------------------------------- figure page: the nine configs
 
 
-def models_table() -> dict[str, Any]:
+def models_table() -> Models:
     """One row per (model, RoPE kind): layers of that kind, head dim, theta, turning pairs of the
     head's pairs, slowest turning wavelength, context."""
     rows: list[dict[str, Any]] = []
@@ -580,19 +735,19 @@ def models_table() -> dict[str, Any]:
     two, _ = two_ropes_panel(text_config("gemma-3-27b"))
     g3 = text_config("gemma-3-27b")
     n, h = int(g3["num_hidden_layers"]), _head_dim(g3)
-    nf = int(np.sum(two["full"]))
-    ctx = int(two["context"])
+    nf = int(np.sum(two.full))
+    ctx = int(two.context)
     row(
         "gemma-3-27b",
         "sliding",
         n - nf,
         n,
         h,
-        two["local_inv_freq"],
-        float(two["local_theta"]),
+        two.local_inv_freq,
+        float(two.local_theta),
         ctx,
     )
-    row("gemma-3-27b", "linear", nf, n, h, two["full_inv_freq"], float(two["full_theta"]), ctx)
+    row("gemma-3-27b", "linear", nf, n, h, two.full_inv_freq, float(two.full_theta), ctx)
     l4 = text_config("llama-4-scout")
     h, n = _head_dim(l4), int(l4["num_hidden_layers"])
     row(
@@ -648,27 +803,27 @@ def models_table() -> dict[str, Any]:
             float(t["rope_theta"]),
             int(t["max_position_embeddings"]),
         )
-    return {
-        "model": [r["model"] for r in rows],
-        "name": [r["name"] for r in rows],
-        "kind": [r["kind"] for r in rows],
-        "layers": np.array([r["layers"] for r in rows], dtype=np.float64),
-        "total": np.array([r["total"] for r in rows], dtype=np.float64),
-        "head": np.array([r["head"] for r in rows], dtype=np.float64),
-        "turning": np.array([r["turning"] for r in rows], dtype=np.float64),
-        "pairs": np.array([r["pairs"] for r in rows], dtype=np.float64),
-        "theta": np.array([r["theta"] for r in rows], dtype=np.float64),
-        "slowest": np.array([r["slowest"] for r in rows], dtype=np.float64),
-        "context": np.array([r["context"] for r in rows], dtype=np.float64),
-    }
+    return Models(
+        model=[r["model"] for r in rows],
+        name=[r["name"] for r in rows],
+        kind=[r["kind"] for r in rows],
+        layers=np.array([r["layers"] for r in rows], dtype=np.float64),
+        total=np.array([r["total"] for r in rows], dtype=np.float64),
+        head=np.array([r["head"] for r in rows], dtype=np.float64),
+        turning=np.array([r["turning"] for r in rows], dtype=np.float64),
+        pairs=np.array([r["pairs"] for r in rows], dtype=np.float64),
+        theta=np.array([r["theta"] for r in rows], dtype=np.float64),
+        slowest=np.array([r["slowest"] for r in rows], dtype=np.float64),
+        context=np.array([r["context"] for r in rows], dtype=np.float64),
+    )
 
 
 def compute(params: PEParams) -> CardContent:
     del params  # card 6 reads published configs only
     numbers: dict[str, Scalar] = Placeholders()
-    figures: dict[str, dict[str, Any]] = {}
+    figures: dict[str, Any] = {}
     merge = int(published("qwen2.5-vl-7b")["vision_config"]["spatial_merge_size"])
-    parts: tuple[tuple[str, Callable[[], tuple[dict[str, Any], dict[str, Scalar]]]], ...] = (
+    parts: tuple[tuple[str, Callable[[], tuple[Any, dict[str, Scalar]]]], ...] = (
         (
             "c6-partial",
             lambda: partial_panel(
@@ -688,13 +843,14 @@ def compute(params: PEParams) -> CardContent:
         data, nums = part()
         figures[fid] = data
         numbers.update(nums)
-    figures["c6-models"] = models_table()
+    models = models_table()
+    figures["c6-models"] = models
     qn = published("qwen3-next-80b-a3b")
     numbers["qn_layers"] = int(qn["num_hidden_layers"])
     # Qwen3NextConfig.layer_types: full attention (with RoPE) every full_attention_interval-th
     numbers["qn_layers_rope"] = sum(
         _pattern_layers(int(qn["num_hidden_layers"]), int(qn["full_attention_interval"]))
     )
-    numbers["n_configs"] = len(set(figures["c6-models"]["model"]))
+    numbers["n_configs"] = len(set(models.model))
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
     return CardContent(card=6, figures=figures, numbers=numbers)
