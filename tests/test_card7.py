@@ -53,7 +53,7 @@ def test_every_thread_is_owner_repo_number_and_documented(card: CardContent) -> 
     for fid in PANEL_IDS:
         data = card.figures[fid]
         shipped = [t for t in THREADS[fid] if THREAD_KIND[t] is ThreadKind.SHIPPED]
-        assert data["threads"] == shipped and 1 <= data["threads_on_card"] <= 2
+        assert data.threads == shipped and 1 <= data.threads_on_card <= 2
 
 
 DOC_CLASS = {
@@ -168,7 +168,7 @@ def test_compute_is_fast_at_extreme_parameters() -> None:
     start = time.perf_counter()
     content = compute(PEParams(d_model=65536, base=1e8, positions=131072))
     assert time.perf_counter() - start < 3.0
-    assert np.all(np.isfinite(content.figures["c7-layout"]["reference"]))
+    assert np.all(np.isfinite(content.figures["c7-layout"].reference))
 
 
 # The figures at the default parameters, in both languages and themes, are drawn inside

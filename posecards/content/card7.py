@@ -18,10 +18,12 @@ Figure page only (``EXTRA_IDS``): c7-channel-speeds, the rotation speed of every
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
@@ -181,6 +183,162 @@ SIDE_THREADS: dict[str, tuple[str, ...]] = {
 }
 
 
+F64 = npt.NDArray[np.float64]
+
+
+# The data of each figure (what its draw function in figures/card7.py reads, and, field by field
+# in this order, what `posecards data ID` exports). Typed: a renamed field fails mypy.
+@dataclass(frozen=True, eq=False)
+class Steps:
+    """c7-precision, one dtype: where the worst angle error so far steps up."""
+
+    x: F64  # (c+2,) positions
+    y: F64  # (c+2,) worst error so far (rad)
+    first: int  # the first integer the dtype cannot hold
+
+
+@dataclass(frozen=True, eq=False)
+class Slopes:
+    """c7-alibi, one head count."""
+
+    trained: F64  # (n,) Press et al.'s rule
+    naive: F64  # (n,) 2^(-8h/n)
+    worst_head: int  # 1-based
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """c7-layout: scores with Meta's interleaved rotation, a half-layout port without and with
+    the permutation."""
+
+    reference: F64  # (400,)
+    not_permuted: F64  # (400,)
+    permuted: F64  # (400,)
+    head_dim: int
+    base: float
+    err_wrong: float
+    err_fixed: float
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+
+@dataclass(frozen=True, eq=False)
+class Precision:
+    """c7-precision: the worst angle error so far of positions stored in each dtype."""
+
+    dtypes: list[str]
+    x_bfloat16: F64  # (18,)
+    x_float16: F64  # (4,)
+    x_float32: F64  # (2,)
+    y_bfloat16: F64  # (18,)
+    y_float16: F64  # (4,)
+    y_float32: F64  # (2,)
+    first_bfloat16: int
+    first_float16: int
+    first_float32: int
+    positions: int
+    half_turn: float
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+    def steps(self, dtype: str) -> Steps:
+        """One dtype's staircase: "bfloat16", "float16" or "float32"."""
+        return Steps(*(getattr(self, f"{part}_{dtype}") for part in ("x", "y", "first")))
+
+
+@dataclass(frozen=True, eq=False)
+class Alibi:
+    """c7-alibi: trained slopes against the geometric sequence, per head count."""
+
+    heads: list[int]
+    trained_12: F64  # (12,)
+    naive_12: F64  # (12,)
+    worst_head_12: int
+    trained_40: F64  # (40,)
+    naive_40: F64  # (40,)
+    worst_head_40: int
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+    def slopes(self, heads: int) -> Slopes:
+        """The slopes of one head count (12 or 40)."""
+        return Slopes(
+            *(getattr(self, f"{part}_{heads}") for part in ("trained", "naive", "worst_head"))
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Yarn:
+    """c7-yarn: where YaRN's attention factor is applied, and what each placement gives."""
+
+    placements: list[str]
+    cos_sin: F64  # (3,)
+    softmax: F64  # (3,)
+    rope_part: F64  # (3,)
+    content_part: F64  # (3,)
+    factor: float
+    mscale: float
+    mscale_all_dim: float
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+
+@dataclass(frozen=True, eq=False)
+class Dynamic:
+    """c7-dynamic: dynamic NTK's base per call, recomputed and kept."""
+
+    calls: F64  # (4,)
+    base_per_call: F64  # (4,)
+    base_kept: F64  # (4,)
+    base_ticks: F64  # (3,)
+    angle_error: F64  # (64,)
+    head_dim: int
+    max_position_embeddings: int
+    factor: float
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+
+@dataclass(frozen=True, eq=False)
+class PositionIds:
+    """c7-position-ids: position ids and scores of a left-padded prompt, three ways."""
+
+    key: F64  # (11,)
+    ids_mask: F64  # (11,)
+    ids_shift: F64  # (11,)
+    ids_gap: F64  # (11,)
+    score_mask: F64  # (11,)
+    score_shift: F64  # (11,)
+    score_gap: F64  # (11,)
+    pads: int
+    threads: list[str]  # the shipped ones, the first threads_on_card of them on the card
+    threads_by_kind: dict[str, list[str]]  # kind (shipped, question, related) -> threads
+    threads_on_card: int
+
+
+@dataclass(frozen=True, eq=False)
+class ChannelSpeeds:
+    """c7-channel-speeds: each channel's rotation speed, trained and as a port applies it."""
+
+    channel: F64  # (128,)
+    trained: F64  # (128,)
+    not_permuted: F64  # (128,)
+    permuted: F64  # (128,)
+    right_channels: int
+    worst_ratio: float
+    head_dim: int
+    base: float
+
+
+# the panels that name their threads (figures/card7.py's rule box reads them)
+Cited = Layout | Precision | Alibi | Yarn | Dynamic | PositionIds
+
+
 def _threads(fid: str) -> dict[str, Any]:
     """The panel's threads by class; the card shows the first shipped ones."""
     by_kind = {k.value: [t for t in THREADS[fid] if THREAD_KIND[t] is k] for k in ThreadKind}
@@ -206,7 +364,7 @@ def _thread_numbers() -> dict[str, Scalar]:
     return out
 
 
-def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Layout, ChannelSpeeds]:
     """(c7-layout, c7-channel-speeds): scores of Meta-layout q/k through rotate_half, with and
     without convert_llama_weights_to_hf's permutation; the speed each channel turns at."""
     inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (64,)
@@ -227,41 +385,43 @@ def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any
     applied_fixed = applied[np.argsort(perm)]  # (128,) permuted channels, back in Meta's order
     right = int(np.sum(trained == applied))
     worst = float(np.max(np.maximum(trained / applied, applied / trained)))
+    err_wrong = float(np.sqrt(np.mean((s_wrong - s_ref) ** 2)) / scale)
+    err_fixed = float(np.max(np.abs(s_fixed - s_ref)) / scale)
     numbers.update(
         rope_base=float(params.base),
         layout_dim=HEAD_DIM,
         layout_n=n,
         layout_pairs=n * n,
         layout_last_pos=int(pos[-1]),
-        layout_err_wrong=float(np.sqrt(np.mean((s_wrong - s_ref) ** 2)) / scale),
-        layout_err_fixed=float(np.max(np.abs(s_fixed - s_ref)) / scale),
+        layout_err_wrong=err_wrong,
+        layout_err_fixed=err_fixed,
         layout_right_channels=right,
         layout_worst_speed=worst,
     )
-    panel = {
-        "reference": s_ref.reshape(-1),  # (n*n,) Meta's interleaved rotation
-        "not_permuted": s_wrong.reshape(-1),  # (n*n,)
-        "permuted": s_fixed.reshape(-1),  # (n*n,)
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-        "err_wrong": numbers["layout_err_wrong"],
-        "err_fixed": numbers["layout_err_fixed"],
+    panel = Layout(
+        reference=s_ref.reshape(-1),  # (n*n,) Meta's interleaved rotation
+        not_permuted=s_wrong.reshape(-1),  # (n*n,)
+        permuted=s_fixed.reshape(-1),  # (n*n,)
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+        err_wrong=err_wrong,
+        err_fixed=err_fixed,
         **_threads("c7-layout"),
-    }
-    speeds = {
-        "channel": np.arange(HEAD_DIM, dtype=np.float64),  # (128,)
-        "trained": trained,  # (128,) interleaved: theta[c // 2]
-        "not_permuted": applied,  # (128,) half: theta[c mod 64]
-        "permuted": applied_fixed,  # (128,) the permuted channel's speed, back in Meta's order
-        "right_channels": right,
-        "worst_ratio": worst,
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-    }
+    )
+    speeds = ChannelSpeeds(
+        channel=np.arange(HEAD_DIM, dtype=np.float64),  # (128,)
+        trained=trained,  # (128,) interleaved: theta[c // 2]
+        not_permuted=applied,  # (128,) half: theta[c mod 64]
+        permuted=applied_fixed,  # (128,) the permuted channel's speed, back in Meta's order
+        right_channels=right,
+        worst_ratio=worst,
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+    )
     return panel, speeds
 
 
-def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _precision(params: PEParams, numbers: dict[str, Scalar]) -> Precision:
     """Positions 0..8191 stored as bfloat16 / float16: the worst angle error of the fastest pair
     (theta_0 = 1 rad per position) so far, and inv_freq cast the same way."""
     p = np.arange(PREC_POSITIONS, dtype=np.float64)  # (8192,)
@@ -288,18 +448,21 @@ def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
             }
         )
     numbers.update(prec_positions=PREC_POSITIONS, prec_last=PREC_POSITIONS - 1)
-    return {
-        "dtypes": list(PREC_DTYPES),
+    per_dtype: dict[str, Any] = {
         **{f"x_{dt}": steps[dt]["x"] for dt in PREC_DTYPES},  # (c+2,) staircase positions
         **{f"y_{dt}": steps[dt]["y"] for dt in PREC_DTYPES},  # (c+2,) worst error so far (rad)
         **{f"first_{dt}": numbers[f"prec_first_{dt}"] for dt in PREC_DTYPES},
-        "positions": PREC_POSITIONS,
-        "half_turn": float(np.pi),
-        **_threads("c7-precision"),
     }
+    return Precision(
+        dtypes=list(PREC_DTYPES),
+        **per_dtype,
+        positions=PREC_POSITIONS,
+        half_turn=float(np.pi),
+        **_threads("c7-precision"),
+    )
 
 
-def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _alibi(numbers: dict[str, Scalar]) -> Alibi:
     """Slopes of 12 and 40 heads: Press et al.'s rule (what the models were trained with) and the
     geometric sequence 2^(-8h/H) a port computes from the paper's sentence."""
     out: dict[str, Any] = {"heads": list(ALIBI_HEADS)}
@@ -324,10 +487,10 @@ def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
         )
         out[f"worst_head_{n}"] = h + 1
     out.update(_threads("c7-alibi"))
-    return out
+    return Alibi(**out)
 
 
-def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _yarn(numbers: dict[str, Scalar]) -> Yarn:
     """DeepSeek-V3's YaRN magnitude in three placements: the factor on cos/sin (squared in every
     RoPE logit) and the softmax scale's factor (on every logit)."""
     # cos/sin factor as transformers computes it: m(s, mscale) / m(s, mscale_all_dim) = 1
@@ -358,20 +521,20 @@ def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
         yarn_both_ratio=float(rope_part["both"] / rope_part["reference"]),
     )
     keys = list(placements)
-    return {
-        "placements": keys,
-        "cos_sin": np.asarray([placements[k][0] for k in keys], dtype=np.float64),  # (3,)
-        "softmax": np.asarray([placements[k][1] for k in keys], dtype=np.float64),  # (3,)
-        "rope_part": np.asarray([rope_part[k] for k in keys], dtype=np.float64),  # (3,)
-        "content_part": np.asarray([content_part[k] for k in keys], dtype=np.float64),  # (3,)
-        "factor": float(YARN_SCALING["factor"]),
-        "mscale": float(YARN_SCALING["mscale"]),
-        "mscale_all_dim": float(YARN_SCALING["mscale_all_dim"]),
+    return Yarn(
+        placements=keys,
+        cos_sin=np.asarray([placements[k][0] for k in keys], dtype=np.float64),  # (3,)
+        softmax=np.asarray([placements[k][1] for k in keys], dtype=np.float64),  # (3,)
+        rope_part=np.asarray([rope_part[k] for k in keys], dtype=np.float64),  # (3,)
+        content_part=np.asarray([content_part[k] for k in keys], dtype=np.float64),  # (3,)
+        factor=float(YARN_SCALING["factor"]),
+        mscale=float(YARN_SCALING["mscale"]),
+        mscale_all_dim=float(YARN_SCALING["mscale_all_dim"]),
         **_threads("c7-yarn"),
-    }
+    )
 
 
-def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> Dynamic:
     """Dynamic NTK over four calls (1,000, 16,384, 8,000, 5,000 tokens): the base each sequence's
     own length gives, and the base transformers 5.23's dynamic_rope_update rotates it with (a
     grown base stays for every later call of at least max_position_embeddings tokens)."""
@@ -402,22 +565,22 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         dyn_pairs=HEAD_DIM // 2,
         dyn_head_dim=HEAD_DIM,
     )
-    return {
-        "calls": calls.astype(np.float64),  # (4,) tokens per call
-        "base_per_call": np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
-        "base_kept": np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
+    return Dynamic(
+        calls=calls.astype(np.float64),  # (4,) tokens per call
+        base_per_call=np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
+        base_kept=np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
         # the bases marked on the axis: the original, the per-sequence one of the 8,000-token
         # call and the grown one (the 5,000-token call's own base is in the text)
-        "base_ticks": np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
-        "angle_error": err,  # (64,) at the last call's last position, with the kept base
-        "head_dim": HEAD_DIM,
-        "max_position_embeddings": DYN_MAX,
-        "factor": DYN_FACTOR,
+        base_ticks=np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
+        angle_error=err,  # (64,) at the last call's last position, with the kept base
+        head_dim=HEAD_DIM,
+        max_position_embeddings=DYN_MAX,
+        factor=DYN_FACTOR,
         **_threads("c7-dynamic"),
-    }
+    )
 
 
-def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> PositionIds:
     """A prompt of 10 tokens left-padded to 14: the score of the next token's query against every
     prompt key with the ids from the mask, with ids counted from the pads (a shift), and with the
     next token numbered by the batch (a gap)."""
@@ -444,17 +607,17 @@ def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         pos_score_scale=scale,
         pos_gap_rel=float(np.max(np.abs(rows["gap"] - rows["mask"])) / scale),
     )
-    return {
-        "key": np.arange(n + 1, dtype=np.float64),  # (11,) key index in the prompt
-        "ids_mask": from_mask,
-        "ids_shift": counted,
-        "ids_gap": gap,
-        "score_mask": rows["mask"],  # (11,)
-        "score_shift": rows["shift"],  # (11,)
-        "score_gap": rows["gap"],  # (11,)
-        "pads": pads,
+    return PositionIds(
+        key=np.arange(n + 1, dtype=np.float64),  # (11,) key index in the prompt
+        ids_mask=from_mask,
+        ids_shift=counted,
+        ids_gap=gap,
+        score_mask=rows["mask"],  # (11,)
+        score_shift=rows["shift"],  # (11,)
+        score_gap=rows["gap"],  # (11,)
+        pads=pads,
         **_threads("c7-position-ids"),
-    }
+    )
 
 
 def _gemma(numbers: dict[str, Scalar]) -> None:
@@ -480,7 +643,7 @@ def compute(params: PEParams) -> CardContent:
     _gemma(numbers)
     numbers.update(_thread_numbers())
     layout, speeds = _layout(params, numbers)
-    figures = {
+    figures: dict[str, Any] = {
         "c7-layout": layout,
         "c7-precision": _precision(params, numbers),
         "c7-alibi": _alibi(numbers),
