@@ -35,7 +35,6 @@ from posecards.content.card6 import (
     EXTRA_IDS,
     MROPE_SEQUENCE,
     PANEL_IDS,
-    TwoRopes,
     compute,
     mla_panel,
     mrope_ids_panel,
@@ -44,6 +43,7 @@ from posecards.content.card6 import (
     two_ropes_panel,
 )
 from posecards.content.configs import SLUGS, config_files, model_ids, published, text_config
+from posecards.content.figdata.card6 import TwoRopes
 from posecards.figures.card6 import DRAW
 from posecards.render.text import fill_card, load_card_text
 

@@ -14,8 +14,10 @@ from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 from posecards.formatting import below
 
-if TYPE_CHECKING:  # the data each figure draws, as content/card2.py computes it
-    from posecards.content.card2 import Curves, Heatmap, Pitfalls, Rotation, Similarity
+if (
+    TYPE_CHECKING
+):  # the data each figure draws, as content/card2.py computes it (content/figdata/card2.py)
+    from posecards.content.figdata.card2 import Curves, Heatmap, Pitfalls, Rotation, Similarity
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:

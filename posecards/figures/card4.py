@@ -21,8 +21,10 @@ from posecards.figures._common import (
 )
 from posecards.figures.style import Theme, visible_cmap
 
-if TYPE_CHECKING:  # the data each figure draws, as content/card4.py computes it
-    from posecards.content.card4 import (
+if (
+    TYPE_CHECKING
+):  # the data each figure draws, as content/card4.py computes it (content/figdata/card4.py)
+    from posecards.content.figdata.card4 import (
         Alibi,
         AlibiSlopes,
         Buckets,

@@ -18,8 +18,10 @@ from matplotlib.transforms import Bbox
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures.style import Theme
 
-if TYPE_CHECKING:  # the data each figure draws, as content/card5.py computes it
-    from posecards.content.card5 import Beyond, Quoted, RopeScaling, Table
+if (
+    TYPE_CHECKING
+):  # the data each figure draws, as content/card5.py computes it (content/figdata/card5.py)
+    from posecards.content.figdata.card5 import Beyond, Quoted, RopeScaling, Table
 
 # line style and marker per series: lines never differ by colour alone
 STYLE: dict[str, tuple[Any, str]] = {

@@ -21,8 +21,18 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
 from posecards.figures.style import Theme
 
-if TYPE_CHECKING:  # the data each figure draws, as content/card6.py computes it
-    from posecards.content.card6 import Mla, Models, MropeAxes, MropeIds, Nope, Partial, TwoRopes
+if (
+    TYPE_CHECKING
+):  # the data each figure draws, as content/card6.py computes it (content/figdata/card6.py)
+    from posecards.content.figdata.card6 import (
+        Mla,
+        Models,
+        MropeAxes,
+        MropeIds,
+        Nope,
+        Partial,
+        TwoRopes,
+    )
 
 # line style and marker per model of panel 1: lines never differ by colour alone
 _PARTIAL_STYLE: dict[str, dict[str, Any]] = {

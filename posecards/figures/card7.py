@@ -22,8 +22,10 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_number
 from posecards.figures.style import Theme
 
-if TYPE_CHECKING:  # the data each figure draws, as content/card7.py computes it
-    from posecards.content.card7 import (
+if (
+    TYPE_CHECKING
+):  # the data each figure draws, as content/card7.py computes it (content/figdata/card7.py)
+    from posecards.content.figdata.card7 import (
         Alibi,
         ChannelSpeeds,
         Cited,
