@@ -11,15 +11,8 @@ import pytest
 
 from posecards.config import PEParams
 from posecards.content import CardContent
-from posecards.content.card7 import (
-    EXTRA_IDS,
-    PANEL_IDS,
-    SIDE_THREADS,
-    THREAD_KIND,
-    THREADS,
-    ThreadKind,
-    compute,
-)
+from posecards.content.card7 import EXTRA_IDS, PANEL_IDS, compute
+from posecards.content.card7_threads import SIDE_THREADS, THREAD_KIND, THREADS, ThreadKind
 from posecards.figures.card7 import DRAW
 from posecards.render.text import fill_card, load_card_text
 

@@ -3,7 +3,7 @@
 Every panel is a call of the correct math-layer function next to the mistaken one (or the same
 function called with the mistaken argument), with the settings of the models the threads were
 about. This module only chooses those settings and picks numbers out of the results; the threads
-(``owner/repo#number``) are the card's data, listed per panel in ``THREADS`` (all were read; see
+(``owner/repo#number``) are the card's data, listed per panel in ``card7_threads.THREADS`` (all were read; see
 docs/pitfalls.md for their titles and what they say).
 
 Panels (``PANEL_IDS``):
@@ -18,13 +18,13 @@ Figure page only (``EXTRA_IDS``): c7-channel-speeds, the rotation speed of every
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
+from posecards.content.card7_threads import SIDE_THREADS, thread_numbers, threads_of
 from posecards.content.figdata.card7 import (
     Alibi,
     ChannelSpeeds,
@@ -57,89 +57,6 @@ PANEL_IDS = (
 EXTRA_IDS = ("c7-channel-speeds",)  # figure page only
 
 
-class ThreadKind(StrEnum):
-    """What a cited thread shows, read in full (docs/pitfalls.md, column "class")."""
-
-    SHIPPED = "shipped"  # the panel's mistake in code people ran (a bug report or its fix)
-    QUESTION = "question"  # a question or an explanation: nothing was broken
-    RELATED = "related"  # another bug, or the same area but not the panel's mechanism
-
-
-# Where each pitfall bit (read, titles in docs/pitfalls.md), bugs that shipped first. The card
-# shows the first two shipped ones of a panel; the card page, `posecards data` and the deck notes
-# give all of them, each under its class (THREAD_KIND).
-THREADS: dict[str, tuple[str, ...]] = {
-    "c7-layout": (
-        "karpathy/llama2.c#286",
-        "huggingface/transformers#25199",
-        "huggingface/transformers#31859",
-        "huggingface/transformers#40462",
-        "Dao-AILab/flash-attention#288",
-        "ggml-org/llama.cpp#3018",
-    ),
-    "c7-precision": (
-        "EleutherAI/gpt-neox#1003",
-        "huggingface/transformers#29285",
-        "huggingface/transformers#29496",
-        "EleutherAI/gpt-neox#1016",
-        "NVIDIA/Megatron-LM#535",
-    ),
-    "c7-alibi": (
-        "ml-explore/mlx#343",
-        "ml-explore/mlx#3071",
-        "baichuan-inc/Baichuan2#225",
-        "huggingface/transformers#28380",
-    ),
-    "c7-yarn": (
-        "sgl-project/sglang#22711",
-        "onnxruntime/mobius#548",
-        "NVIDIA/Megatron-LM#1429",
-    ),
-    "c7-dynamic": (
-        "huggingface/transformers#25306",
-        "vllm-project/vllm#3488",
-        "vllm-project/vllm#5093",
-        "huggingface/transformers#25104",
-    ),
-    "c7-position-ids": (
-        "huggingface/transformers#48161",
-        "ndif-team/nnsight#673",
-        "unslothai/unsloth#3699",
-    ),
-}
-_S, _Q, _R = ThreadKind.SHIPPED, ThreadKind.QUESTION, ThreadKind.RELATED
-THREAD_KIND: dict[str, ThreadKind] = {
-    "karpathy/llama2.c#286": _S,  # HF-permuted weights exported without undoing it: gibberish
-    "huggingface/transformers#25199": _Q,  # why do the two layouts agree? (the permutation)
-    "huggingface/transformers#31859": _Q,  # the same question, closed as a duplicate
-    "huggingface/transformers#40462": _Q,  # should torch.cat be repeat_interleave? (no)
-    "Dao-AILab/flash-attention#288": _Q,  # interleaved or not? (depends on the weights)
-    "ggml-org/llama.cpp#3018": _R,  # a GQA permutation bug in convert.py: another bug
-    "EleutherAI/gpt-neox#1003": _S,
-    "huggingface/transformers#29285": _S,
-    "huggingface/transformers#29496": _S,
-    "EleutherAI/gpt-neox#1016": _S,
-    "NVIDIA/Megatron-LM#535": _S,
-    "ml-explore/mlx#343": _S,
-    "ml-explore/mlx#3071": _S,
-    "baichuan-inc/Baichuan2#225": _Q,  # is the workaround intentional? (it is what was trained)
-    "huggingface/transformers#28380": _R,  # MPT: a shape error, not wrong slopes
-    "sgl-project/sglang#22711": _S,
-    "onnxruntime/mobius#548": _S,
-    "NVIDIA/Megatron-LM#1429": _R,  # softmax factor from mscale: no effect on DeepSeek-V3
-    "huggingface/transformers#25306": _S,
-    "vllm-project/vllm#3488": _S,
-    "vllm-project/vllm#5093": _S,
-    "huggingface/transformers#25104": _R,  # cached keys across a growing base: related
-    "huggingface/transformers#48161": _S,
-    "ndif-team/nnsight#673": _S,
-    "unslothai/unsloth#3699": _R,  # a shipped bug; that its ids jump is the card's reading
-    "Blaizzy/mlx-vlm#1709": _S,
-    "lablup/mlxcel#1340": _S,
-    "ggml-org/llama.cpp#14367": _S,
-    "vllm-project/vllm#29111": _S,
-}
-THREADS_ON_CARD = 2
 SEED = 7
 HEAD_DIM = 128  # one attention head, as in Llama
 
@@ -184,35 +101,6 @@ GEMMA_GLOBAL_BASE = 1_000_000.0  # rope_theta: the full-attention layers
 GEMMA_LOCAL_BASE = 10_000.0  # rope_local_base_freq: the sliding-window layers, never scaled
 GEMMA_SCALING: dict[str, Any] = {"rope_type": "linear", "factor": 8.0}  # global layers only
 GEMMA_CONTEXT = 131072  # max_position_embeddings
-SIDE_THREADS: dict[str, tuple[str, ...]] = {
-    "gemma_dropped": ("Blaizzy/mlx-vlm#1709", "lablup/mlxcel#1340"),
-    "gemma_local": ("ggml-org/llama.cpp#14367", "vllm-project/vllm#29111"),
-}
-
-
-def _threads(fid: str) -> dict[str, Any]:
-    """The panel's threads by class; the card shows the first shipped ones."""
-    by_kind = {k.value: [t for t in THREADS[fid] if THREAD_KIND[t] is k] for k in ThreadKind}
-    return {
-        "threads": by_kind[ThreadKind.SHIPPED.value],
-        "threads_by_kind": by_kind,
-        "threads_on_card": THREADS_ON_CARD,
-    }
-
-
-def _thread_numbers() -> dict[str, Scalar]:
-    """``threads_<panel>``: the bugs that shipped; ``threads_<panel>_question`` and
-    ``threads_<panel>_related`` only where the panel cites such threads (a caption that names an
-    empty class fails to fill)."""
-    out: dict[str, Scalar] = {}
-    for fid, cited in THREADS.items():
-        name = f"threads_{fid[3:].replace('-', '_')}"
-        for kind in ThreadKind:
-            these = [t for t in cited if THREAD_KIND[t] is kind]
-            if these:
-                key = name if kind is ThreadKind.SHIPPED else f"{name}_{kind.value}"
-                out[key] = ", ".join(these)
-    return out
 
 
 def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Layout, ChannelSpeeds]:
@@ -257,7 +145,7 @@ def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Layout, Chann
         base=float(params.base),
         err_wrong=err_wrong,
         err_fixed=err_fixed,
-        **_threads("c7-layout"),
+        **threads_of("c7-layout"),
     )
     speeds = ChannelSpeeds(
         channel=np.arange(HEAD_DIM, dtype=np.float64),  # (128,)
@@ -309,7 +197,7 @@ def _precision(params: PEParams, numbers: dict[str, Scalar]) -> Precision:
         **per_dtype,
         positions=PREC_POSITIONS,
         half_turn=float(np.pi),
-        **_threads("c7-precision"),
+        **threads_of("c7-precision"),
     )
 
 
@@ -337,7 +225,7 @@ def _alibi(numbers: dict[str, Scalar]) -> Alibi:
             }
         )
         out[f"worst_head_{n}"] = h + 1
-    out.update(_threads("c7-alibi"))
+    out.update(threads_of("c7-alibi"))
     return Alibi(**out)
 
 
@@ -381,7 +269,7 @@ def _yarn(numbers: dict[str, Scalar]) -> Yarn:
         factor=float(YARN_SCALING["factor"]),
         mscale=float(YARN_SCALING["mscale"]),
         mscale_all_dim=float(YARN_SCALING["mscale_all_dim"]),
-        **_threads("c7-yarn"),
+        **threads_of("c7-yarn"),
     )
 
 
@@ -427,7 +315,7 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> Dynamic:
         head_dim=HEAD_DIM,
         max_position_embeddings=DYN_MAX,
         factor=DYN_FACTOR,
-        **_threads("c7-dynamic"),
+        **threads_of("c7-dynamic"),
     )
 
 
@@ -467,7 +355,7 @@ def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> PositionIds:
         score_shift=rows["shift"],  # (11,)
         score_gap=rows["gap"],  # (11,)
         pads=pads,
-        **_threads("c7-position-ids"),
+        **threads_of("c7-position-ids"),
     )
 
 
@@ -492,7 +380,7 @@ def _gemma(numbers: dict[str, Scalar]) -> None:
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     _gemma(numbers)
-    numbers.update(_thread_numbers())
+    numbers.update(thread_numbers())
     layout, speeds = _layout(params, numbers)
     figures: dict[str, Any] = {
         "c7-layout": layout,
