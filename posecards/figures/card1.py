@@ -13,9 +13,8 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap, plain_log_ticks, text_colour_on
 from posecards.figures.style import Theme, visible_cmap
 
-if (
-    TYPE_CHECKING
-):  # the data each figure draws, as content/card1.py computes it (content/figdata/card1.py)
+# the data each figure draws (content/figdata/card1.py), as content/card1.py computes it
+if TYPE_CHECKING:
     from posecards.content.figdata.card1 import (
         Counting,
         Permutation,

@@ -14,9 +14,8 @@ from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 from posecards.formatting import below
 
-if (
-    TYPE_CHECKING
-):  # the data each figure draws, as content/card2.py computes it (content/figdata/card2.py)
+# the data each figure draws (content/figdata/card2.py), as content/card2.py computes it
+if TYPE_CHECKING:
     from posecards.content.figdata.card2 import Curves, Heatmap, Pitfalls, Rotation, Similarity
 
 

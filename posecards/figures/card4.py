@@ -21,9 +21,8 @@ from posecards.figures._common import (
 )
 from posecards.figures.style import Theme, visible_cmap
 
-if (
-    TYPE_CHECKING
-):  # the data each figure draws, as content/card4.py computes it (content/figdata/card4.py)
+# the data each figure draws (content/figdata/card4.py), as content/card4.py computes it
+if TYPE_CHECKING:
     from posecards.content.figdata.card4 import (
         Alibi,
         AlibiSlopes,

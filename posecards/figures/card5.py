@@ -18,9 +18,8 @@ from matplotlib.transforms import Bbox
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures.style import Theme
 
-if (
-    TYPE_CHECKING
-):  # the data each figure draws, as content/card5.py computes it (content/figdata/card5.py)
+# the data each figure draws (content/figdata/card5.py), as content/card5.py computes it
+if TYPE_CHECKING:
     from posecards.content.figdata.card5 import Beyond, Quoted, RopeScaling, Table
 
 # line style and marker per series: lines never differ by colour alone

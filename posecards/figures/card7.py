@@ -22,9 +22,8 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_number
 from posecards.figures.style import Theme
 
-if (
-    TYPE_CHECKING
-):  # the data each figure draws, as content/card7.py computes it (content/figdata/card7.py)
+# the data each figure draws (content/figdata/card7.py), as content/card7.py computes it
+if TYPE_CHECKING:
     from posecards.content.figdata.card7 import (
         Alibi,
         ChannelSpeeds,
