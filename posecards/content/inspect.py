@@ -57,6 +57,31 @@ from posecards.model.positions import (
 )
 
 
+def _learned_variants(
+    found: LearnedPositions, k_half: int, sin_k_half: int, zero_rows: int, step: int
+) -> dict[str, str]:
+    """Which phrasing of each text field of the learned-table card applies."""
+    falls = {
+        (True, True): "both-fall",
+        (True, False): "model-falls",
+        (False, True): "sinusoid-falls",
+        (False, False): "neither-falls",
+    }[(k_half >= 0, sin_k_half >= 0)]
+    zeros = "zero-rows" if zero_rows else "no-zero-rows"
+    sampled = "sampled" if step > 1 else "all"
+    variants = {
+        "thesis": "from-row" if found.offset else "from-zero",
+        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
+        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
+        "panels.i-norms.alt": zeros,
+        "panels.i-norms.caption": zeros,
+        "panels.i-offset.alt": falls,
+        "takeaways.falloff": falls,
+        "takeaways.rows": found.offset_rule,
+    }
+    return variants
+
+
 def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
     table = read_tensor(ckpt, found.tensor)[found.offset :]  # (n, d)
     n, d = table.shape
@@ -119,30 +144,14 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "last_row": found.offset + n - 1,  # the tensor's row of the last position
         "far_from": n // 2,  # offsets averaged as "far apart" (the slice ``far``)
     }
-    falls = {
-        (True, True): "both-fall",
-        (True, False): "model-falls",
-        (False, True): "sinusoid-falls",
-        (False, False): "neither-falls",
-    }[(k_half >= 0, sin_k_half >= 0)]
-    zeros = "zero-rows" if zero_rows else "no-zero-rows"
-    sampled = "sampled" if numbers["step"] > 1 else "all"
-    variants = {
-        "thesis": "from-row" if found.offset else "from-zero",
-        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
-        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
-        "panels.i-norms.alt": zeros,
-        "panels.i-norms.caption": zeros,
-        "panels.i-offset.alt": falls,
-        "takeaways.falloff": falls,
-        "takeaways.rows": found.offset_rule,
-    }
+    variants = _learned_variants(found, k_half, sin_k_half, zero_rows, int(numbers["step"]))
     return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
-def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
+def _rope_frequencies(found: RopePositions) -> tuple[np.ndarray, np.ndarray, float]:
+    """theta_k before and after the checkpoint's scaling, ``(pairs,)`` each, and the factor on
+    cos/sin, as transformers computes them for this rope_type."""
     dim = found.rotary_dim
-    pairs = dim // 2
     orig, _ = rope_inv_freq(dim, found.base)  # (pairs,) theta_k = base^(-2k/dim)
     if found.rope_type == "longrope":
         # longrope trains with short_factor: up to the original length HF applies those
@@ -161,6 +170,36 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         seq_len=seq_len,
         max_position_embeddings=found.max_position_embeddings,
     )  # (pairs,), scalar
+    return orig, scaled, float(attention)
+
+
+def _rope_variants(found: RopePositions, numbers: dict[str, Any]) -> dict[str, str]:
+    """Which phrasing of each text field applies; also sets numbers["context_note"]."""
+    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
+    curves = "longrope" if numbers["longrope"] else scaled_by
+    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
+    partial = "-partial" if numbers["partial"] else ""
+    # which sentence names where the two contexts come from ([names.context_note])
+    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
+    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
+    variants = {
+        "thesis": scaled_by + partial,
+        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
+        "panels.i-wavelengths.caption": scaled_by,
+        "panels.i-ratios.caption": scaled_by,
+        "panels.i-turns.alt": scaled_by,
+        "panels.i-layout.alt": found.layout + partial,
+        "panels.i-layout.caption": found.layout,
+        "takeaways.scaling": scaled_by,
+        "takeaways.config": "defaults" if found.defaults else "read",
+    }
+    return variants
+
+
+def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
+    dim = found.rotary_dim
+    pairs = dim // 2
+    orig, scaled, attention = _rope_frequencies(found)  # (pairs,), (pairs,), scalar
     wl_orig = 2 * math.pi / orig  # (pairs,) positions per full turn
     wl_scaled = 2 * math.pi / scaled  # (pairs,)
     ratio = scaled / orig  # (pairs,)
@@ -227,24 +266,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     }
     numbers["never_turn"] = pairs - numbers["turn_orig"]  # pairs that never wrap in orig_ctx
     numbers["divided_by"] = 1.0 / numbers["ratio_min"]  # the largest division of a frequency
-    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
-    curves = "longrope" if numbers["longrope"] else scaled_by
-    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
-    partial = "-partial" if numbers["partial"] else ""
-    # which sentence names where the two contexts come from ([names.context_note])
-    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
-    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
-    variants = {
-        "thesis": scaled_by + partial,
-        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
-        "panels.i-wavelengths.caption": scaled_by,
-        "panels.i-ratios.caption": scaled_by,
-        "panels.i-turns.alt": scaled_by,
-        "panels.i-layout.alt": found.layout + partial,
-        "panels.i-layout.caption": found.layout,
-        "takeaways.scaling": scaled_by,
-        "takeaways.config": "defaults" if found.defaults else "read",
-    }
+    variants = _rope_variants(found, numbers)
     return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
