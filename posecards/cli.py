@@ -2,26 +2,55 @@
 posecards.commands (the only layer it talks to).
 
 Heavy libraries (torch, umap, matplotlib) are imported only by the commands that need them.
-Bad input (posecards.errors.PosecardsError) gets one line on stderr and exit code 2; anything
-else is an internal error: one line saying so and how to report it, exit code 70, and the
-traceback with ``--debug`` or ``POSECARDS_DEBUG=1``.
+The options shared by the commands and their checks are in posecards.cli_options; how an error
+becomes one line and an exit code (2 for bad input, 70 for a bug) in posecards.cli_errors.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from posecards import commands
 from posecards._version import __version__
+from posecards.cli_errors import DEBUG, F, fail, guarded
+from posecards.cli_options import (
+    BUILD_DEFAULT,
+    DEFAULT_CARDS,
+    DEFAULT_FORMATS,
+    DEFAULT_LANGS,
+    FIGURE_OUT,
+    PE_DEFAULT,
+    OptBase,
+    OptBaseOrNone,
+    OptDModel,
+    OptDModelOrNone,
+    OptFormatOrNone,
+    OptJobs,
+    OptLang,
+    OptLangOrNone,
+    OptPositions,
+    OptPositionsOrNone,
+    OptQuiet,
+    OptScale,
+    OptSize,
+    OptSizeOrNone,
+    OptSvgText,
+    OptTheme,
+    OptThemeOrNone,
+    choices,
+    given_params,
+    jobs_of,
+    one_of,
+    params_of,
+    progress,
+    scale_of,
+)
 from posecards.config import (
     CARD_IDS,
     DECK_CARD_IDS,
@@ -29,27 +58,19 @@ from posecards.config import (
     FORMATS,
     INSPECT_FORMATS,
     LANGS,
-    MAX_BASE,
-    MAX_D_MODEL,
-    MAX_JOBS,
     MAX_MEASURE_SEEDS,
     MAX_MEASURE_STEPS,
-    MAX_POSITIONS,
-    MAX_SCALE,
     QUICK_SEEDS,
     QUICK_STEPS,
     SIZES,
     SVG_TEXTS,
     THEMES,
-    BuildConfig,
     DeckConfig,
     ExploreConfig,
     InspectConfig,
     Look,
     MeasureConfig,
-    PEParams,
 )
-from posecards.errors import PosecardsError
 
 app = typer.Typer(
     name="posecards",
@@ -59,68 +80,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-_DEFAULT = BuildConfig()
-_FIGURE_OUT = Path("figure.png")
-_CARDS = ",".join(map(str, _DEFAULT.cards))
-_LANGS = ",".join(_DEFAULT.langs)
-_FORMATS = ",".join(_DEFAULT.formats)
-
-
-INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in posecards, not a problem with the input
-_DEBUG = {"on": False}
-
-
-def fail(message: str) -> NoReturn:
-    """Bad input: one line on stderr, exit code 2."""
-    raise PosecardsError(message)
-
-
-def _debug() -> bool:
-    return _DEBUG["on"] or os.environ.get("POSECARDS_DEBUG", "") not in ("", "0")
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def guarded(fn: F) -> F:
-    """The one place errors become exit codes: PosecardsError -> its line and code (2; 130 when
-    interrupted); any other exception -> an internal-error line and 70 (with ``--debug``
-    or POSECARDS_DEBUG=1, the traceback first)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, SystemExit):
-            raise
-        except PosecardsError as exc:
-            if _debug():
-                import traceback
-
-                traceback.print_exc()
-            typer.echo(exc.line(), err=True)
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            typer.echo("posecards: interrupted", err=True)
-            raise typer.Exit(130) from None
-        except Exception as exc:
-            if _debug():
-                import traceback
-
-                traceback.print_exc()
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            what = type(exc).__name__ + (f": {first}" if first else "")
-            how = "" if _debug() else "; run it again with --debug (posecards --debug ...) and"
-            typer.echo(
-                f"posecards: internal error ({what}): this is a bug in posecards, not a problem "
-                f"with your input{how} report the command and its output to the posecards "
-                "developers",
-                err=True,
-            )
-            raise typer.Exit(INTERNAL_ERROR) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
@@ -154,127 +113,15 @@ def _root(
     ] = False,
 ) -> None:
     """Computed, bilingual figure cards that explain positional encodings in Transformers."""
-    _DEBUG["on"] = debug
-
-
-def _progress(quiet: bool) -> Callable[[str], None]:
-    """Progress lines on stderr, each with the seconds since the command started."""
-    t0 = time.perf_counter()
-
-    def say(msg: str) -> None:
-        if not quiet:
-            typer.echo(f"[{time.perf_counter() - t0:5.1f}s] {msg}", err=True)
-
-    return say
-
-
-def _choices(option: str, raw: str, valid: tuple[str, ...]) -> tuple[str, ...]:
-    items = tuple(x.strip().lower() for x in raw.split(",") if x.strip())
-    if not items:
-        fail(f"{option} is empty; choose from: {','.join(valid)}")
-    for x in items:
-        if x not in valid:
-            fail(f"{option}: unknown value {x!r}; choose from: {','.join(valid)}")
-    return tuple(v for v in valid if v in items)  # one canonical order: same options, same site
-
-
-def _jobs(jobs: int | None) -> int:
-    import os
-
-    if jobs is None:
-        return os.cpu_count() or 1
-    if not 1 <= jobs <= MAX_JOBS:
-        fail(f"--jobs must be from 1 to {MAX_JOBS}, got {jobs}")
-    return jobs
-
-
-def _one(option: str, raw: str, valid: tuple[str, ...]) -> str:
-    value = raw.strip().lower()
-    if value not in valid:
-        fail(f"{option}: unknown value {raw!r}; choose one of: {', '.join(valid)}")
-    return value
-
-
-def _scale(scale: int) -> int:
-    if not 1 <= scale <= MAX_SCALE:
-        fail(f"--scale must be from 1 to {MAX_SCALE}, got {scale}")
-    return scale
-
-
-def _params(d_model: int, base: float, positions: int) -> PEParams:
-    if d_model <= 0 or d_model % 2 or d_model > MAX_D_MODEL:
-        fail(f"--d-model must be an even integer from 2 to {MAX_D_MODEL}, got {d_model}")
-    if not math.isfinite(base) or base <= 1 or base > MAX_BASE:
-        fail(f"--base must be a number greater than 1 and at most {MAX_BASE:.4g}, got {base}")
-    if positions < 2 or positions > MAX_POSITIONS:
-        fail(f"--positions must be from 2 to {MAX_POSITIONS}, got {positions}")
-    return PEParams(d_model=d_model, base=base, positions=positions)
-
-
-D = PEParams()
-OptDModel = Annotated[int, typer.Option("--d-model", help="Model width d_model (even).")]
-OptBase = Annotated[float, typer.Option("--base", help="Frequency base of sinusoids and RoPE.")]
-OptPositions = Annotated[int, typer.Option("--positions", help="Number of positions shown.")]
-OptTheme = Annotated[str, typer.Option("--theme", help=f"One of: {', '.join(THEMES)}.")]
-OptLang = Annotated[str, typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)}.")]
-OptFormat = Annotated[str, typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)}.")]
-OptSize = Annotated[str, typer.Option("--size", help=f"One of: {', '.join(SIZES)}.")]
-OptJobs = Annotated[
-    int | None, typer.Option("--jobs", help="Parallel processes (default: one per core).")
-]
-OptQuiet = Annotated[bool, typer.Option("--quiet", help="No progress output.")]
-OptScale = Annotated[
-    int | None,
-    typer.Option(
-        "--scale",
-        help=f"PNG resolution: N times the pixels (1 to {MAX_SCALE}; 2 = 3840 x 2160 for a "
-        "slide card), tagged to print at slide size [default: 1].",
-    ),
-]
-OptSvgText = Annotated[
-    str | None,
-    typer.Option(
-        "--svg-text",
-        help="SVG text: outline (glyphs as paths, drawn the same without fonts; the text kept "
-        "as titles) or live (<text> for editing where the fonts are installed) "
-        f"[default: {_DEFAULT.look.svg_text}].",
-    ),
-]
-OptDModelOrNone = Annotated[
-    int | None,
-    typer.Option("--d-model", help=f"Model width d_model (even) [default: {D.d_model}]."),
-]
-OptBaseOrNone = Annotated[
-    float | None,
-    typer.Option("--base", help=f"Frequency base of sinusoids and RoPE [default: {D.base:g}]."),
-]
-OptPositionsOrNone = Annotated[
-    int | None,
-    typer.Option("--positions", help=f"Number of positions shown [default: {D.positions}]."),
-]
-OptThemeOrNone = Annotated[
-    str | None,
-    typer.Option("--theme", help=f"One of: {', '.join(THEMES)} [default: {_DEFAULT.look.theme}]."),
-]
-OptLangOrNone = Annotated[
-    str | None,
-    typer.Option("--lang", help=f"Comma list of: {','.join(LANGS)} [default: {_LANGS}]."),
-]
-OptFormatOrNone = Annotated[
-    str | None,
-    typer.Option("--format", help=f"Comma list of: {','.join(FORMATS)} [default: {_FORMATS}]."),
-]
-OptSizeOrNone = Annotated[
-    str | None,
-    typer.Option("--size", help=f"One of: {', '.join(SIZES)} [default: {_DEFAULT.look.size}]."),
-]
+    DEBUG["on"] = debug
 
 
 @_command()
 def build(
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = _DEFAULT.out,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = BUILD_DEFAULT.out,
     cards: Annotated[
-        str | None, typer.Option("--cards", help=f"Comma list of card numbers [default: {_CARDS}].")
+        str | None,
+        typer.Option("--cards", help=f"Comma list of card numbers [default: {DEFAULT_CARDS}]."),
     ] = None,
     lang: OptLangOrNone = None,
     format: OptFormatOrNone = None,
@@ -310,50 +157,30 @@ def build(
     """Build the cards into DIR: PNG/SVG/PDF cards and figures, HTML pages, index, manifest."""
     given: dict[str, Any] = {}
     if cards is not None:
-        card_ids = _choices("--cards", cards, tuple(map(str, CARD_IDS)))
+        card_ids = choices("--cards", cards, tuple(map(str, CARD_IDS)))
         given["cards"] = tuple(sorted(int(c) for c in card_ids))
     if lang is not None:
-        given["langs"] = _choices("--lang", lang, LANGS)
+        given["langs"] = choices("--lang", lang, LANGS)
     if format is not None:
-        given["formats"] = _choices("--format", format, FORMATS)
+        given["formats"] = choices("--format", format, FORMATS)
     if theme is not None:
-        given["theme"] = _one("--theme", theme, THEMES)
+        given["theme"] = one_of("--theme", theme, THEMES)
     if size is not None:
-        given["size"] = _one("--size", size, SIZES)
+        given["size"] = one_of("--size", size, SIZES)
     if scale is not None:
-        given["scale"] = _scale(scale)
+        given["scale"] = scale_of(scale)
     if svg_text is not None:
-        given["svg_text"] = _one("--svg-text", svg_text, SVG_TEXTS)
-    given.update(_given_params(d_model, base, positions))
+        given["svg_text"] = one_of("--svg-text", svg_text, SVG_TEXTS)
+    given.update(given_params(d_model, base, positions))
     commands.not_a_folder(out)
     if render and not check:
         fail("--render goes with --check (it compares DIR with a fresh render)")
     cfg = commands.build_config(
-        out, given, check=check, jobs=_jobs(jobs), quiet=quiet, cache=not no_cache
+        out, given, check=check, jobs=jobs_of(jobs), quiet=quiet, cache=not no_cache
     )
     if check:
-        _report(cfg.out, commands.check(cfg, given, render, _progress(quiet)))
-    commands.build(cfg, _progress(quiet))
-
-
-def _given_params(d_model: int | None, base: float | None, positions: int | None) -> dict[str, Any]:
-    """The PE parameters set on the command line (checked), by name."""
-    if d_model is None and base is None and positions is None:
-        return {}
-    p = _params(
-        D.d_model if d_model is None else d_model,
-        D.base if base is None else base,
-        D.positions if positions is None else positions,
-    )
-    given: dict[str, Any] = {}
-    for name, raw, value in (
-        ("d_model", d_model, p.d_model),
-        ("base", base, p.base),
-        ("positions", positions, p.positions),
-    ):
-        if raw is not None:
-            given[name] = value
-    return given
+        _report(cfg.out, commands.check(cfg, given, render, progress(quiet)))
+    commands.build(cfg, progress(quiet))
 
 
 def _report(out: Path, verdict: Any) -> NoReturn:
@@ -401,20 +228,20 @@ def deck(
     pictures and animations."""
     given: dict[str, Any] = {}
     if cards is not None:
-        card_ids = _choices("--cards", cards, tuple(map(str, DECK_CARD_IDS)))
+        card_ids = choices("--cards", cards, tuple(map(str, DECK_CARD_IDS)))
         given["cards"] = tuple(sorted(int(c) for c in card_ids))
     if lang is not None:
-        given["langs"] = _choices("--lang", lang, LANGS)
+        given["langs"] = choices("--lang", lang, LANGS)
     if format is not None:
-        given["formats"] = _choices("--format", format, DECK_FORMATS)
+        given["formats"] = choices("--format", format, DECK_FORMATS)
     if theme is not None:
-        given["theme"] = _one("--theme", theme, THEMES)
-    given.update(_given_params(d_model, base, positions))
+        given["theme"] = one_of("--theme", theme, THEMES)
+    given.update(given_params(d_model, base, positions))
     commands.not_a_folder(out)
-    cfg = commands.deck_config(out, given, check=check, jobs=_jobs(jobs), quiet=quiet, cache=True)
+    cfg = commands.deck_config(out, given, check=check, jobs=jobs_of(jobs), quiet=quiet, cache=True)
     if check:
         _report(cfg.out, commands.check(cfg, given))
-    commands.deck(cfg, _progress(quiet))
+    commands.deck(cfg, progress(quiet))
 
 
 @_command("inspect")
@@ -429,16 +256,16 @@ def inspect_model(
         Path | None,
         typer.Option("--out", help="Output folder (default: out/inspect/<model name>)."),
     ] = None,
-    lang: OptLang = _LANGS,
+    lang: OptLang = DEFAULT_LANGS,
     format: Annotated[
         str,
         typer.Option(
             "--format",
             help=f"Comma list of: {','.join(INSPECT_FORMATS)} (json: the layer-by-layer reading).",
         ),
-    ] = _FORMATS,
-    theme: OptTheme = _DEFAULT.look.theme,
-    size: OptSize = _DEFAULT.look.size,
+    ] = DEFAULT_FORMATS,
+    theme: OptTheme = BUILD_DEFAULT.look.theme,
+    size: OptSize = BUILD_DEFAULT.look.size,
     tensor: Annotated[
         str | None,
         typer.Option("--tensor", help="Read this 2-D tensor as the position table."),
@@ -465,23 +292,22 @@ def inspect_model(
         fail(f"--offset must be 0 or more, got {offset}")
     cfg = InspectConfig(
         out=out,
-        langs=_choices("--lang", lang, LANGS),
-        formats=_choices("--format", format, INSPECT_FORMATS),
-        look=Look(theme=_one("--theme", theme, THEMES), size=_one("--size", size, SIZES)),
+        langs=choices("--lang", lang, LANGS),
+        formats=choices("--format", format, INSPECT_FORMATS),
+        look=Look(theme=one_of("--theme", theme, THEMES), size=one_of("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,
         weights=weights,
-        jobs=_jobs(jobs),
+        jobs=jobs_of(jobs),
         quiet=quiet,
     )
     commands.not_a_folder(out)
-    commands.inspect(path, cfg, _progress(quiet))
+    commands.inspect(path, cfg, progress(quiet))
 
 
 def _stdout(text: str) -> None:
     """Print to stdout; a reader that stopped reading (``posecards list | head``) ends the
     command quietly with exit code 0."""
-    import os
 
     try:
         sys.stdout.write(text)
@@ -518,7 +344,7 @@ def explore(
 ) -> None:
     """Write the interactive explorer: one offline HTML file that recomputes every view."""
     cfg = ExploreConfig(
-        out=out, lang=_one("--lang", lang, LANGS), theme=_one("--theme", theme, THEMES)
+        out=out, lang=one_of("--lang", lang, LANGS), theme=one_of("--theme", theme, THEMES)
     )
     if out.exists() and out.is_dir():
         fail(f"--out {out} is a folder")
@@ -534,21 +360,21 @@ def explore(
 def list_cards() -> None:
     """List the cards and their figure ids (titles with the default parameters filled in);
     figures that are not on the card itself are marked "figure page only"."""
-    _stdout(commands.list_cards(D))
+    _stdout(commands.list_cards(PE_DEFAULT))
 
 
 @_command()
 def placeholders(
     card: Annotated[int, typer.Argument(help=f"Card number ({', '.join(map(str, CARD_IDS))}).")],
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+    d_model: OptDModel = PE_DEFAULT.d_model,
+    base: OptBase = PE_DEFAULT.base,
+    positions: OptPositions = PE_DEFAULT.positions,
 ) -> None:
     """List a card's placeholders (card file and its deck slides) with their current values,
     and which variant of each text field the card chose."""
     if card not in CARD_IDS:
         fail(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
-    params = _params(d_model, base, positions)
+    params = params_of(d_model, base, positions)
     _stdout(commands.placeholders(card, params))
 
 
@@ -557,12 +383,12 @@ def figure(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
     out_raw: Annotated[
         str, typer.Option("--out", "-o", help="Output file (.png, .svg or .pdf).")
-    ] = str(_FIGURE_OUT),
+    ] = str(FIGURE_OUT),
     lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
     theme: OptTheme = "light",
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+    d_model: OptDModel = PE_DEFAULT.d_model,
+    base: OptBase = PE_DEFAULT.base,
+    positions: OptPositions = PE_DEFAULT.positions,
     svg_text: OptSvgText = None,
 ) -> None:
     """Render one figure on its own."""
@@ -573,10 +399,10 @@ def figure(
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
         fail(f"--out must end in .png, .svg or .pdf, got {out.name!r}")
-    lang_ = _one("--lang", lang, LANGS)
-    theme_ = _one("--theme", theme, THEMES)
-    params = _params(d_model, base, positions)
-    svg_text_ = _one("--svg-text", svg_text or Look().svg_text, SVG_TEXTS)
+    lang_ = one_of("--lang", lang, LANGS)
+    theme_ = one_of("--theme", theme, THEMES)
+    params = params_of(d_model, base, positions)
+    svg_text_ = one_of("--svg-text", svg_text or Look().svg_text, SVG_TEXTS)
     if why := commands.writable(out.parent if str(out.parent) else Path(".")):
         fail(f"cannot write to --out {out}: {why}")
     commands.figure(fid, params, lang_, theme_, fmt, out, svg_text=svg_text_)
@@ -587,14 +413,14 @@ def figure(
 def data(
     figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
     format: Annotated[str, typer.Option("--format", help="csv or json.")] = "json",
-    d_model: OptDModel = D.d_model,
-    base: OptBase = D.base,
-    positions: OptPositions = D.positions,
+    d_model: OptDModel = PE_DEFAULT.d_model,
+    base: OptBase = PE_DEFAULT.base,
+    positions: OptPositions = PE_DEFAULT.positions,
 ) -> None:
     """Print the numbers behind a figure (CSV or JSON) on stdout."""
     fid = _figure_id(figure_id)
-    fmt = _one("--format", format, ("csv", "json"))
-    params = _params(d_model, base, positions)
+    fmt = one_of("--format", format, ("csv", "json"))
+    params = params_of(d_model, base, positions)
     _stdout(commands.data(fid, params, fmt))
 
 
@@ -635,8 +461,8 @@ def measure(
         fail(f"--out must end in .json, got {out.name!r}")
     if why := commands.writable(out.parent):
         fail(f"cannot write to --out {out}: {why}")
-    cfg = MeasureConfig(out=out, seeds=seeds_, steps=steps_, jobs=_jobs(jobs), quiet=quiet)
-    say = _progress(quiet)
+    cfg = MeasureConfig(out=out, seeds=seeds_, steps=steps_, jobs=jobs_of(jobs), quiet=quiet)
+    say = progress(quiet)
     seconds = commands.measure(cfg, None if quiet else say)
     say(f"wrote {cfg.out} ({seconds:.0f} s)")
 

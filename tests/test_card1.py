@@ -44,27 +44,27 @@ def other() -> CardContent:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_attention_without_pe_only_permutes(content: CardContent, lang: str) -> None:
     f = content.figures["c1-permutation"]
-    p = list(f["order"])
+    p = list(f.order)
     assert p == [2, 1, 0]  # the reversal
-    assert f[f"tokens_reordered_{lang}"] == [f[f"tokens_{lang}"][i] for i in p]
-    w, wr = f[f"weights_plain_{lang}"], f[f"weights_plain_reordered_{lang}"]
+    assert f.sentence(lang).tokens_reordered == [f.sentence(lang).tokens[i] for i in p]
+    w, wr = f.sentence(lang).weights_plain, f.sentence(lang).weights_plain_reordered
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)  # softmax rows
     # W(PX) = P W(X) P^T: the same matrix, rows and columns reordered
     np.testing.assert_allclose(wr, w[p][:, p], atol=1e-14)
-    assert f[f"deviation_without_pe_{lang}"] < 1e-14
-    assert f[f"weight_deviation_without_pe_{lang}"] < 1e-14
+    assert f.sentence(lang).deviation_without_pe < 1e-14
+    assert f.sentence(lang).weight_deviation_without_pe < 1e-14
     # with PE the reordered sentence gives different weights and outputs
-    assert f[f"weight_deviation_with_pe_{lang}"] > 1e-2
-    assert f[f"deviation_with_pe_{lang}"] > 1e-2
-    assert content.numbers[f"dev_plain_{lang}"] == f[f"deviation_without_pe_{lang}"]
-    assert content.numbers[f"dev_pe_{lang}"] == f[f"deviation_with_pe_{lang}"]
+    assert f.sentence(lang).weight_deviation_with_pe > 1e-2
+    assert f.sentence(lang).deviation_with_pe > 1e-2
+    assert content.numbers[f"dev_plain_{lang}"] == f.sentence(lang).deviation_without_pe
+    assert content.numbers[f"dev_pe_{lang}"] == f.sentence(lang).deviation_with_pe
 
 
 def test_tokens_per_language(content: CardContent) -> None:
     f = content.figures["c1-permutation"]
-    assert f["tokens_en"] == ["I", "eat", "apples"]
-    assert f["tokens_zh"] == ["我", "吃", "苹果"]
-    assert f["tokens_reordered_zh"] == ["苹果", "吃", "我"]
+    assert f.tokens_en == ["I", "eat", "apples"]
+    assert f.tokens_zh == ["我", "吃", "苹果"]
+    assert f.tokens_reordered_zh == ["苹果", "吃", "我"]
 
 
 # --- PE table -------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def test_pe_table_closed_form(params: PEParams) -> None:
     from posecards.content.card1 import _pe_table
 
     data, numbers = _pe_table(params)
-    pe = data["pe"]
+    pe = data.pe
     assert pe.shape == (10, 8)
     p = np.arange(10.0)[:, None]
     i = np.arange(4.0)[None, :]
@@ -96,14 +96,14 @@ def test_trajectory(content: CardContent) -> None:
     f = content.figures["c1-trajectory"]
     n = PEParams().positions
     p = np.arange(float(n))
-    assert list(f["positions"]) == list(range(n))
-    assert f["umap"].shape == (n, 2) and np.all(np.isfinite(f["umap"]))
-    np.testing.assert_allclose(f["fast"], np.c_[np.sin(p), np.cos(p)], atol=1e-12)
+    assert list(f.positions) == list(range(n))
+    assert f.umap.shape == (n, 2) and np.all(np.isfinite(f.umap))
+    np.testing.assert_allclose(f.fast, np.c_[np.sin(p), np.cos(p)], atol=1e-12)
     # slow pair i = d/4 = 128: ω = b^(-2i/d) = b^(-1/2)
     w = 10000.0**-0.5
-    np.testing.assert_allclose(f["slow"], np.c_[np.sin(p * w), np.cos(p * w)], atol=1e-12)
-    assert list(f["slow_dims"]) == [256, 257]
-    assert f["slow_wavelength"] == pytest.approx(2 * math.pi * 100.0)
+    np.testing.assert_allclose(f.slow, np.c_[np.sin(p * w), np.cos(p * w)], atol=1e-12)
+    assert list(f.slow_dims) == [256, 257]
+    assert f.slow_wavelength == pytest.approx(2 * math.pi * 100.0)
     # positions 0..N-1 turn the slow pair by (N-1)·ω: (N-1)/λ turns
     assert content.numbers["slow_turns"] == pytest.approx((n - 1) / (200 * math.pi))
     assert content.numbers["fast_turns"] == pytest.approx((n - 1) / (2 * math.pi))  # 20.21
@@ -115,10 +115,10 @@ def test_trajectory(content: CardContent) -> None:
     x -= x.mean(axis=0)
     evals, evecs = np.linalg.eigh(x.T @ x)
     ref = x @ evecs[:, ::-1][:, :2]
-    np.testing.assert_allclose(np.abs(f["pca"]), np.abs(ref), atol=1e-8)
+    np.testing.assert_allclose(np.abs(f.pca), np.abs(ref), atol=1e-8)
     # UMAP keeps neighbours together: consecutive positions are much closer than a random pair
-    step = np.linalg.norm(np.diff(f["umap"], axis=0), axis=1)
-    spread = np.linalg.norm(f["umap"][:, None] - f["umap"][None], axis=2)
+    step = np.linalg.norm(np.diff(f.umap, axis=0), axis=1)
+    spread = np.linalg.norm(f.umap[:, None] - f.umap[None], axis=2)
     assert np.median(step) < 0.1 * np.median(spread)
 
 
@@ -127,7 +127,7 @@ def test_trajectory_samples_long_position_ranges() -> None:
     from posecards.content.card1 import TRAJECTORY_POSITIONS, _trajectory
 
     data, numbers = _trajectory(PEParams(d_model=64, positions=5000))
-    pos = np.asarray(data["positions"])
+    pos = np.asarray(data.positions)
     assert pos.size == TRAJECTORY_POSITIONS and pos[0] == 0 and pos[-1] == 4999
     assert numbers["traj_last"] == 4999
 
@@ -139,11 +139,11 @@ def test_where_position_enters_shift_changes(content: CardContent) -> None:
     """Shift every position by 100: added sinusoids change the scores (absolute), RoPE and the
     ALiBi bias do not (relative), NoPE has nothing to change."""
     f = content.figures["c1-where"]
-    assert list(f["places"]) == ["added", "rotated", "bias", "none"]
-    added, rotated, bias, none = (float(v) for v in f["change"])
+    assert list(f.places) == ["added", "rotated", "bias", "none"]
+    added, rotated, bias, none = (float(v) for v in f.change)
     assert added > 0.5 * content.numbers["where_score_scale"]  # a large change
     assert rotated < 1e-13 and bias == 0.0 and none == 0.0
-    assert content.numbers["where_shift"] == f["shift"] == 100
+    assert content.numbers["where_shift"] == f.shift == 100
 
 
 def test_where_added_change_recomputed_independently() -> None:
@@ -176,10 +176,10 @@ def test_where_added_change_recomputed_independently() -> None:
 
 def test_counting_panel(content: CardContent) -> None:
     f = content.figures["c1-counting"]
-    n, p = int(f["length"]), int(f["p"])
-    assert f["normalised"][p] == pytest.approx(p / (n - 1))
-    assert f["normalised_short"][p] == pytest.approx(p / (int(f["short_length"]) - 1))
-    digits = np.asarray(f["digits"])  # (bits, n)
+    n, p = int(f.length), int(f.p)
+    assert f.normalised[p] == pytest.approx(p / (n - 1))
+    assert f.normalised_short[p] == pytest.approx(p / (int(f.short_length) - 1))
+    digits = np.asarray(f.digits)  # (bits, n)
     assert [int("".join(str(int(b)) for b in digits[::-1, q]), 2) for q in range(n)] == list(
         range(n)
     ) or digits.shape[0] < 4  # the digits read back as the positions (mod 2^bits)
@@ -202,14 +202,14 @@ def test_wavelength_ladder(which: str, content: CardContent, other: CardContent)
     d, b = params.d_model, params.base
     f = c.figures["c1-wavelengths"]
     i = np.arange(d // 2)
-    np.testing.assert_allclose(f["wavelengths"], 2 * np.pi * b ** (2 * i / d), rtol=1e-13)
+    np.testing.assert_allclose(f.wavelengths, 2 * np.pi * b ** (2 * i / d), rtol=1e-13)
     assert c.numbers["lam_min"] == pytest.approx(2 * math.pi)
     assert c.numbers["lam_max"] == pytest.approx(2 * math.pi * b ** ((d - 2) / d))
     # pairs with λ_i <= L: i <= (d/2) log_b(L / 2π)
-    for length, k in zip(f["context_lengths"], f["pairs_turning"], strict=True):
+    for length, k in zip(f.context_lengths, f.pairs_turning, strict=True):
         bound = (d / 2) * math.log(length / (2 * math.pi), b)
         assert k == min(d // 2, math.floor(bound) + 1)
-    assert list(f["context_lengths"]) == [512, 2048, 8192, 32768, 131072]
+    assert list(f.context_lengths) == [512, 2048, 8192, 32768, 131072]
 
 
 def test_default_numbers(content: CardContent) -> None:

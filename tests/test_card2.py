@@ -82,28 +82,28 @@ def test_first_rise_matches_numpy(default: CardContent) -> None:
     assert default.numbers["k_mono"] == k
     assert default.numbers["f_mono"] == pytest.approx(float(f[k]), abs=1e-14)
     assert np.all(np.diff(f[: k + 1]) < 0) and f[k + 1] > f[k]
-    assert default.figures["c2-similarity"]["mono_found"]
+    assert default.figures["c2-similarity"].mono_found
 
 
 def test_measured_profiles_coincide(default: CardContent) -> None:
     data = default.figures["c2-similarity"]
-    k = np.asarray(data["offsets"])
-    starts = list(data["starts"])
+    k = np.asarray(data.offsets)
+    starts = list(data.starts)
     assert 0 in starts and 17 in starts and len(starts) == 3
     for r, p0 in enumerate(starts):
         pe0 = pe_numpy(np.array([p0]), 512, 1e4)[0]
         ref = pe_numpy(p0 + k, 512, 1e4) @ pe0 / 256
-        np.testing.assert_allclose(data["measured"][r], ref, atol=1e-12)
-    np.testing.assert_allclose(data["formula"], f_numpy(k, 512, 1e4), atol=1e-14)
+        np.testing.assert_allclose(data.measured[r], ref, atol=1e-12)
+    np.testing.assert_allclose(data.formula, f_numpy(k, 512, 1e4), atol=1e-14)
     assert nums(default)["start_dev"] < 1e-13
 
 
 def test_similarity_matrix(default: CardContent) -> None:
     data = default.figures["c2-similarity"]
-    pos = np.asarray(data["positions"])
+    pos = np.asarray(data.positions)
     pe = pe_numpy(pos, 512, 1e4)
-    np.testing.assert_allclose(data["similarity"], pe @ pe.T / 256, atol=1e-12)
-    np.testing.assert_allclose(np.diag(data["similarity"]), 1.0, atol=1e-15)
+    np.testing.assert_allclose(data.similarity, pe @ pe.T / 256, atol=1e-12)
+    np.testing.assert_allclose(np.diag(data.similarity), 1.0, atol=1e-15)
 
 
 def test_distance_identity(default: CardContent) -> None:
@@ -116,15 +116,15 @@ def test_distance_identity(default: CardContent) -> None:
 
 def test_heatmap_and_curves_values(default: CardContent) -> None:
     heat = default.figures["c2-heatmap"]
-    assert heat["values"].shape == (128, 512)
-    np.testing.assert_allclose(heat["values"], pe_numpy(np.arange(128), 512, 1e4), atol=1e-12)
+    assert heat.values.shape == (128, 512)
+    np.testing.assert_allclose(heat.values, pe_numpy(np.arange(128), 512, 1e4), atol=1e-12)
     curves = default.figures["c2-curves"]
-    assert list(curves["fast_dims"]) == [0, 1, 2, 3]
-    assert list(curves["slow_dims"]) == [128, 256]
-    ref = pe_numpy(curves["slow_positions"], 512, 1e4)[:, [128, 256]].T
-    np.testing.assert_allclose(curves["slow_values"], ref, atol=1e-12)
-    ref = pe_numpy(curves["fast_positions"], 512, 1e4)[:, :4].T
-    np.testing.assert_allclose(curves["fast_values"], ref, atol=1e-12)
+    assert list(curves.fast_dims) == [0, 1, 2, 3]
+    assert list(curves.slow_dims) == [128, 256]
+    ref = pe_numpy(curves.slow_positions, 512, 1e4)[:, [128, 256]].T
+    np.testing.assert_allclose(curves.slow_values, ref, atol=1e-12)
+    ref = pe_numpy(curves.fast_positions, 512, 1e4)[:, :4].T
+    np.testing.assert_allclose(curves.fast_values, ref, atol=1e-12)
     assert default.numbers["turns_a"] == pytest.approx(128 / (2 * np.pi / 1e4 ** (-128 / 512)))
 
 
@@ -138,8 +138,8 @@ def test_rotation_bridge(default: CardContent) -> None:
     for i, wi in enumerate(w):  # [[cos, sin], [-sin, cos]] per pair, interleaved
         c, s = np.cos(k * wi), np.sin(k * wi)
         r[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
-    np.testing.assert_allclose(data["r"], r, atol=1e-15)
-    np.testing.assert_allclose(r @ pe_numpy(np.array([p]), d, 1e4)[0], data["pe_pk"], atol=1e-14)
+    np.testing.assert_allclose(data.r, r, atol=1e-15)
+    np.testing.assert_allclose(r @ pe_numpy(np.array([p]), d, 1e4)[0], data.pe_pk, atol=1e-14)
     assert n["rot_angle_0"] == pytest.approx(k * 1.0) and n["rot_angle_1"] == pytest.approx(k * 0.1)
     # at the card's size: every start and offset of the grid
     big = pe_numpy(np.arange(256.0), 512, 1e4)
@@ -167,12 +167,12 @@ def test_dimension_index_bug(default: CardContent) -> None:
     np.testing.assert_allclose(bug[:, 0::2], pe_numpy(pos, d, base)[:, 0::2], atol=1e-15)
 
     data = default.figures["c2-pitfalls"]
-    starts = np.asarray(data["bug_starts"])
+    starts = np.asarray(data.bug_starts)
     a = ref_bug = dimension_index_bug_pe(starts, d, base)
     b = dimension_index_bug_pe(starts + 10, d, base)
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
-    np.testing.assert_allclose(data["bug_cos_bug"], cos, atol=1e-12)
-    np.testing.assert_allclose(data["bug_cos_correct"], f_numpy(10, d, base), atol=1e-12)
+    np.testing.assert_allclose(data.bug_cos_bug, cos, atol=1e-12)
+    np.testing.assert_allclose(data.bug_cos_correct, f_numpy(10, d, base), atol=1e-12)
     n = nums(default)
     assert n["correct_spread"] < 1e-12
     assert n["bug_spread"] == pytest.approx(cos.max() - cos.min())
@@ -196,7 +196,7 @@ def test_layouts_and_frequency_rules(default: CardContent) -> None:
 
 def test_float32_error_location(default: CardContent) -> None:
     d, base = 512, 1e4
-    pos = np.asarray(default.figures["c2-pitfalls"]["f32_positions"])
+    pos = np.asarray(default.figures["c2-pitfalls"].f32_positions)
     # the recipe (HF Llama's float32 steps, each correctly rounded): numpy's own float32 pow is
     # an ulp off on some CPUs, so pow is taken in float64 and rounded once to float32
     e32 = np.arange(0, d, 2, dtype=np.float32) / np.float32(d)
@@ -223,7 +223,7 @@ def test_base_changes_numbers(default: CardContent, other_base: CardContent) -> 
 
 def test_params_change_data() -> None:
     c = compute(PEParams(d_model=64, positions=300))
-    assert c.figures["c2-heatmap"]["values"].shape == (300, 64)
+    assert c.figures["c2-heatmap"].values.shape == (300, 64)
     assert c.numbers["f1"] == pytest.approx(float(f_numpy(1, 64, 1e4)), abs=1e-14)
     assert c.numbers["last_pos"] == 299
 
@@ -234,15 +234,15 @@ def test_large_params_are_decimated_and_fast() -> None:
     elapsed = time.perf_counter() - t0
     assert elapsed < 30.0  # ~2 s unloaded; only catches a blow-up (e.g. a full 131072² table)
     heat = c.figures["c2-heatmap"]
-    assert heat["values"].shape[0] <= 512 and heat["values"].shape[1] <= 512
-    pos = np.asarray(heat["positions"])
+    assert heat.values.shape[0] <= 512 and heat.values.shape[1] <= 512
+    pos = np.asarray(heat.positions)
     assert len(set(np.diff(pos))) == 1  # evenly spaced
     np.testing.assert_allclose(
-        heat["values"][:3], pe_numpy(pos[:3], 65536, 1e4)[:, heat["dims"]], atol=1e-9
+        heat.values[:3], pe_numpy(pos[:3], 65536, 1e4)[:, heat.dims], atol=1e-9
     )
-    sim = c.figures["c2-similarity"]["similarity"]
+    sim = c.figures["c2-similarity"].similarity
     assert sim.shape[0] <= 512 and sim.shape[0] == sim.shape[1]
-    assert c.figures["c2-pitfalls"]["f32_angle_error"].shape[1] <= 256
+    assert c.figures["c2-pitfalls"].f32_angle_error.shape[1] <= 256
     assert c.numbers["f1"] == pytest.approx(float(f_numpy(1, 65536, 1e4)), abs=1e-13)
 
 

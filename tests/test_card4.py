@@ -35,39 +35,39 @@ def card() -> CardContent:
 
 def test_alibi_slopes_closed_form(card: CardContent) -> None:
     data = card.figures["c4-alibi-slopes"]
-    np.testing.assert_array_equal(data["slopes8"], [2.0**-h for h in range(1, 9)])
+    np.testing.assert_array_equal(data.slopes8, [2.0**-h for h in range(1, 9)])
     # 12 heads: the 8 slopes of 8, then the odd-numbered slopes 2^(-(2k-1)/2) of the 16-head set
     extra = [2.0 ** (-(2 * k - 1) / 2) for k in range(1, 5)]
-    np.testing.assert_allclose(data["slopes12"], [2.0**-h for h in range(1, 9)] + extra, rtol=1e-15)
-    np.testing.assert_allclose(data["slopes12"][8:], data["slopes16"][0:8:2], rtol=0)
-    assert data["odd_first_extra"] == pytest.approx(1 / math.sqrt(2), rel=1e-15)
-    assert data["odd_last_extra"] == pytest.approx(2.0**-3.5, rel=1e-15)
+    np.testing.assert_allclose(data.slopes12, [2.0**-h for h in range(1, 9)] + extra, rtol=1e-15)
+    np.testing.assert_allclose(data.slopes12[8:], data.slopes16[0:8:2], rtol=0)
+    assert data.odd_first_extra == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+    assert data.odd_last_extra == pytest.approx(2.0**-3.5, rel=1e-15)
 
 
 def test_alibi_bias_matrices_are_never_positive(card: CardContent) -> None:
     data = card.figures["c4-alibi"]
-    bias = data["bias"]  # head 1 only
+    bias = data.bias  # head 1 only
     n = bias.shape[-1]
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    assert data["bias_head"] == 1 and data["bias_inv_slope"] == 2.0
+    assert data.bias_head == 1 and data.bias_inv_slope == 2.0
     np.testing.assert_array_equal(bias, np.where(j <= i, -0.5 * (i - j), -np.inf))
     finite = bias[np.isfinite(bias)]
     assert finite.max() == 0.0  # on the diagonal; everywhere else strictly negative
     assert card.numbers["alibi_corner"] == -0.5 * (n - 1)
-    assert list(data["shown_heads"]) == [1, 4, 8]
+    assert list(data.shown_heads) == [1, 4, 8]
 
 
 def test_alibi_decay_closed_form(card: CardContent) -> None:
     data = card.figures["c4-alibi"]
     length = PEParams().positions
     d = np.arange(length, dtype=np.float64)
-    for k, m in enumerate(data["shown_slopes"]):
+    for k, m in enumerate(data.shown_slopes):
         # softmax over distances d of -m·d: geometric weights e^(-m d) (1 - e^-m) / (1 - e^(-m L))
         expected = np.exp(-m * d) * (1 - np.exp(-m)) / (1 - np.exp(-m * length))
-        np.testing.assert_allclose(data["weights"][k], expected, rtol=1e-12)
-    m1 = data["shown_slopes"][0]
+        np.testing.assert_allclose(data.weights[k], expected, rtol=1e-12)
+    m1 = data.shown_slopes[0]
     wrong = np.exp(m1 * d) / np.exp(m1 * d).sum()
-    np.testing.assert_allclose(data["weights_wrong_first"], wrong, rtol=1e-12)
+    np.testing.assert_allclose(data.weights_wrong_first, wrong, rtol=1e-12)
     nums = card.numbers
     assert nums["alibi_step_first"] == pytest.approx(math.exp(-0.5), rel=1e-12)
     assert nums["alibi_step_last"] == pytest.approx(math.exp(-1 / 256), rel=1e-12)
@@ -85,7 +85,7 @@ def test_alibi_key_only_softmax_equals_full_bias_softmax() -> None:
     # The card uses the memory-light key-only bias; it must give the causal bias's weights.
     small = compute(PEParams(positions=40)).figures["c4-alibi"]
     full = alibi_bias(8, 40)[[0, 3, 7], -1, :]  # last query row, keys 0..L-1
-    np.testing.assert_allclose(small["weights"], softmax(full)[:, ::-1], rtol=1e-12)
+    np.testing.assert_allclose(small.weights, softmax(full)[:, ::-1], rtol=1e-12)
 
 
 def test_softmax_masks_and_normalises() -> None:
@@ -128,13 +128,13 @@ def test_rope_ratios_closed_form(base: float) -> None:
     content = compute(PEParams(base=base))
     data = content.figures["c4-rope-scaling"]
     expected = _independent_ratios(base)
-    for row, key in zip(data["ratio"], data["keys"], strict=True):
+    for row, key in zip(data.ratio, data.keys, strict=True):
         np.testing.assert_allclose(row, expected[key], rtol=1e-12, err_msg=key)
     np.testing.assert_allclose(
-        data["attention_factor"], [1, 1, 1, 1, 0.1 * math.log(4) + 1, 1], rtol=1e-15
+        data.attention_factor, [1, 1, 1, 1, 0.1 * math.log(4) + 1, 1], rtol=1e-15
     )
-    assert set(data["factor"]) == {4.0}  # one factor for every method on the plot
-    np.testing.assert_allclose(data["score_factor"], data["attention_factor"] ** 2, rtol=1e-15)
+    assert set(data.factor) == {4.0}  # one factor for every method on the plot
+    np.testing.assert_allclose(data.score_factor, data.attention_factor**2, rtol=1e-15)
     nums = content.numbers
     assert nums["llama3_factor"] == nums["rope_factor"] == 4 and nums["llama31_factor"] == 8
     assert nums["yarn_untouched"] == int(np.sum(expected["yarn"] == 1.0))
@@ -169,17 +169,20 @@ def _t5_reference(n: int, bidirectional: bool) -> int:
 def test_t5_bucket_numbers(card: CardContent) -> None:
     data = card.figures["c4-buckets"]
     nums = card.numbers
-    n = data["distance"].astype(int)
-    for key, bidirectional in (("encoder", True), ("decoder", False)):
+    n = data.distance.astype(int)
+    for key, values, bidirectional in (
+        ("encoder", data.encoder, True),
+        ("decoder", data.decoder, False),
+    ):
         ref = [_t5_reference(int(x), bidirectional) for x in n]
-        np.testing.assert_array_equal(data[key], ref, err_msg=key)
+        np.testing.assert_array_equal(values, ref, err_msg=key)
     # encoder: 16 buckets per side, 8 exact; the last starts at ceil(8·16^(7/8))
     assert nums["t5_enc_exact"] == 8 and nums["t5_enc_last_bucket"] == 15
     assert nums["t5_enc_last_start"] == math.ceil(8 * 16 ** (7 / 8)) == 91
     # decoder: all 32 buckets on one side, 16 exact; the last starts at ceil(16·8^(15/16))
     assert nums["t5_dec_exact"] == 16 and nums["t5_dec_last_bucket"] == 31
     assert nums["t5_dec_last_start"] == math.ceil(16 * 8 ** (15 / 16)) == 113
-    enc, dec = data["encoder"], data["decoder"]
+    enc, dec = data.encoder, data.decoder
     np.testing.assert_array_equal(enc[:8], np.arange(8))
     np.testing.assert_array_equal(dec[:16], np.arange(16))
     assert np.all(enc[91:] == 15) and enc[90] == 14
@@ -188,8 +191,8 @@ def test_t5_bucket_numbers(card: CardContent) -> None:
 
 def test_deberta_bucket_numbers(card: CardContent) -> None:
     data = card.figures["c4-deberta"]
-    r = data["distance"].astype(int)
-    b = data["bucket"].astype(int)
+    r = data.distance.astype(int)
+    b = data.bucket.astype(int)
 
     def ref(x: int) -> int:  # float64 reference, away from integer edges
         if abs(x) <= 128:
@@ -201,9 +204,9 @@ def test_deberta_bucket_numbers(card: CardContent) -> None:
     for x in (0, 1, -1, 128, -128, 129, 300, -777, 1000, -1000):
         assert b[r == x][0] == ref(x), x
     assert np.array_equal(b, -b[::-1])  # odd symmetry
-    assert data["edge_bucket"] == 255 and data["far_bucket"] == ref(1000) == 317
+    assert data.edge_bucket == 255 and data.far_bucket == ref(1000) == 317
     # first distance sharing a bucket: 131 and 132 both map to 131
-    assert data["first_shared"] == 131
+    assert data.first_shared == 131
     assert len(set(b[(r >= 0) & (r <= 130)])) == 131
 
 
@@ -224,16 +227,16 @@ def _mae_reference(g: int, d: int, base: float) -> np.ndarray:
 def test_grid_similarity_maps(d_model: int, d_used: int) -> None:
     content = compute(PEParams(d_model=d_model, base=10000.0))
     data = content.figures["c4-grid2d"]
-    assert data["d_used"] == d_used and data["d_adjusted"] == (d_used != d_model)
+    assert data.d_used == d_used and data.d_adjusted == (d_used != d_model)
     pe = _mae_reference(14, d_used, 10000.0)
     unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
-    for k, (y, x) in enumerate(data["patches"].astype(int)):
+    for k, (y, x) in enumerate(data.patches.astype(int)):
         np.testing.assert_allclose(
-            data["sim_mae"][k].ravel(), unit @ unit[y * 14 + x], rtol=0, atol=1e-12
+            data.sim_mae[k].ravel(), unit @ unit[y * 14 + x], rtol=0, atol=1e-12
         )
-        assert data["sim_mae"][k, y, x] == pytest.approx(1.0, abs=1e-12)
+        assert data.sim_mae[k, y, x] == pytest.approx(1.0, abs=1e-12)
         # sum angle: the map depends on x + y only (constant along anti-diagonals)
-        s = data["sim_sum"][k]
+        s = data.sim_sum[k]
         yy, xx = np.divmod(np.arange(196), 14)
         for total in range(27):
             vals = s.ravel()[yy + xx == total]
@@ -281,7 +284,7 @@ def test_extreme_parameters_are_fast_enough() -> None:
     start = time.perf_counter()
     content = compute(PEParams(d_model=4096, base=1e6, positions=131072))
     assert time.perf_counter() - start < 2.0
-    assert content.figures["c4-alibi"]["weights"].shape == (3, 131072)
+    assert content.figures["c4-alibi"].weights.shape == (3, 131072)
 
 
 # --- text, ids, drawing ----------------------------------------------------------------------

@@ -72,8 +72,8 @@ def test_numbers_are_the_results_file(card: CardContent, doc: dict[str, Any]) ->
     assert card.numbers["cpu"] == doc["environment"]["cpu"]
     table = card.figures["c5-table"]
     for i, (_s, _sc, key) in enumerate(ROWS):
-        for j, m in enumerate(table["multiples"]):
-            assert table["mean"][i, j] == card.numbers[f"{key}_{int(m)}x"]
+        for j, m in enumerate(table.multiples):
+            assert table.mean[i, j] == card.numbers[f"{key}_{int(m)}x"]
 
 
 def test_curves_are_window_means_of_the_file(card: CardContent, doc: dict[str, Any]) -> None:
@@ -88,27 +88,27 @@ def test_curves_are_window_means_of_the_file(card: CardContent, doc: dict[str, A
             ]
         )
         w = curves.reshape(curves.shape[0], -1, WINDOW).mean(axis=2)
-        np.testing.assert_allclose(beyond[f"{s}_mean"], w.mean(axis=0), rtol=1e-12)
-        np.testing.assert_array_equal(beyond[f"{s}_lo"], w.min(axis=0))
-        np.testing.assert_array_equal(beyond[f"{s}_hi"], w.max(axis=0))
-    assert beyond["position"][0] == (WINDOW - 1) / 2 and beyond["position"].size == n // WINDOW
+        np.testing.assert_allclose(beyond.band(s).mean, w.mean(axis=0), rtol=1e-12)
+        np.testing.assert_array_equal(beyond.band(s).lo, w.min(axis=0))
+        np.testing.assert_array_equal(beyond.band(s).hi, w.max(axis=0))
+    assert beyond.position[0] == (WINDOW - 1) / 2 and beyond.position.size == n // WINDOW
     rope = card.figures["c5-rope-scaling"]
-    assert rope["factor"] == n / doc["config"]["train_length"]
-    assert rope["yarn_attention"] == pytest.approx(0.1 * np.log(rope["factor"]) + 1, rel=1e-15)
+    assert rope.factor == n / doc["config"]["train_length"]
+    assert rope.yarn_attention == pytest.approx(0.1 * np.log(rope.factor) + 1, rel=1e-15)
 
 
 def test_quoted_numbers_are_press_table_2(card: CardContent) -> None:
     """Typed in from arXiv:2108.12409, Table 2 (WikiText-103, L = 512): a second transcription."""
     q = card.figures["c5-quoted"]
-    assert q["methods"] == ["sinusoidal", "rope", "t5", "alibi"]
-    np.testing.assert_array_equal(q["eval_lengths"], [512, 1012, 2512, 15512])
+    assert q.methods == ["sinusoidal", "rope", "t5", "alibi"]
+    np.testing.assert_array_equal(q.eval_lengths, [512, 1012, 2512, 15512])
     expected = [
         [20.05, 43.54, 132.41, 406.01],
         [20.07, 21.37, 31.58, 79.25],
         [19.65, 18.79, 20.41, np.nan],
         [19.73, 18.73, 18.41, 18.31],
     ]
-    np.testing.assert_array_equal(q["perplexity"], expected)
+    np.testing.assert_array_equal(q.perplexity, expected)
     data = tomllib.loads(QUOTED.read_text(encoding="utf-8"))["press2022"]
     assert "2108.12409" in data["citation"] and "Table 2" in data["citation"]
 
@@ -145,7 +145,7 @@ def test_spreads_compare_like_with_like(card: CardContent, doc: dict[str, Any]) 
 def test_points_under_the_best_possible_are_said_to_be_noise(card: CardContent) -> None:
     """A window mean can fall under the source entropy (test-set noise); the caption says so."""
     beyond = card.figures["c5-beyond"]
-    lows = {s: float(np.min(beyond[f"{s}_mean"])) for s in SCHEMES}
+    lows = {s: float(np.min(beyond.band(s).mean)) for s in SCHEMES}
     n = card.numbers
     assert n["lowest_window"] == min(lows.values())
     assert n["below_best"] == (min(lows.values()) < n["entropy"])
@@ -185,8 +185,8 @@ def test_order_contrast_says_when_our_seeds_disagree(
 
 def test_shaded_cells_are_those_that_held(card: CardContent) -> None:
     t = card.figures["c5-table"]
-    mean = np.asarray(t["mean"])
-    np.testing.assert_array_equal(t["held_cells"], mean - mean[:, :1] < t["held"])
+    mean = np.asarray(t.mean)
+    np.testing.assert_array_equal(t.held_cells, mean - mean[:, :1] < t.held)
 
 
 def _shifted(doc: dict[str, Any], scheme: str, delta: float) -> dict[str, Any]:

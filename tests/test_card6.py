@@ -43,6 +43,7 @@ from posecards.content.card6 import (
     two_ropes_panel,
 )
 from posecards.content.configs import SLUGS, config_files, model_ids, published, text_config
+from posecards.content.figdata.card6 import TwoRopes
 from posecards.figures.card6 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
@@ -135,7 +136,7 @@ def test_partial_rotary_is_what_phi_and_qwen3_next_rotate(card: CardContent) -> 
     data, nums = card.figures["c6-partial"], card.numbers
     phi = hf_text("phi-2")
     ref = PhiRotaryEmbedding(phi).inv_freq
-    mine = inv_of(data["phi_wavelength"])[: nums["phi_pairs"]]
+    mine = inv_of(data.phi_wavelength)[: nums["phi_pairs"]]
     assert_f32_close(mine, ref, phi.rope_parameters["rope_theta"])
     with torch.device("meta"):
         attn = PhiAttention(phi, 0)
@@ -143,7 +144,7 @@ def test_partial_rotary_is_what_phi_and_qwen3_next_rotate(card: CardContent) -> 
     assert attn.head_dim == nums["phi_head"] == 80
     qn = hf_text("qwen3-next-80b-a3b")
     ref = Qwen3NextRotaryEmbedding(qn).inv_freq
-    assert_f32_close(inv_of(data["qn_wavelength"])[: nums["qn_pairs"]], ref, 1e7)
+    assert_f32_close(inv_of(data.qn_wavelength)[: nums["qn_pairs"]], ref, 1e7)
     assert nums["qn_pairs"] == ref.numel() == 32 and nums["qn_head"] == qn.head_dim == 256
     # the slowest wavelength from transformers' own float32 frequencies
     for key, module_ref in (("phi", PhiRotaryEmbedding(phi).inv_freq), ("qn", ref)):
@@ -162,7 +163,7 @@ def test_proportional_is_what_gemma_4_full_layers_hold(card: CardContent) -> Non
     data, nums = card.figures["c6-partial"], card.numbers
     g4 = hf_text("gemma-4-26b-a4b")
     ref = Gemma4TextRotaryEmbedding(g4).full_attention_inv_freq
-    assert_f32_close(inv_of(data["g4_wavelength"]), ref, 1e6)
+    assert_f32_close(inv_of(data.g4_wavelength), ref, 1e6)
     full = g4.layer_types.index("full_attention")
     assert g4.per_layer_config[full].head_dim == nums["g4_head"] == 512
     assert int((ref == 0).sum()) == nums["g4_zero"] == nums["g4_still"] == 192
@@ -194,34 +195,34 @@ def test_proportional_zeros_for_other_gemma_4_configs(head: int, p: float, theta
     data, nums = partial_panel(published("phi-2"), published("qwen3-next-80b-a3b"), g4)
     cfg = hf_config({"model_type": "gemma4", "text_config": g4}).get_text_config()
     ref = Gemma4TextRotaryEmbedding(cfg).full_attention_inv_freq
-    assert_f32_close(inv_of(data["g4_wavelength"]), ref, theta)
+    assert_f32_close(inv_of(data.g4_wavelength), ref, theta)
     assert nums["g4_zero"] == int((ref == 0).sum()) == head // 2 - int(p * head // 2)
 
 
 # ---------------------------------------------------------------- panel 2: Gemma 3's two RoPEs
 
 
-def _gemma3_checks(data: dict[str, Any], nums: dict[str, Any], cfg: Any) -> None:
+def _gemma3_checks(data: TwoRopes, nums: dict[str, Any], cfg: Any) -> None:
     from transformers.models.gemma3.modeling_gemma3 import Gemma3Attention, Gemma3RotaryEmbedding
 
     rot = Gemma3RotaryEmbedding(cfg)
     local = cfg.rope_parameters["sliding_attention"]["rope_theta"]
     full = cfg.rope_parameters["full_attention"]["rope_theta"]
-    assert_f32_close(np.asarray(data["local_inv_freq"]), rot.sliding_attention_inv_freq, local)
-    assert_f32_close(np.asarray(data["full_inv_freq"]), rot.full_attention_inv_freq, full)
-    assert [t == "full_attention" for t in cfg.layer_types] == list(data["full"])
+    assert_f32_close(np.asarray(data.local_inv_freq), rot.sliding_attention_inv_freq, local)
+    assert_f32_close(np.asarray(data.full_inv_freq), rot.full_attention_inv_freq, full)
+    assert [t == "full_attention" for t in cfg.layer_types] == list(data.full)
     assert float(rot.full_attention_attention_scaling) == nums["g3_attention"]
     with torch.device("meta"):
         for i in range(cfg.num_hidden_layers):
             attn = Gemma3Attention(cfg, i)
-            assert attn.is_sliding == (not data["full"][i])
-            assert attn.sliding_window == (None if data["full"][i] else nums["g3_window"])
+            assert attn.is_sliding == (not data.full[i])
+            assert attn.sliding_window == (None if data.full[i] else nums["g3_window"])
 
 
 def test_gemma_3_has_two_ropes_as_transformers_builds_them(card: CardContent) -> None:
     data, nums = card.figures["c6-two-ropes"], card.numbers
     cfg = hf_text("gemma-3-27b")
-    _gemma3_checks(dict(data), dict(nums), cfg)
+    _gemma3_checks(data, dict(nums), cfg)
     assert (nums["g3_layers"], nums["g3_sliding"], nums["g3_full"]) == (62, 52, 10)
     assert [nums["g3_first_full"], nums["g3_second_full"], nums["g3_last_full"]] == [5, 11, 59]
     assert nums["g3_window"] == cfg.sliding_window == 1024
@@ -268,7 +269,7 @@ def test_per_layer_type_frequencies_for_other_gemma_3_configs(
         t["rope_scaling"] = {"rope_type": "linear", "factor": factor}
     data, nums = two_ropes_panel(t)
     cfg = hf_config({"model_type": "gemma3", "text_config": t}).get_text_config()
-    _gemma3_checks(dict(data), dict(nums), cfg)
+    _gemma3_checks(data, dict(nums), cfg)
 
 
 # ---------------------------------------------------------------- panel 3: layers without RoPE
@@ -356,7 +357,7 @@ def test_llama_4_scout_and_smollm3_leave_layers_without_rope(card: CardContent) 
         smol_rope = [
             bool(SmolLM3Attention(smol, i).use_rope) for i in range(smol.num_hidden_layers)
         ]
-    assert l4_rope == list(data["l4_rope"]) and smol_rope == list(data["smol_rope"])
+    assert l4_rope == list(data.l4_rope) and smol_rope == list(data.smol_rope)
     # RoPE layers attend in chunks, NoPE layers to everything (Llama4TextConfig.layer_types)
     assert l4.layer_types == ["chunked_attention" if r else "full_attention" for r in l4_rope]
     assert nums["l4_chunk"] == l4.attention_chunk_size == 8192
@@ -376,10 +377,10 @@ def test_the_query_temperature_is_what_llama4_attention_applies(card: CardConten
     mine = [1.0, nums["l4_tau_step"], nums["l4_tau_128k"], nums["l4_tau_end"]]
     np.testing.assert_allclose(mine, ref, rtol=1e-6)  # HF computes tau in float32
     # the drawn step function: tau at every step position (and at 0), from the module
-    pos = np.asarray(data["position"])
+    pos = np.asarray(data.position)
     sample = [0, 1, 2, len(pos) // 2, len(pos) - 1]
     np.testing.assert_allclose(
-        np.asarray(data["tau"])[sample], llama4_tau(text, [int(pos[i]) for i in sample]), rtol=1e-6
+        np.asarray(data.tau)[sample], llama4_tau(text, [int(pos[i]) for i in sample]), rtol=1e-6
     )
 
 
@@ -438,7 +439,7 @@ def test_deepseek_v3_splits_the_head_and_the_two_factors(card: CardContent) -> N
     assert attn.kv_a_proj_with_mqa.out_features == nums["ds_kv_rank"] + nums["ds_rope"]
     assert attn.kv_b_proj.out_features == nums["ds_heads"] * (attn.qk_nope_head_dim + 128)
     assert cfg.rope_interleave is True
-    slots = np.asarray(data["slots"])
+    slots = np.asarray(data.slots)
     assert (slots[:128] == -1).all() and slots[128:].tolist() == [k // 2 for k in range(64)]
     ref = rot.inv_freq.double()
     assert nums["ds_slowest"] == pytest.approx(2 * math.pi / float(ref.min()), rel=1e-6)
@@ -490,16 +491,16 @@ def test_mrope_axes_and_wavelengths_are_the_rotary_modules(
     rotary_cls = getattr(importlib.import_module(f"transformers.models.{mod}"), cls)
     cfg = hf_text(slug)
     rot = rotary_cls(cfg)
-    d, nums = card.figures["c6-mrope-axes"][key], card.numbers
-    axes = np.asarray(d["axes"])
+    d, nums = card.figures["c6-mrope-axes"].model(key), card.numbers
+    axes = np.asarray(d.axes)
     np.testing.assert_array_equal(axes, _axes_from_rotary(rot, axes.size))
-    assert_f32_close(inv_of(d["wavelength"]), rot.inv_freq, cfg.rope_parameters["rope_theta"])
-    assert d["section"] == cfg.rope_parameters["mrope_section"]
+    assert_f32_close(inv_of(d.wavelength), rot.inv_freq, cfg.rope_parameters["rope_theta"])
+    assert d.section == cfg.rope_parameters["mrope_section"]
     wl = 2 * math.pi / rot.inv_freq.double().numpy()
     for a, name in enumerate("thw"):
         assert nums[f"{key}_{name}_fast"] == pytest.approx(wl[axes == a].min(), rel=1e-6)
         assert nums[f"{key}_{name}_slow"] == pytest.approx(wl[axes == a].max(), rel=1e-6)
-        assert nums[f"{key}_n{name}"] == int((axes == a).sum()) == int(np.asarray(d["count"])[a])
+        assert nums[f"{key}_n{name}"] == int((axes == a).sum()) == int(np.asarray(d.count)[a])
     assert nums[f"{key}_w_turns"] == pytest.approx(
         (nums["image_width"] - 1) / wl[axes == 2].min(), rel=1e-6
     )
@@ -530,9 +531,9 @@ def test_position_ids_are_get_rope_index(card: CardContent, vl_models: dict[str,
     merge = nums["ids_merge"]
     for model in vl_models.values():
         np.testing.assert_array_equal(
-            np.asarray(data["ids"]), hf_rope_index(model, list(MROPE_SEQUENCE), merge)
+            np.asarray(data.ids), hf_rope_index(model, list(MROPE_SEQUENCE), merge)
         )
-    assert np.asarray(data["ids"]).tolist() == [
+    assert np.asarray(data.ids).tolist() == [
         [0, 1, 2, 3, 3, 3, 3, 3, 3, 6, 7],
         [0, 1, 2, 3, 3, 3, 4, 4, 4, 6, 7],
         [0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7],
@@ -554,7 +555,7 @@ def test_position_ids_for_other_sequences(
     merge = published(slug)["vision_config"]["spatial_merge_size"]
     segs: tuple[tuple[Any, ...], ...] = (("text", before), ("image", (1, h, w)), ("text", after))
     data, nums = mrope_ids_panel(segs, merge)
-    np.testing.assert_array_equal(data["ids"], hf_rope_index(vl_models[slug], list(segs), merge))
+    np.testing.assert_array_equal(data.ids, hf_rope_index(vl_models[slug], list(segs), merge))
     assert nums["ids_next"] == before + max(h, w) // merge
 
 
@@ -563,8 +564,8 @@ def test_position_ids_for_other_sequences(
 
 def test_the_models_table_rows_are_the_rotary_modules(card: CardContent) -> None:
     table = card.figures["c6-models"]
-    rows = {(m, k): i for i, (m, k) in enumerate(zip(table["model"], table["kind"], strict=True))}
-    assert len(set(table["model"])) == card.numbers["n_configs"] == len(SLUGS)
+    rows = {(m, k): i for i, (m, k) in enumerate(zip(table.model, table.kind, strict=True))}
+    assert len(set(table.model)) == card.numbers["n_configs"] == len(SLUGS)
     from transformers.models.llama4.modeling_llama4 import Llama4TextRotaryEmbedding
     from transformers.models.smollm3.modeling_smollm3 import SmolLM3RotaryEmbedding
 
@@ -575,18 +576,18 @@ def test_the_models_table_rows_are_the_rotary_modules(card: CardContent) -> None
         cfg = hf_text(slug)
         ref = module(cfg).inv_freq.double()
         i = rows[(published(slug)["_name_or_path"], kind)]
-        assert table["slowest"][i] == pytest.approx(2 * math.pi / float(ref.min()), rel=1e-6)
-        assert table["turning"][i] == ref.numel()
-        assert table["layers"][i] == sum(cfg.no_rope_layers)
-        assert table["context"][i] == cfg.max_position_embeddings
+        assert table.slowest[i] == pytest.approx(2 * math.pi / float(ref.min()), rel=1e-6)
+        assert table.turning[i] == ref.numel()
+        assert table.layers[i] == sum(cfg.no_rope_layers)
+        assert table.context[i] == cfg.max_position_embeddings
     qn = hf_text("qwen3-next-80b-a3b")
     i = rows[("Qwen/Qwen3-Next-80B-A3B-Instruct", "partial")]
-    assert table["layers"][i] == qn.layer_types.count("full_attention") == 12
+    assert table.layers[i] == qn.layer_types.count("full_attention") == 12
     assert card.numbers["qn_layers_rope"] == 12 and card.numbers["qn_layers"] == 48
     g4 = hf_text("gemma-4-26b-a4b")
     i = rows[("google/gemma-4-26B-A4B-it", "proportional")]
-    assert table["layers"][i] == g4.layer_types.count("full_attention")
-    assert table["turning"][i] == card.numbers["g4_pairs"]
+    assert table.layers[i] == g4.layer_types.count("full_attention")
+    assert table.turning[i] == card.numbers["g4_pairs"]
 
 
 # ---------------------------------------------------------------- text, figures, footer
@@ -750,7 +751,7 @@ def test_printed_wavelengths_are_what_transformers_float32_inv_freq_gives(
     }
     table = card.figures["c6-models"]
     seen = {}
-    for name, kind, ours in zip(table["name"], table["kind"], table["slowest"], strict=True):
+    for name, kind, ours in zip(table.name, table.kind, table.slowest, strict=True):
         seen[f"{name} {kind}"] = wl(float(ours))
     assert set(seen) == set(hf)
     for key, value in hf.items():
@@ -806,7 +807,7 @@ def test_card_6_statements_say_what_their_numbers_show(card: CardContent) -> Non
     two = dict((p[0], p[2]) for p in en.panels)["c6-two-ropes"]
     assert all(k in two for k in missing)
     # the image label: rows x columns of tokens, as many as the image's tokens
-    rows, cols = card.figures["c6-mrope-ids"]["token_grid"]
+    rows, cols = card.figures["c6-mrope-ids"].token_grid
     assert rows * cols == n["ids_image_len"] == 6
     label = CardLabels(text.labels, "en")("ids_image", R=rows, C=cols)
     assert label == "image: 2×3 tokens"

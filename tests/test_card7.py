@@ -11,15 +11,8 @@ import pytest
 
 from posecards.config import PEParams
 from posecards.content import CardContent
-from posecards.content.card7 import (
-    EXTRA_IDS,
-    PANEL_IDS,
-    SIDE_THREADS,
-    THREAD_KIND,
-    THREADS,
-    ThreadKind,
-    compute,
-)
+from posecards.content.card7 import EXTRA_IDS, PANEL_IDS, compute
+from posecards.content.card7_threads import SIDE_THREADS, THREAD_KIND, THREADS, ThreadKind
 from posecards.figures.card7 import DRAW
 from posecards.render.text import fill_card, load_card_text
 
@@ -53,7 +46,7 @@ def test_every_thread_is_owner_repo_number_and_documented(card: CardContent) -> 
     for fid in PANEL_IDS:
         data = card.figures[fid]
         shipped = [t for t in THREADS[fid] if THREAD_KIND[t] is ThreadKind.SHIPPED]
-        assert data["threads"] == shipped and 1 <= data["threads_on_card"] <= 2
+        assert data.threads == shipped and 1 <= data.threads_on_card <= 2
 
 
 DOC_CLASS = {
@@ -168,7 +161,7 @@ def test_compute_is_fast_at_extreme_parameters() -> None:
     start = time.perf_counter()
     content = compute(PEParams(d_model=65536, base=1e8, positions=131072))
     assert time.perf_counter() - start < 3.0
-    assert np.all(np.isfinite(content.figures["c7-layout"]["reference"]))
+    assert np.all(np.isfinite(content.figures["c7-layout"].reference))
 
 
 # The figures at the default parameters, in both languages and themes, are drawn inside

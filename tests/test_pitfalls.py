@@ -133,7 +133,7 @@ def test_layout_scores_against_hf_and_meta(card: CardContent) -> None:
     assert np.sqrt(np.mean((wrong - ref)[off] ** 2)) > 0.3 * np.sqrt(np.mean(ref[off] ** 2))
     # the card: the same three computations on its own vectors
     data = card.figures["c7-layout"]
-    r, w, f = data["reference"], data["not_permuted"], data["permuted"]
+    r, w, f = data.reference, data.not_permuted, data.permuted
     scale = np.sqrt(np.mean(r**2))
     assert card.numbers["layout_err_wrong"] == pytest.approx(
         np.sqrt(np.mean((w - r) ** 2)) / scale, rel=1e-12
@@ -142,7 +142,7 @@ def test_layout_scores_against_hf_and_meta(card: CardContent) -> None:
     assert card.numbers["layout_err_fixed"] < 1e-13 < 0.5 < card.numbers["layout_err_wrong"]
     speeds = card.figures["c7-channel-speeds"]
     assert card.numbers["layout_right_channels"] == 2  # slot 0 and slot d-1 only
-    np.testing.assert_array_equal(speeds["permuted"], speeds["trained"])
+    np.testing.assert_array_equal(speeds.permuted, speeds.trained)
     assert card.numbers["layout_worst_speed"] == pytest.approx(10000.0 ** (32 / 64), rel=1e-12)
 
 
@@ -200,8 +200,8 @@ def test_precision_numbers_against_torch(card: CardContent) -> None:
     assert (nums["prec_first_bfloat16"], nums["prec_first_float16"]) == (257, 2049)
     assert nums["prec_distinct_bfloat16"] < nums["prec_distinct_float16"] < PREC_POSITIONS
     data = card.figures["c7-precision"]
-    assert np.all(data["y_float32"] == 0)  # float32 holds every position below 2^24
-    assert np.all(np.diff(data["y_bfloat16"]) >= 0) and data["y_bfloat16"][-1] == 16.0
+    assert np.all(data.y_float32 == 0)  # float32 holds every position below 2^24
+    assert np.all(np.diff(data.y_bfloat16) >= 0) and data.y_bfloat16[-1] == 16.0
 
 
 # --- 3 ALiBi --------------------------------------------------------------------------------------
@@ -226,10 +226,10 @@ def test_alibi_numbers_against_press_and_bloom(card: CardContent, n: int) -> Non
     press = np.asarray(_press_get_slopes(n))
     bloom = build_alibi_tensor(torch.ones(1, 2, dtype=torch.long), n, torch.float32)[:, 0, 1]
     data = card.figures["c7-alibi"]
-    np.testing.assert_allclose(data[f"trained_{n}"], press, rtol=1e-14)
-    np.testing.assert_allclose(data[f"trained_{n}"], bloom.double().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(data.slopes(n).trained, press, rtol=1e-14)
+    np.testing.assert_allclose(data.slopes(n).trained, bloom.double().numpy(), rtol=1e-6)
     naive = 2.0 ** (-8 * np.arange(1, n + 1) / n)
-    np.testing.assert_allclose(data[f"naive_{n}"], naive, rtol=1e-15)
+    np.testing.assert_allclose(data.slopes(n).naive, naive, rtol=1e-15)
     ratio = np.maximum(press / naive, naive / press)
     h = int(np.argmax(ratio))
     nums = card.numbers
@@ -333,12 +333,12 @@ def test_dynamic_numbers_against_dynamic_rope_update(card: CardContent) -> None:
     hf = _hf_dynamic_bases(DYN_CALLS, DYN_MAX, DYN_FACTOR)
     assert [round(b) for b in hf] == [10000, 135402, 135402, 135402]
     data = card.figures["c7-dynamic"]
-    np.testing.assert_allclose(data["base_kept"], hf, rtol=1e-5)
+    np.testing.assert_allclose(data.base_kept, hf, rtol=1e-5)
 
     def own(n: int) -> float:  # alpha = s n / M - (s - 1), base' = base alpha^(d/(d-2))
         return 10000.0 * max(1.0, DYN_FACTOR * n / DYN_MAX - (DYN_FACTOR - 1)) ** (128 / 126)
 
-    np.testing.assert_allclose(data["base_per_call"], [own(n) for n in DYN_CALLS], rtol=1e-13)
+    np.testing.assert_allclose(data.base_per_call, [own(n) for n in DYN_CALLS], rtol=1e-13)
     assert round(own(8000)) == 49340 and card.numbers["dyn_base_mid"] == pytest.approx(own(8000))
     assert card.numbers["dyn_base_kept"] == pytest.approx(own(16384), rel=1e-13)
     # the angle error at the last call's last position, from HF's two inv_freq
@@ -414,9 +414,13 @@ def test_position_ids_numbers_against_hf_rotary(card: CardContent) -> None:
         )
         return (qr[0, 0] @ kr[0, 0].T)[0].numpy()
 
-    for name in ("mask", "shift", "gap"):
-        np.testing.assert_allclose(data[f"score_{name}"], scores(data[f"ids_{name}"]), atol=1e-10)
+    for got, ids in (
+        (data.score_mask, data.ids_mask),
+        (data.score_shift, data.ids_shift),
+        (data.score_gap, data.ids_gap),
+    ):
+        np.testing.assert_allclose(got, scores(ids), atol=1e-10)
     nums = card.numbers
     assert nums["pos_shift_diff"] < 1e-11 < 1.0 < nums["pos_gap_diff"]
-    np.testing.assert_array_equal(data["ids_mask"], np.arange(11))
-    assert data["ids_gap"][-1] - data["ids_gap"][-2] == nums["pos_pads"] + 1
+    np.testing.assert_array_equal(data.ids_mask, np.arange(11))
+    assert data.ids_gap[-1] - data.ids_gap[-2] == nums["pos_pads"] + 1

@@ -64,7 +64,8 @@ def declare(*parts: Mapping[str, Any]) -> Placeholders:
 class CardContent:
     card: int | str
     # figure id -> the data the figure draws (np.float64 arrays, scalars, short lists of str):
-    # a mapping, or a frozen dataclass of the figure's own (content/card3.py's Rotation, ...)
+    # a frozen dataclass of the figure's own (content/figdata/cardN.py, content/card3.py), or a
+    # mapping (the inspection cards)
     figures: Mapping[str, Any]
     # placeholder name -> value, used by the card text ({{ name | num(3) }}); also carries
     # ``variants`` under the key VARIANTS when there are any

@@ -19,6 +19,14 @@ import numpy as np
 from posecards.cache import array_key, memo_array
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar, declare
+from posecards.content.figdata.card1 import (
+    Counting,
+    Permutation,
+    PeTable,
+    Trajectory,
+    Wavelengths,
+    Where,
+)
 from posecards.encodings.alibi import alibi_bias
 from posecards.encodings.attention import attention_permutation_demo
 from posecards.encodings.counting import binary_digits, normalised_positions, smooth_digits
@@ -60,7 +68,7 @@ LEARNED_DIM = 768
 MIB = 2**20
 
 
-def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _permutation(params: PEParams) -> tuple[Permutation, dict[str, Scalar]]:
     data: dict[str, Any] = {}
     numbers: dict[str, Scalar] = {}
     for lang, tokens in TOKENS.items():
@@ -89,20 +97,20 @@ def _permutation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     data["demo_d_model"] = DEMO_D_MODEL
     numbers["demo_d_model"] = DEMO_D_MODEL
     numbers["n_tokens"] = len(TOKENS["en"])
-    return data, numbers
+    return Permutation(**data), numbers
 
 
-def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _pe_table(params: PEParams) -> tuple[PeTable, dict[str, Scalar]]:
     pe = sinusoidal_pe(TABLE_POSITIONS, TABLE_D_MODEL, params.base)  # (10, 8), interleaved
     lam = wavelengths(TABLE_D_MODEL, params.base)  # (4,)
-    data = {
-        "pe": pe,
-        "positions": np.arange(TABLE_POSITIONS, dtype=np.int64),
-        "dims": np.arange(TABLE_D_MODEL, dtype=np.int64),
-        "d_model": TABLE_D_MODEL,
-        "wavelengths": lam,
-        "base": params.base,
-    }
+    data = PeTable(
+        pe=pe,
+        positions=np.arange(TABLE_POSITIONS, dtype=np.int64),
+        dims=np.arange(TABLE_D_MODEL, dtype=np.int64),
+        d_model=TABLE_D_MODEL,
+        wavelengths=lam,
+        base=params.base,
+    )
     numbers: dict[str, Scalar] = {
         "table_d": TABLE_D_MODEL,
         "table_rows": TABLE_POSITIONS,
@@ -117,7 +125,7 @@ def _pe_table(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _trajectory(params: PEParams) -> tuple[Trajectory, dict[str, Scalar]]:
     d = params.d_model
     # the card's positions 0..positions-1 (the footer's), at most TRAJECTORY_POSITIONS of them
     positions = spread_positions(params.positions, TRAJECTORY_POSITIONS)  # (n,)
@@ -129,27 +137,27 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     # (N-1)·ω, so (N-1)/λ turns (not N/λ)
     fast_turns = last / float(lam[0])
     slow_turns = last / float(lam[slow])
-    data = {
-        "positions": positions.astype(np.int64),
+    data = Trajectory(
+        positions=positions.astype(np.int64),
         # the UMAP fit costs seconds (numba): cached by the exact input bytes and library versions
-        "umap": memo_array(
+        umap=memo_array(
             "umap",
             array_key("umap", [pe], seed=0),
             lambda: project_2d(pe, method="umap", seed=0),
             libraries=("umap-learn", "numba", "pynndescent", "numpy", "scikit-learn"),
         ),  # (n, 2)
-        "pca": project_2d(pe, method="pca"),  # (n, 2)
-        "fast": pe[:, 0:2].copy(),  # (n, 2): pair 0 = dims 0, 1
-        "slow": pe[:, 2 * slow : 2 * slow + 2].copy(),  # (n, 2)
-        "slow_pair": slow,
-        "slow_dims": np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
-        "fast_wavelength": float(lam[0]),
-        "slow_wavelength": float(lam[slow]),
-        "fast_turns": fast_turns,
-        "slow_turns": slow_turns,
-        "d_model": d,
-        "base": params.base,
-    }
+        pca=project_2d(pe, method="pca"),  # (n, 2)
+        fast=pe[:, 0:2].copy(),  # (n, 2): pair 0 = dims 0, 1
+        slow=pe[:, 2 * slow : 2 * slow + 2].copy(),  # (n, 2)
+        slow_pair=slow,
+        slow_dims=np.asarray([2 * slow, 2 * slow + 1], dtype=np.int64),
+        fast_wavelength=float(lam[0]),
+        slow_wavelength=float(lam[slow]),
+        fast_turns=fast_turns,
+        slow_turns=slow_turns,
+        d_model=d,
+        base=params.base,
+    )
     numbers: dict[str, Scalar] = {
         "traj_n": int(positions.size),
         "traj_last": last,
@@ -164,7 +172,7 @@ def _trajectory(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _where(params: PEParams) -> tuple[Where, dict[str, Scalar]]:
     """Where position can enter, and what shifting every position by WHERE_SHIFT does to the
     attention scores in each case: the largest change of one head's scores."""
     d, n, s = DEMO_D_MODEL, WHERE_TOKENS, float(WHERE_SHIFT)
@@ -212,14 +220,14 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "none": float(np.abs(nope(pos + s) - nope(pos)).max()),
     }
     relative_change = float(np.abs(relative(pos + s) - relative(pos)).max())
-    data: dict[str, Any] = {
-        "places": ["added", "rotated", "bias", "none"],
-        "change": np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
-        "shift": WHERE_SHIFT,
-        "width": d,
-        "tokens": n,
-        "score_scale": float(np.abs(plain).mean()),
-    }
+    data = Where(
+        places=["added", "rotated", "bias", "none"],
+        change=np.array([changes[k] for k in ("added", "rotated", "bias", "none")]),
+        shift=WHERE_SHIFT,
+        width=d,
+        tokens=n,
+        score_scale=float(np.abs(plain).mean()),
+    )
     numbers: dict[str, Scalar] = {
         "where_shift": WHERE_SHIFT,
         "where_n": n,
@@ -228,12 +236,12 @@ def _where(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "where_bias": changes["bias"],
         "where_none": changes["none"],
         "where_relative": relative_change,  # relative vectors: they too see only j - i
-        "where_score_scale": data["score_scale"],
+        "where_score_scale": data.score_scale,
     }
     return data, numbers
 
 
-def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _counting(params: PEParams) -> tuple[Counting, dict[str, Scalar]]:
     """The road from counting to the sinusoid: p, p / (N - 1) for two lengths N, binary digits
     and their smooth twins over positions 0..COUNT_POSITIONS-1."""
     n, bits = COUNT_POSITIONS, COUNT_BITS
@@ -271,25 +279,25 @@ def _counting(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         # the sinusoidal encoding's digits: each pair's wavelength is b^(2/d) times the last
         "count_pair_ratio": float(lam[1] / lam[0]) if lam.size > 1 else 1.0,
     }
-    return data, numbers
+    return Counting(**data), numbers
 
 
-def _wavelengths(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _wavelengths(params: PEParams) -> tuple[Wavelengths, dict[str, Scalar]]:
     d = params.d_model
     lam = wavelengths(d, params.base)  # (d/2,)
     ctx = np.asarray(CONTEXT_LENGTHS, dtype=np.float64)
     # how many pairs complete at least one full turn inside each context
     turning = np.asarray([int(np.sum(lam <= c)) for c in ctx], dtype=np.int64)
-    data = {
-        "pair": np.arange(lam.shape[0], dtype=np.int64),
-        "wavelengths": lam,
-        "context_lengths": ctx,
-        "pairs_turning": turning,
-        "shortest": float(lam[0]),
-        "longest": float(lam[-1]),
-        "d_model": d,
-        "base": params.base,
-    }
+    data = Wavelengths(
+        pair=np.arange(lam.shape[0], dtype=np.int64),
+        wavelengths=lam,
+        context_lengths=ctx,
+        pairs_turning=turning,
+        shortest=float(lam[0]),
+        longest=float(lam[-1]),
+        d_model=d,
+        base=params.base,
+    )
     k = CONTEXT_LENGTHS.index(COUNT_CONTEXT)
     numbers: dict[str, Scalar] = {
         "n_pairs": int(lam.shape[0]),

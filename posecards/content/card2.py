@@ -19,6 +19,13 @@ import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar, declare
+from posecards.content.figdata.card2 import (
+    Curves,
+    Heatmap,
+    Pitfalls,
+    Rotation,
+    Similarity,
+)
 from posecards.encodings.dimension_index_bug import dimension_index_bug_pe
 from posecards.encodings.precision import float32_angle_error
 from posecards.encodings.rope import rope_layout_permutation
@@ -93,7 +100,7 @@ def _row_dots(
     return out
 
 
-def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _heatmap(params: PEParams) -> tuple[Heatmap, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,)
     pair_step = position_step(d // 2, MAX_PAIRS)
@@ -103,22 +110,22 @@ def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     lam = wavelengths(d, params.base)  # (d/2,)
     half = d // 2
     tick_pairs = np.unique(np.array([0, half // 4, half // 2, 3 * half // 4, half - 1]))
-    data = {
-        "values": values,
-        "wavelength_tick_dims": 2 * tick_pairs,  # sine column of a few pairs
-        "wavelength_ticks": lam[tick_pairs],  # and their wavelengths λ_i = 2π/ω_i
-        "positions": pos,
-        "dims": dims,
-        "position_step": int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
-        "pair_step": pair_step,
-        "d_model": d,
-        "n_positions": n,
-        "base": params.base,
-    }
+    data = Heatmap(
+        values=values,
+        wavelength_tick_dims=2 * tick_pairs,  # sine column of a few pairs
+        wavelength_ticks=lam[tick_pairs],  # and their wavelengths λ_i = 2π/ω_i
+        positions=pos,
+        dims=dims,
+        position_step=int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
+        pair_step=pair_step,
+        d_model=d,
+        n_positions=n,
+        base=params.base,
+    )
     numbers: dict[str, Scalar] = {
         "heat_rows": int(pos.shape[0]),
         "heat_cols": int(dims.shape[0]),
-        "heat_pos_step": data["position_step"],
+        "heat_pos_step": data.position_step,
         "heat_pair_step": pair_step,
         "heat_last_pos": int(pos[-1]),
         "last_dim": d - 1,
@@ -129,7 +136,7 @@ def _heatmap(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _curves(params: PEParams) -> tuple[Curves, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     pos = even_positions(n, _rows(d, MAX_CURVE_POINTS, 64))  # (m,)
     fast = [j for j in range(4) if j < d]
@@ -142,17 +149,17 @@ def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     # integer positions, the slow ones over all positions
     fast_pos = np.arange(min(n, FAST_WINDOW), dtype=np.float64)  # (w,)
     lam = wavelengths(d, params.base)  # (d/2,)
-    data = {
-        "fast_positions": fast_pos,
-        "fast_dims": fast_dims,
-        "fast_values": _pe_columns(fast_pos, fast_dims, params).T,  # (4, w)
-        "fast_wavelengths": lam[fast_dims // 2],  # (4,)
-        "slow_positions": pos,
-        "slow_dims": slow_dims,
-        "slow_values": _pe_columns(pos, slow_dims, params).T,  # (<= 2, m)
-        "slow_wavelengths": lam[slow_dims // 2],  # (<= 2,)
-        "n_positions": n,
-    }
+    data = Curves(
+        fast_positions=fast_pos,
+        fast_dims=fast_dims,
+        fast_values=_pe_columns(fast_pos, fast_dims, params).T,  # (4, w)
+        fast_wavelengths=lam[fast_dims // 2],  # (4,)
+        slow_positions=pos,
+        slow_dims=slow_dims,
+        slow_values=_pe_columns(pos, slow_dims, params).T,  # (<= 2, m)
+        slow_wavelengths=lam[slow_dims // 2],  # (<= 2,)
+        n_positions=n,
+    )
     numbers: dict[str, Scalar] = {
         "fast_last": int(fast_pos.shape[0]) - 1,
         "lambda_0": float(lam[0]),
@@ -168,7 +175,7 @@ def _curves(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     return data, numbers
 
 
-def _rotation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _rotation(params: PEParams) -> tuple[Rotation, dict[str, Scalar]]:
     """PE(p+k) = R(k)·PE(p): R(k) for a small encoding, and the identity checked at d_model."""
     n, d = params.positions, params.d_model
     r_show = offset_rotation(ROT_K, ROT_SHOW_D, params.base)  # (8, 8)
@@ -186,17 +193,18 @@ def _rotation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         shifted = _pe_columns(starts + k, None, params)  # (m, d): PE(p + k)
         turned = rotate_by_offset(pe_p, float(k), params.base)  # (m, d): R(k)·PE(p), row-wise
         err = max(err, float(np.abs(shifted - turned).max()))
-    data = {
-        "r": r_show,  # (8, 8)
-        "pe_p": pe_show[0],  # (8,)
-        "pe_pk": pe_show[1],  # (8,)
-        "omega": omega_show,  # (4,)
-        "k": ROT_K,
-        "p": ROT_P,
-        "d_show": ROT_SHOW_D,
-        "base": params.base,
-        "d_model": d,
-    }
+    data = Rotation(
+        r=r_show,  # (8, 8)
+        pe_p=pe_show[0],  # (8,)
+        pe_pk=pe_show[1],  # (8,)
+        omega=omega_show,  # (4,)
+        k=ROT_K,
+        p=ROT_P,
+        d_show=ROT_SHOW_D,
+        base=params.base,
+        d_model=d,
+        err=err,
+    )
     numbers: dict[str, Scalar] = {
         "rot_k": ROT_K,
         "rot_p": ROT_P,
@@ -208,7 +216,6 @@ def _rotation(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         "rot_check_offsets": int(offsets.shape[0]),
         "rot_check_max_k": int(offsets[-1]),
     }
-    data["err"] = err
     return data, numbers
 
 
@@ -232,7 +239,7 @@ def _first_rise(params: PEParams) -> tuple[int, float, bool]:
     return start, float(offset_profile([start], d, params.base)[0]), False
 
 
-def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
+def _similarity(params: PEParams) -> tuple[Similarity, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     half = d / 2
     pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
@@ -265,22 +272,22 @@ def _similarity(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
         rhs = d * (1.0 - offset_profile(grid - grid[a], d, params.base))  # (G,)
         dist_err = max(dist_err, float(np.abs(lhs - rhs).max()))
 
-    data = {
-        "similarity": sim,
-        "positions": pos,
-        "position_step": int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
-        "offsets": offsets,
-        "starts": np.asarray(starts, dtype=np.int64),
-        "measured": measured,
-        "formula": formula,
-        "offset_a": OFFSET_A,
-        "offset_b": OFFSET_B,
-        "f_a": float(f_ab[0]),
-        "f_b": float(f_ab[1]),
-        "k_mono": k_mono,
-        "f_mono": f_mono,
-        "mono_found": mono_found,
-    }
+    data = Similarity(
+        similarity=sim,
+        positions=pos,
+        position_step=int(pos[1] - pos[0]) if pos.shape[0] > 1 else 1,
+        offsets=offsets,
+        starts=np.asarray(starts, dtype=np.int64),
+        measured=measured,
+        formula=formula,
+        offset_a=OFFSET_A,
+        offset_b=OFFSET_B,
+        f_a=float(f_ab[0]),
+        f_b=float(f_ab[1]),
+        k_mono=k_mono,
+        f_mono=f_mono,
+        mono_found=mono_found,
+    )
     numbers: dict[str, Scalar] = {
         "f1": float(f_ab[0]),
         "f10": float(f_ab[1]),
@@ -469,11 +476,11 @@ def compute(params: PEParams) -> CardContent:
         n_f32,
         _exercises(params),
     )
-    pitfalls: dict[str, Any] = {
+    pitfalls = Pitfalls(
         **{f"bug_{k}": v for k, v in bug.items()},
         **{f"layout_{k}": v for k, v in layouts.items()},
         **{f"f32_{k}": v for k, v in f32.items()},
-    }
+    )
     return CardContent(
         card=2,
         figures={

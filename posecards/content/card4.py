@@ -18,6 +18,15 @@ import numpy as np
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
+from posecards.content.figdata.card4 import (
+    Alibi,
+    AlibiSlopes,
+    Buckets,
+    Deberta,
+    Grid2d,
+    RopeScaling,
+    UnseenAngles,
+)
 from posecards.encodings.alibi import alibi_bias, alibi_bias_key_only, alibi_slopes
 from posecards.encodings.buckets import deberta_log_bucket, t5_relative_bucket
 from posecards.encodings.cosine import cosine_similarity
@@ -97,7 +106,7 @@ COLLISION_A = (2, 1)  # (row y, column x): the patch at x = 1, y = 2
 COLLISION_B = (1, 2)  # the patch at x = 2, y = 1
 
 
-def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Alibi, AlibiSlopes]:
     """(c4-alibi, c4-alibi-slopes): the bias of the steepest head and the weights it gives; the
     slopes of 8 and 12 heads."""
     slopes8 = alibi_slopes(ALIBI_HEADS)  # (8,)
@@ -139,29 +148,29 @@ def _alibi(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any]
         alibi_far_wrong=float(wrong[first, far]),
         alibi_near_wrong=float(wrong[first, 0]),
     )
-    panel = {
-        "heads": ALIBI_HEADS,
-        "shown_heads": shown + 1,  # 1-based head numbers
-        "shown_slopes": slopes8[shown],
-        "shown_inv_slopes": 1.0 / slopes8[shown],
-        "bias": bias[0],  # (16, 16) the steepest head, -inf above the diagonal
-        "bias_head": first + 1,
-        "bias_inv_slope": float(1.0 / slopes8[first]),
-        "distance": distance,
-        "weights": weights[shown],  # (3, L)
-        "weights_wrong_first": wrong[first],  # (L,) exported, drawn nowhere (a pitfall)
-    }
-    slopes = {
-        "slopes8": slopes8,
-        "slopes12": slopes12,
-        "slopes16": slopes16,
-        "odd_first_extra": float(slopes12[ALIBI_HEADS]),
-        "odd_last_extra": float(slopes12[-1]),
-    }
+    panel = Alibi(
+        heads=ALIBI_HEADS,
+        shown_heads=shown + 1,  # 1-based head numbers
+        shown_slopes=slopes8[shown],
+        shown_inv_slopes=1.0 / slopes8[shown],
+        bias=bias[0],  # (16, 16) the steepest head, -inf above the diagonal
+        bias_head=first + 1,
+        bias_inv_slope=float(1.0 / slopes8[first]),
+        distance=distance,
+        weights=weights[shown],  # (3, L)
+        weights_wrong_first=wrong[first],  # (L,) exported, drawn nowhere (a pitfall)
+    )
+    slopes = AlibiSlopes(
+        slopes8=slopes8,
+        slopes12=slopes12,
+        slopes16=slopes16,
+        odd_first_extra=float(slopes12[ALIBI_HEADS]),
+        odd_last_extra=float(slopes12[-1]),
+    )
     return panel, slopes
 
 
-def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> RopeScaling:
     plain, _ = rope_inv_freq(ROPE_DIM, params.base)  # (64,)
     wavelength = 2.0 * np.pi / plain  # (64,) original wavelength in positions
     ratios = []
@@ -209,23 +218,23 @@ def _rope_scaling(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         llama3_untouched=int(untouched[at["llama3"]]),
         llama3_ratio_low=float(ratio[at["llama3"], -1]),
     )
-    return {
-        "keys": keys,
-        "shown": list(ROPE_SHOWN),
-        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
-        "wavelength": wavelength,  # (64,)
-        "ratio": ratio,  # (6, 64)
-        "factor": np.asarray(factors, dtype=np.float64),  # (6,)
-        "attention_factor": np.asarray(attention, dtype=np.float64),  # (6,)
+    return RopeScaling(
+        keys=keys,
+        shown=list(ROPE_SHOWN),
+        pair=np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        wavelength=wavelength,  # (64,)
+        ratio=ratio,  # (6, 64)
+        factor=np.asarray(factors, dtype=np.float64),  # (6,)
+        attention_factor=np.asarray(attention, dtype=np.float64),  # (6,)
         # cos and sin are multiplied by the attention factor, so q and k are, and q·k by its square
-        "score_factor": np.asarray(attention, dtype=np.float64) ** 2,  # (6,)
-        "seq_len": np.asarray(
+        score_factor=np.asarray(attention, dtype=np.float64) ** 2,  # (6,)
+        seq_len=np.asarray(
             [s if s is not None else 0 for _, _, s in ROPE_SCHEMES], dtype=np.float64
         ),  # (6,), 0 = not used
-        "orig_len": float(ROPE_ORIG),
-        "head_dim": ROPE_DIM,
-        "base": float(params.base),
-    }
+        orig_len=float(ROPE_ORIG),
+        head_dim=ROPE_DIM,
+        base=float(params.base),
+    )
 
 
 def _first_shared(distance: np.ndarray, bucket: np.ndarray) -> int:
@@ -240,55 +249,57 @@ def _first_in_last(distance: np.ndarray, bucket: np.ndarray) -> int:
     return int(distance[np.argmax(bucket == bucket.max())])
 
 
-def _t5_buckets(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _t5_buckets(numbers: dict[str, Scalar]) -> Buckets:
     """T5's buckets for keys before the query, n = query - key = 0..T5_RANGE: the encoder's
     bidirectional rule (half the buckets per side) and the decoder's unidirectional one."""
     n = np.arange(T5_RANGE + 1)  # (301,)
     enc = t5_relative_bucket(-n, True, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..15
     dec = t5_relative_bucket(-n, False, T5_BUCKETS, T5_MAX_DISTANCE)  # (301,) 0..31
+    enc_exact, dec_exact = _first_shared(n, enc), _first_shared(n, dec)
+    enc_last_start, dec_last_start = _first_in_last(n, enc), _first_in_last(n, dec)
     numbers.update(
         t5_buckets=T5_BUCKETS,
         t5_side_buckets=T5_BUCKETS // 2,
         t5_max_distance=T5_MAX_DISTANCE,
         t5_range=T5_RANGE,
-        t5_enc_exact=_first_shared(n, enc),  # distances 0 .. exact-1 have a bucket each
-        t5_enc_last_start=_first_in_last(n, enc),
+        t5_enc_exact=enc_exact,  # distances 0 .. exact-1 have a bucket each
+        t5_enc_last_start=enc_last_start,
         t5_enc_last_bucket=int(enc.max()),
-        t5_dec_exact=_first_shared(n, dec),
-        t5_dec_last_start=_first_in_last(n, dec),
+        t5_dec_exact=dec_exact,
+        t5_dec_last_start=dec_last_start,
         t5_dec_last_bucket=int(dec.max()),
     )
-    return {
-        "distance": n.astype(np.float64),  # (301,) n = query - key
-        "encoder": enc.astype(np.float64),  # (301,)
-        "decoder": dec.astype(np.float64),  # (301,)
-        "num_buckets": T5_BUCKETS,
-        "max_distance": T5_MAX_DISTANCE,
-        "enc_exact": numbers["t5_enc_exact"],
-        "dec_exact": numbers["t5_dec_exact"],
-        "enc_last_start": numbers["t5_enc_last_start"],
-        "dec_last_start": numbers["t5_dec_last_start"],
-    }
+    return Buckets(
+        distance=n.astype(np.float64),  # (301,) n = query - key
+        encoder=enc.astype(np.float64),  # (301,)
+        decoder=dec.astype(np.float64),  # (301,)
+        num_buckets=T5_BUCKETS,
+        max_distance=T5_MAX_DISTANCE,
+        enc_exact=enc_exact,
+        dec_exact=dec_exact,
+        enc_last_start=enc_last_start,
+        dec_last_start=dec_last_start,
+    )
 
 
-def _deberta_buckets() -> dict[str, Any]:
+def _deberta_buckets() -> Deberta:
     """DeBERTa's log buckets: indices into its relative-position embeddings (c2p/p2c terms)."""
     deb_r = np.arange(-DEBERTA_RANGE, DEBERTA_RANGE + 1)  # (2001,) query - key
     deb_b = deberta_log_bucket(deb_r, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (2001,)
     m = np.arange(DEBERTA_RANGE + 1)  # (1001,)
     deb_side = deberta_log_bucket(m, DEBERTA_BUCKET_SIZE, DEBERTA_MAX_POSITION)  # (1001,)
     edge = DEBERTA_MAX_POSITION - 1
-    return {
-        "distance": deb_r.astype(np.float64),
-        "bucket": deb_b.astype(np.float64),
-        "bucket_size": DEBERTA_BUCKET_SIZE,
-        "max_position": DEBERTA_MAX_POSITION,
-        "exact": DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
-        "first_shared": _first_shared(m, deb_side),
-        "edge": edge,
-        "edge_bucket": int(deb_side[edge]),
-        "far_bucket": int(deb_side[-1]),
-    }
+    return Deberta(
+        distance=deb_r.astype(np.float64),
+        bucket=deb_b.astype(np.float64),
+        bucket_size=DEBERTA_BUCKET_SIZE,
+        max_position=DEBERTA_MAX_POSITION,
+        exact=DEBERTA_BUCKET_SIZE // 2,  # the formula's exact range |r| <= bucket_size/2
+        first_shared=_first_shared(m, deb_side),
+        edge=edge,
+        edge_bucket=int(deb_side[edge]),
+        far_bucket=int(deb_side[-1]),
+    )
 
 
 def _distinct_rows(vectors: np.ndarray) -> int:
@@ -296,7 +307,7 @@ def _distinct_rows(vectors: np.ndarray) -> int:
     return len({row.tobytes() for row in np.ascontiguousarray(vectors)})
 
 
-def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> Grid2d:
     # MAE splits d into 4 blocks (x: sin, cos; y: sin, cos): use the largest multiple of 4.
     d_used = max(4, params.d_model - params.d_model % 4)
     mae = sincos_2d_pe(GRID, GRID, d_used, params.base)  # (196, d)
@@ -330,23 +341,23 @@ def _grid2d(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         grid_centre_y=GRID_PATCHES[-1][0],
         grid_centre_sum=GRID_PATCHES[-1][0] + GRID_PATCHES[-1][1],
     )
-    return {
-        "grid": GRID,
-        "base": float(params.base),
-        "d_model": params.d_model,
-        "d_used": d_used,
-        "d_adjusted": d_used != params.d_model,
-        "patches": np.asarray(GRID_PATCHES, dtype=np.float64),  # (3, 2): (row y, column x)
-        "sim_mae": sim_mae,
-        "sim_sum": sim_sum,
-        "collision_a": np.asarray(COLLISION_A, dtype=np.float64),  # (row y, column x)
-        "collision_b": np.asarray(COLLISION_B, dtype=np.float64),
-        "diff_sum": diff_sum,
-        "diff_mae": diff_mae,
-    }
+    return Grid2d(
+        grid=GRID,
+        base=float(params.base),
+        d_model=params.d_model,
+        d_used=d_used,
+        d_adjusted=d_used != params.d_model,
+        patches=np.asarray(GRID_PATCHES, dtype=np.float64),  # (3, 2): (row y, column x)
+        sim_mae=sim_mae,
+        sim_sum=sim_sum,
+        collision_a=np.asarray(COLLISION_A, dtype=np.float64),  # (row y, column x)
+        collision_b=np.asarray(COLLISION_B, dtype=np.float64),
+        diff_sum=diff_sum,
+        diff_mae=diff_mae,
+    )
 
 
-def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> UnseenAngles:
     """For a head of 128 trained on L = 8,192 tokens and tested on 4 L: the arc of angles each
     pair reaches at test length that it never reached in training (``unseen_angles``), with no
     scaling, each scaling method of the rope-scaling panel, and a larger base."""
@@ -372,16 +383,16 @@ def _unseen(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         **{f"unseen_{k}_pairs": int(c) for k, c in zip(keys, counts, strict=True)},
         **{f"unseen_{k}_max": float(u.max()) for k, u in zip(keys, unseen, strict=True)},
     )
-    return {
-        "methods": keys,
-        "unseen": unseen,  # (methods, 64) rad, 0 .. 2 pi
-        "pairs_new": counts.astype(np.int64),  # (methods,)
-        "pair": np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
-        "train_length": ROPE_ORIG,
-        "test_length": UNSEEN_TEST,
-        "threshold": UNSEEN_MIN,
-        "big_base": UNSEEN_BASE,
-    }
+    return UnseenAngles(
+        methods=keys,
+        unseen=unseen,  # (methods, 64) rad, 0 .. 2 pi
+        pairs_new=counts.astype(np.int64),  # (methods,)
+        pair=np.arange(ROPE_DIM // 2, dtype=np.float64),  # (64,)
+        train_length=ROPE_ORIG,
+        test_length=UNSEEN_TEST,
+        threshold=UNSEEN_MIN,
+        big_base=UNSEEN_BASE,
+    )
 
 
 EX_HEAD, EX_DISTANCE = 2, 100  # the exercise's ALiBi head (1-based) and key distance
@@ -414,25 +425,28 @@ def _exercises(numbers: dict[str, Scalar]) -> None:
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     alibi, slopes = _alibi(params, numbers)
-    figures = {
+    deb = _deberta_buckets()
+    figures: dict[str, Any] = {
         "c4-alibi": alibi,
         "c4-rope-scaling": _rope_scaling(params, numbers),
         "c4-buckets": _t5_buckets(numbers),
         "c4-grid2d": _grid2d(params, numbers),
         "c4-alibi-slopes": slopes,
-        "c4-deberta": _deberta_buckets(),
+        "c4-deberta": deb,
         "c4-unseen-angles": _unseen(params, numbers),
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     # the figure-page-only figures' text (cards/card4.toml [figures]) quotes these
     _exercises(numbers)
-    deb = figures["c4-deberta"]
     numbers.update(
-        alibi_odd_first_extra=slopes["odd_first_extra"],
-        alibi_odd_last_extra=slopes["odd_last_extra"],
-        **{f"deberta_{k}": deb[k] for k in ("bucket_size", "max_position", "exact", "edge")},
-        deberta_edge_bucket=deb["edge_bucket"],
-        deberta_far_bucket=deb["far_bucket"],
-        deberta_range=int(deb["distance"][-1]),
+        alibi_odd_first_extra=slopes.odd_first_extra,
+        alibi_odd_last_extra=slopes.odd_last_extra,
+        deberta_bucket_size=deb.bucket_size,
+        deberta_max_position=deb.max_position,
+        deberta_exact=deb.exact,
+        deberta_edge=deb.edge,
+        deberta_edge_bucket=deb.edge_bucket,
+        deberta_far_bucket=deb.far_bucket,
+        deberta_range=int(deb.distance[-1]),
     )
     return CardContent(card=4, figures=figures, numbers=numbers)

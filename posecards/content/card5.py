@@ -18,6 +18,12 @@ import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import DECK_FIELD, CardContent, Placeholders, Scalar
+from posecards.content.figdata.card5 import (
+    Beyond,
+    Quoted,
+    RopeScaling,
+    Table,
+)
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.experiment import results
 from posecards.experiment.files import QUOTED
@@ -69,14 +75,11 @@ def quoted() -> dict[str, Any]:
     return dict(data)
 
 
-def compute(params: PEParams) -> CardContent:
-    doc = results.load()
-    cfg, env = doc["config"], doc["environment"]
+def _run_numbers(cfg: dict[str, Any], env: dict[str, Any]) -> dict[str, Scalar]:
+    """The experiment's settings and where it ran, as the card text quotes them."""
     L = int(cfg["train_length"])
-    lengths = [int(n) for n in cfg["eval_lengths"]]
-    longest = max(lengths)
-    multiples = [n // L for n in lengths]
-    numbers: dict[str, Scalar] = {
+    longest = max(int(n) for n in cfg["eval_lengths"])
+    return {
         "train_length": L,
         "eval_max": longest,
         "max_multiple": longest // L,
@@ -104,14 +107,26 @@ def compute(params: PEParams) -> CardContent:
         "jobs": int(env.get("jobs") or 1),
         "torch": str(env["torch"]),
     }
-    numbers = Placeholders(numbers)  # each name declared once from here on
+
+
+def _loss_table(
+    doc: dict[str, Any], lengths: list[int], multiples: list[int], numbers: dict[str, Scalar]
+) -> F64:
+    """Mean, min and max over seeds of each row's loss at each evaluation length."""
     table = np.empty((len(ROWS), len(lengths), 3), dtype=np.float64)  # (rows, lengths, stat)
     for i, (scheme, scaling, key) in enumerate(ROWS):
         for j, (n, m) in enumerate(zip(lengths, multiples, strict=True)):
             table[i, j] = _summary(doc, scheme, scaling, n)
             for stat, v in zip(("", "_lo", "_hi"), table[i, j], strict=True):
                 numbers[f"{key}_{m}x{stat}"] = float(v)
-    # comparisons the text chooses its wording from
+    return table
+
+
+def _comparisons(
+    doc: dict[str, Any], table: F64, numbers: dict[str, Scalar], L: int, longest: int
+) -> list[float]:
+    """What the text chooses its wording from; returns each scheme's loss at the longest length."""
+    cfg = doc["config"]
     top = f"{longest // L}x"
     midway = 0.5 * (float(cfg["source_entropy"]) + float(cfg["uniform_loss"]))
     for _scheme, _scaling, key in ROWS:
@@ -147,8 +162,13 @@ def compute(params: PEParams) -> CardContent:
     numbers["lowest_window_scheme"] = lowest
     numbers["below_best"] = lows[lowest] < float(cfg["source_entropy"])
 
-    q = quoted()
-    ppl = np.array(q["perplexity"], dtype=np.float64)  # (methods, lengths); nan = out of memory
+    return last
+
+
+def _quoted_comparison(
+    q: dict[str, Any], ppl: F64, last: list[float], table: F64, numbers: dict[str, Scalar]
+) -> dict[str, tuple[str, ...]]:
+    """Press et al.'s order against ours; returns the orders printed through [names.*]."""
     # Press et al.'s order at their longest length where every method ran, and ours at 8x
     col = max(j for j in range(ppl.shape[1]) if np.isfinite(ppl[:, j]).all())
     press_order = [q["methods"][i] for i in np.argsort(ppl[:, col], kind="stable")]
@@ -185,7 +205,43 @@ def compute(params: PEParams) -> CardContent:
         numbers[f"q_{m}_compare"] = float(ppl[i, col])
     numbers["rank_match"] = sum(a == b for a, b in zip(press_order, our_order, strict=True))
 
-    figures: dict[str, dict[str, Any]] = {}
+    return orders
+
+
+def _quoted_figure(q: dict[str, Any], ppl: F64, numbers: dict[str, Any]) -> Quoted:
+    """c5-quoted: Press et al.'s table as quoted, and the words the text quotes from it."""
+    fig = Quoted(
+        methods=list(q["methods"]),
+        eval_lengths=np.array(q["eval_lengths"], dtype=np.float64),
+        perplexity=ppl,  # (methods, lengths), nan = out of memory
+        train_length=int(q["train_length"]),
+        source=str(q["short"]),
+        source_zh=str(q["short_zh"]),  # the same, for the Chinese card
+        citation=str(q["citation"]),
+    )
+    numbers["quoted_source"] = str(q["short"])
+    numbers["quoted_source_zh"] = str(q["short_zh"])
+    numbers["quoted_model"] = str(q["model"])
+    numbers["quoted_params_en"] = int(q["parameters"]) / 1e6  # "247M parameters"
+    numbers["quoted_params_zh"] = int(q["parameters"]) / 1e8  # "2.47 亿个参数"
+    numbers["quoted_data"] = str(q["data"])
+    return fig
+
+
+def _figures(
+    doc: dict[str, Any],
+    numbers: dict[str, Any],
+    table: F64,
+    lengths: list[int],
+    multiples: list[int],
+    q: dict[str, Any],
+    ppl: F64,
+) -> dict[str, Any]:
+    """The data of the card's four figures."""
+    cfg = doc["config"]
+    L = int(cfg["train_length"])
+    longest = max(lengths)
+    figures: dict[str, Any] = {}
     beyond: dict[str, Any] = {
         "schemes": list(SCHEMES),
         "train_length": L,
@@ -198,7 +254,7 @@ def compute(params: PEParams) -> CardContent:
     for s in SCHEMES:
         x, mean, lo, hi = _windows(_curves(doc, s, None, longest))
         beyond.update({"position": x, f"{s}_mean": mean, f"{s}_lo": lo, f"{s}_hi": hi})
-    figures["c5-beyond"] = beyond
+    figures["c5-beyond"] = Beyond(**beyond)
 
     rope_fig: dict[str, Any] = {
         "methods": ["none", *SCALINGS],
@@ -228,43 +284,46 @@ def compute(params: PEParams) -> CardContent:
         rope_fig.update(
             {"position": x, f"{method}_mean": mean, f"{method}_lo": lo, f"{method}_hi": hi}
         )
-    figures["c5-rope-scaling"] = rope_fig
+    figures["c5-rope-scaling"] = RopeScaling(**rope_fig)
 
-    figures["c5-table"] = {
-        "rows": [key for _s, _sc, key in ROWS],
-        "eval_lengths": np.array(lengths, dtype=np.float64),
-        "multiples": np.array(multiples, dtype=np.float64),
-        "mean": table[:, :, 0].copy(),  # (rows, lengths)
-        "lo": table[:, :, 1].copy(),
-        "hi": table[:, :, 2].copy(),
-        "entropy": numbers["entropy"],
-        "uniform": numbers["uniform"],
-        "train_length": L,
-        "held": FLAT,
+    figures["c5-table"] = Table(
+        rows=[key for _s, _sc, key in ROWS],
+        eval_lengths=np.array(lengths, dtype=np.float64),
+        multiples=np.array(multiples, dtype=np.float64),
+        mean=table[:, :, 0].copy(),  # (rows, lengths)
+        lo=table[:, :, 1].copy(),
+        hi=table[:, :, 2].copy(),
+        entropy=numbers["entropy"],
+        uniform=numbers["uniform"],
+        train_length=L,
+        held=FLAT,
         # the cells the table shades: within FLAT nats of the row's 1x value
-        "held_cells": (table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
-    }
-    figures["c5-quoted"] = {
-        "methods": list(q["methods"]),
-        "eval_lengths": np.array(q["eval_lengths"], dtype=np.float64),
-        "perplexity": ppl,  # (methods, lengths), nan = out of memory
-        "train_length": int(q["train_length"]),
-        "source": str(q["short"]),
-        "source_zh": str(q["short_zh"]),  # the same, for the Chinese card
-        "citation": str(q["citation"]),
-    }
+        held_cells=(table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
+    )
     # the page's exercises: the uniform guess's loss, and RoPE vs ALiBi beyond the training length
     numbers["drill_uniform"] = math.log(int(cfg["vocab"]))  # H(uniform over V) = ln V nats
     rope_max, alibi_max = (float(numbers[f"{s}_{longest // L}x"]) for s in ("rope", "alibi"))
     numbers["drill_rope_max"] = rope_max
     numbers["drill_alibi_max"] = alibi_max
     numbers["drill_ppl_ratio"] = math.exp(rope_max - alibi_max)  # e^l_rope / e^l_alibi
-    numbers["quoted_source"] = str(q["short"])
-    numbers["quoted_source_zh"] = str(q["short_zh"])
-    numbers["quoted_model"] = str(q["model"])
-    numbers["quoted_params_en"] = int(q["parameters"]) / 1e6  # "247M parameters"
-    numbers["quoted_params_zh"] = int(q["parameters"]) / 1e8  # "2.47 亿个参数"
-    numbers["quoted_data"] = str(q["data"])
+    figures["c5-quoted"] = _quoted_figure(q, ppl, numbers)
+    return figures
+
+
+def compute(params: PEParams) -> CardContent:
+    doc = results.load()
+    cfg, env = doc["config"], doc["environment"]
+    L = int(cfg["train_length"])
+    lengths = [int(n) for n in cfg["eval_lengths"]]
+    longest = max(lengths)
+    multiples = [n // L for n in lengths]
+    numbers: dict[str, Scalar] = Placeholders(_run_numbers(cfg, env))  # each name declared once
+    table = _loss_table(doc, lengths, multiples, numbers)
+    last = _comparisons(doc, table, numbers, L, longest)
+    q = quoted()
+    ppl = np.array(q["perplexity"], dtype=np.float64)  # (methods, lengths); nan = out of memory
+    orders = _quoted_comparison(q, ppl, last, table, numbers)
+    figures = _figures(doc, numbers, table, lengths, multiples, q, ppl)
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
     return CardContent(
         card=5, figures=figures, numbers={**numbers, **orders}, variants=variants(numbers)

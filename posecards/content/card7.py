@@ -3,7 +3,7 @@
 Every panel is a call of the correct math-layer function next to the mistaken one (or the same
 function called with the mistaken argument), with the settings of the models the threads were
 about. This module only chooses those settings and picks numbers out of the results; the threads
-(``owner/repo#number``) are the card's data, listed per panel in ``THREADS`` (all were read; see
+(``owner/repo#number``) are the card's data, listed per panel in ``card7_threads.THREADS`` (all were read; see
 docs/pitfalls.md for their titles and what they say).
 
 Panels (``PANEL_IDS``):
@@ -18,13 +18,22 @@ Figure page only (``EXTRA_IDS``): c7-channel-speeds, the rotation speed of every
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
+from posecards.content.card7_threads import SIDE_THREADS, thread_numbers, threads_of
+from posecards.content.figdata.card7 import (
+    Alibi,
+    ChannelSpeeds,
+    Dynamic,
+    Layout,
+    PositionIds,
+    Precision,
+    Yarn,
+)
 from posecards.encodings.alibi import alibi_geometric_slopes, alibi_slopes
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
@@ -48,89 +57,6 @@ PANEL_IDS = (
 EXTRA_IDS = ("c7-channel-speeds",)  # figure page only
 
 
-class ThreadKind(StrEnum):
-    """What a cited thread shows, read in full (docs/pitfalls.md, column "class")."""
-
-    SHIPPED = "shipped"  # the panel's mistake in code people ran (a bug report or its fix)
-    QUESTION = "question"  # a question or an explanation: nothing was broken
-    RELATED = "related"  # another bug, or the same area but not the panel's mechanism
-
-
-# Where each pitfall bit (read, titles in docs/pitfalls.md), bugs that shipped first. The card
-# shows the first two shipped ones of a panel; the card page, `posecards data` and the deck notes
-# give all of them, each under its class (THREAD_KIND).
-THREADS: dict[str, tuple[str, ...]] = {
-    "c7-layout": (
-        "karpathy/llama2.c#286",
-        "huggingface/transformers#25199",
-        "huggingface/transformers#31859",
-        "huggingface/transformers#40462",
-        "Dao-AILab/flash-attention#288",
-        "ggml-org/llama.cpp#3018",
-    ),
-    "c7-precision": (
-        "EleutherAI/gpt-neox#1003",
-        "huggingface/transformers#29285",
-        "huggingface/transformers#29496",
-        "EleutherAI/gpt-neox#1016",
-        "NVIDIA/Megatron-LM#535",
-    ),
-    "c7-alibi": (
-        "ml-explore/mlx#343",
-        "ml-explore/mlx#3071",
-        "baichuan-inc/Baichuan2#225",
-        "huggingface/transformers#28380",
-    ),
-    "c7-yarn": (
-        "sgl-project/sglang#22711",
-        "onnxruntime/mobius#548",
-        "NVIDIA/Megatron-LM#1429",
-    ),
-    "c7-dynamic": (
-        "huggingface/transformers#25306",
-        "vllm-project/vllm#3488",
-        "vllm-project/vllm#5093",
-        "huggingface/transformers#25104",
-    ),
-    "c7-position-ids": (
-        "huggingface/transformers#48161",
-        "ndif-team/nnsight#673",
-        "unslothai/unsloth#3699",
-    ),
-}
-_S, _Q, _R = ThreadKind.SHIPPED, ThreadKind.QUESTION, ThreadKind.RELATED
-THREAD_KIND: dict[str, ThreadKind] = {
-    "karpathy/llama2.c#286": _S,  # HF-permuted weights exported without undoing it: gibberish
-    "huggingface/transformers#25199": _Q,  # why do the two layouts agree? (the permutation)
-    "huggingface/transformers#31859": _Q,  # the same question, closed as a duplicate
-    "huggingface/transformers#40462": _Q,  # should torch.cat be repeat_interleave? (no)
-    "Dao-AILab/flash-attention#288": _Q,  # interleaved or not? (depends on the weights)
-    "ggml-org/llama.cpp#3018": _R,  # a GQA permutation bug in convert.py: another bug
-    "EleutherAI/gpt-neox#1003": _S,
-    "huggingface/transformers#29285": _S,
-    "huggingface/transformers#29496": _S,
-    "EleutherAI/gpt-neox#1016": _S,
-    "NVIDIA/Megatron-LM#535": _S,
-    "ml-explore/mlx#343": _S,
-    "ml-explore/mlx#3071": _S,
-    "baichuan-inc/Baichuan2#225": _Q,  # is the workaround intentional? (it is what was trained)
-    "huggingface/transformers#28380": _R,  # MPT: a shape error, not wrong slopes
-    "sgl-project/sglang#22711": _S,
-    "onnxruntime/mobius#548": _S,
-    "NVIDIA/Megatron-LM#1429": _R,  # softmax factor from mscale: no effect on DeepSeek-V3
-    "huggingface/transformers#25306": _S,
-    "vllm-project/vllm#3488": _S,
-    "vllm-project/vllm#5093": _S,
-    "huggingface/transformers#25104": _R,  # cached keys across a growing base: related
-    "huggingface/transformers#48161": _S,
-    "ndif-team/nnsight#673": _S,
-    "unslothai/unsloth#3699": _R,  # a shipped bug; that its ids jump is the card's reading
-    "Blaizzy/mlx-vlm#1709": _S,
-    "lablup/mlxcel#1340": _S,
-    "ggml-org/llama.cpp#14367": _S,
-    "vllm-project/vllm#29111": _S,
-}
-THREADS_ON_CARD = 2
 SEED = 7
 HEAD_DIM = 128  # one attention head, as in Llama
 
@@ -175,38 +101,9 @@ GEMMA_GLOBAL_BASE = 1_000_000.0  # rope_theta: the full-attention layers
 GEMMA_LOCAL_BASE = 10_000.0  # rope_local_base_freq: the sliding-window layers, never scaled
 GEMMA_SCALING: dict[str, Any] = {"rope_type": "linear", "factor": 8.0}  # global layers only
 GEMMA_CONTEXT = 131072  # max_position_embeddings
-SIDE_THREADS: dict[str, tuple[str, ...]] = {
-    "gemma_dropped": ("Blaizzy/mlx-vlm#1709", "lablup/mlxcel#1340"),
-    "gemma_local": ("ggml-org/llama.cpp#14367", "vllm-project/vllm#29111"),
-}
 
 
-def _threads(fid: str) -> dict[str, Any]:
-    """The panel's threads by class; the card shows the first shipped ones."""
-    by_kind = {k.value: [t for t in THREADS[fid] if THREAD_KIND[t] is k] for k in ThreadKind}
-    return {
-        "threads": by_kind[ThreadKind.SHIPPED.value],
-        "threads_by_kind": by_kind,
-        "threads_on_card": THREADS_ON_CARD,
-    }
-
-
-def _thread_numbers() -> dict[str, Scalar]:
-    """``threads_<panel>``: the bugs that shipped; ``threads_<panel>_question`` and
-    ``threads_<panel>_related`` only where the panel cites such threads (a caption that names an
-    empty class fails to fill)."""
-    out: dict[str, Scalar] = {}
-    for fid, cited in THREADS.items():
-        name = f"threads_{fid[3:].replace('-', '_')}"
-        for kind in ThreadKind:
-            these = [t for t in cited if THREAD_KIND[t] is kind]
-            if these:
-                key = name if kind is ThreadKind.SHIPPED else f"{name}_{kind.value}"
-                out[key] = ", ".join(these)
-    return out
-
-
-def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[Layout, ChannelSpeeds]:
     """(c7-layout, c7-channel-speeds): scores of Meta-layout q/k through rotate_half, with and
     without convert_llama_weights_to_hf's permutation; the speed each channel turns at."""
     inv_freq, _ = rope_inv_freq(HEAD_DIM, params.base)  # (64,)
@@ -227,41 +124,43 @@ def _layout(params: PEParams, numbers: dict[str, Scalar]) -> tuple[dict[str, Any
     applied_fixed = applied[np.argsort(perm)]  # (128,) permuted channels, back in Meta's order
     right = int(np.sum(trained == applied))
     worst = float(np.max(np.maximum(trained / applied, applied / trained)))
+    err_wrong = float(np.sqrt(np.mean((s_wrong - s_ref) ** 2)) / scale)
+    err_fixed = float(np.max(np.abs(s_fixed - s_ref)) / scale)
     numbers.update(
         rope_base=float(params.base),
         layout_dim=HEAD_DIM,
         layout_n=n,
         layout_pairs=n * n,
         layout_last_pos=int(pos[-1]),
-        layout_err_wrong=float(np.sqrt(np.mean((s_wrong - s_ref) ** 2)) / scale),
-        layout_err_fixed=float(np.max(np.abs(s_fixed - s_ref)) / scale),
+        layout_err_wrong=err_wrong,
+        layout_err_fixed=err_fixed,
         layout_right_channels=right,
         layout_worst_speed=worst,
     )
-    panel = {
-        "reference": s_ref.reshape(-1),  # (n*n,) Meta's interleaved rotation
-        "not_permuted": s_wrong.reshape(-1),  # (n*n,)
-        "permuted": s_fixed.reshape(-1),  # (n*n,)
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-        "err_wrong": numbers["layout_err_wrong"],
-        "err_fixed": numbers["layout_err_fixed"],
-        **_threads("c7-layout"),
-    }
-    speeds = {
-        "channel": np.arange(HEAD_DIM, dtype=np.float64),  # (128,)
-        "trained": trained,  # (128,) interleaved: theta[c // 2]
-        "not_permuted": applied,  # (128,) half: theta[c mod 64]
-        "permuted": applied_fixed,  # (128,) the permuted channel's speed, back in Meta's order
-        "right_channels": right,
-        "worst_ratio": worst,
-        "head_dim": HEAD_DIM,
-        "base": float(params.base),
-    }
+    panel = Layout(
+        reference=s_ref.reshape(-1),  # (n*n,) Meta's interleaved rotation
+        not_permuted=s_wrong.reshape(-1),  # (n*n,)
+        permuted=s_fixed.reshape(-1),  # (n*n,)
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+        err_wrong=err_wrong,
+        err_fixed=err_fixed,
+        **threads_of("c7-layout"),
+    )
+    speeds = ChannelSpeeds(
+        channel=np.arange(HEAD_DIM, dtype=np.float64),  # (128,)
+        trained=trained,  # (128,) interleaved: theta[c // 2]
+        not_permuted=applied,  # (128,) half: theta[c mod 64]
+        permuted=applied_fixed,  # (128,) the permuted channel's speed, back in Meta's order
+        right_channels=right,
+        worst_ratio=worst,
+        head_dim=HEAD_DIM,
+        base=float(params.base),
+    )
     return panel, speeds
 
 
-def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _precision(params: PEParams, numbers: dict[str, Scalar]) -> Precision:
     """Positions 0..8191 stored as bfloat16 / float16: the worst angle error of the fastest pair
     (theta_0 = 1 rad per position) so far, and inv_freq cast the same way."""
     p = np.arange(PREC_POSITIONS, dtype=np.float64)  # (8192,)
@@ -288,18 +187,21 @@ def _precision(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
             }
         )
     numbers.update(prec_positions=PREC_POSITIONS, prec_last=PREC_POSITIONS - 1)
-    return {
-        "dtypes": list(PREC_DTYPES),
+    per_dtype: dict[str, Any] = {
         **{f"x_{dt}": steps[dt]["x"] for dt in PREC_DTYPES},  # (c+2,) staircase positions
         **{f"y_{dt}": steps[dt]["y"] for dt in PREC_DTYPES},  # (c+2,) worst error so far (rad)
         **{f"first_{dt}": numbers[f"prec_first_{dt}"] for dt in PREC_DTYPES},
-        "positions": PREC_POSITIONS,
-        "half_turn": float(np.pi),
-        **_threads("c7-precision"),
     }
+    return Precision(
+        dtypes=list(PREC_DTYPES),
+        **per_dtype,
+        positions=PREC_POSITIONS,
+        half_turn=float(np.pi),
+        **threads_of("c7-precision"),
+    )
 
 
-def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _alibi(numbers: dict[str, Scalar]) -> Alibi:
     """Slopes of 12 and 40 heads: Press et al.'s rule (what the models were trained with) and the
     geometric sequence 2^(-8h/H) a port computes from the paper's sentence."""
     out: dict[str, Any] = {"heads": list(ALIBI_HEADS)}
@@ -323,11 +225,11 @@ def _alibi(numbers: dict[str, Scalar]) -> dict[str, Any]:
             }
         )
         out[f"worst_head_{n}"] = h + 1
-    out.update(_threads("c7-alibi"))
-    return out
+    out.update(threads_of("c7-alibi"))
+    return Alibi(**out)
 
 
-def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _yarn(numbers: dict[str, Scalar]) -> Yarn:
     """DeepSeek-V3's YaRN magnitude in three placements: the factor on cos/sin (squared in every
     RoPE logit) and the softmax scale's factor (on every logit)."""
     # cos/sin factor as transformers computes it: m(s, mscale) / m(s, mscale_all_dim) = 1
@@ -358,20 +260,20 @@ def _yarn(numbers: dict[str, Scalar]) -> dict[str, Any]:
         yarn_both_ratio=float(rope_part["both"] / rope_part["reference"]),
     )
     keys = list(placements)
-    return {
-        "placements": keys,
-        "cos_sin": np.asarray([placements[k][0] for k in keys], dtype=np.float64),  # (3,)
-        "softmax": np.asarray([placements[k][1] for k in keys], dtype=np.float64),  # (3,)
-        "rope_part": np.asarray([rope_part[k] for k in keys], dtype=np.float64),  # (3,)
-        "content_part": np.asarray([content_part[k] for k in keys], dtype=np.float64),  # (3,)
-        "factor": float(YARN_SCALING["factor"]),
-        "mscale": float(YARN_SCALING["mscale"]),
-        "mscale_all_dim": float(YARN_SCALING["mscale_all_dim"]),
-        **_threads("c7-yarn"),
-    }
+    return Yarn(
+        placements=keys,
+        cos_sin=np.asarray([placements[k][0] for k in keys], dtype=np.float64),  # (3,)
+        softmax=np.asarray([placements[k][1] for k in keys], dtype=np.float64),  # (3,)
+        rope_part=np.asarray([rope_part[k] for k in keys], dtype=np.float64),  # (3,)
+        content_part=np.asarray([content_part[k] for k in keys], dtype=np.float64),  # (3,)
+        factor=float(YARN_SCALING["factor"]),
+        mscale=float(YARN_SCALING["mscale"]),
+        mscale_all_dim=float(YARN_SCALING["mscale_all_dim"]),
+        **threads_of("c7-yarn"),
+    )
 
 
-def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> Dynamic:
     """Dynamic NTK over four calls (1,000, 16,384, 8,000, 5,000 tokens): the base each sequence's
     own length gives, and the base transformers 5.23's dynamic_rope_update rotates it with (a
     grown base stays for every later call of at least max_position_embeddings tokens)."""
@@ -402,22 +304,22 @@ def _dynamic(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
         dyn_pairs=HEAD_DIM // 2,
         dyn_head_dim=HEAD_DIM,
     )
-    return {
-        "calls": calls.astype(np.float64),  # (4,) tokens per call
-        "base_per_call": np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
-        "base_kept": np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
+    return Dynamic(
+        calls=calls.astype(np.float64),  # (4,) tokens per call
+        base_per_call=np.asarray(own, dtype=np.float64),  # (4,) each sequence's own length
+        base_kept=np.asarray(hf, dtype=np.float64),  # (4,) transformers 5.23
         # the bases marked on the axis: the original, the per-sequence one of the 8,000-token
         # call and the grown one (the 5,000-token call's own base is in the text)
-        "base_ticks": np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
-        "angle_error": err,  # (64,) at the last call's last position, with the kept base
-        "head_dim": HEAD_DIM,
-        "max_position_embeddings": DYN_MAX,
-        "factor": DYN_FACTOR,
-        **_threads("c7-dynamic"),
-    }
+        base_ticks=np.unique(np.asarray(own[:3], dtype=np.float64)),  # (3,)
+        angle_error=err,  # (64,) at the last call's last position, with the kept base
+        head_dim=HEAD_DIM,
+        max_position_embeddings=DYN_MAX,
+        factor=DYN_FACTOR,
+        **threads_of("c7-dynamic"),
+    )
 
 
-def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any]:
+def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> PositionIds:
     """A prompt of 10 tokens left-padded to 14: the score of the next token's query against every
     prompt key with the ids from the mask, with ids counted from the pads (a shift), and with the
     next token numbered by the batch (a gap)."""
@@ -444,17 +346,17 @@ def _position_ids(params: PEParams, numbers: dict[str, Scalar]) -> dict[str, Any
         pos_score_scale=scale,
         pos_gap_rel=float(np.max(np.abs(rows["gap"] - rows["mask"])) / scale),
     )
-    return {
-        "key": np.arange(n + 1, dtype=np.float64),  # (11,) key index in the prompt
-        "ids_mask": from_mask,
-        "ids_shift": counted,
-        "ids_gap": gap,
-        "score_mask": rows["mask"],  # (11,)
-        "score_shift": rows["shift"],  # (11,)
-        "score_gap": rows["gap"],  # (11,)
-        "pads": pads,
-        **_threads("c7-position-ids"),
-    }
+    return PositionIds(
+        key=np.arange(n + 1, dtype=np.float64),  # (11,) key index in the prompt
+        ids_mask=from_mask,
+        ids_shift=counted,
+        ids_gap=gap,
+        score_mask=rows["mask"],  # (11,)
+        score_shift=rows["shift"],  # (11,)
+        score_gap=rows["gap"],  # (11,)
+        pads=pads,
+        **threads_of("c7-position-ids"),
+    )
 
 
 def _gemma(numbers: dict[str, Scalar]) -> None:
@@ -500,10 +402,10 @@ def _exercises(numbers: dict[str, Scalar]) -> None:
 def compute(params: PEParams) -> CardContent:
     numbers: dict[str, Scalar] = Placeholders()
     _gemma(numbers)
-    numbers.update(_thread_numbers())
+    numbers.update(thread_numbers())
     _exercises(numbers)
     layout, speeds = _layout(params, numbers)
-    figures = {
+    figures: dict[str, Any] = {
         "c7-layout": layout,
         "c7-precision": _precision(params, numbers),
         "c7-alibi": _alibi(numbers),

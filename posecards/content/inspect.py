@@ -10,7 +10,7 @@ returns a CardContent for the card text ``cards/inspect-<kind>.toml``:
 - alibi: the head slopes, bias matrices of three heads, and the distance at which each head
   halves the weight of a key;
 - layers (a RoPE model whose layers differ, or with MRoPE, proportional pairs, MLA or a query
-  temperature): every layer's attention kind and RoPE, the wavelength of every pair per RoPE
+  temperature; ``inspect_layers.py``): every layer's attention kind and RoPE, the wavelength of every pair per RoPE
   (pairs that never turn included), which slots of a head rotate (and on which MRoPE axis), and
   the softmax scale, the factor on cos/sin and the query temperature as separate numbers.
 """
@@ -23,21 +23,30 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
-from posecards.content.reading import kind_frequencies, softmax_scale
+from posecards.content.inspect_common import (
+    ALIBI_LEN,
+    CURVE_MOST,
+    HALF,
+    HEATMAP_MOST,
+    SINUSOID_BASE,
+    WEIGHTS_LEN,
+    card_name,
+    common_numbers,
+    first_below,
+)
+from posecards.content.inspect_layers import layers_content
 from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.position_table import (
     row_norms,
     table_offset_profile,
     table_similarity,
 )
-from posecards.encodings.query_temperature import query_temperature
 from posecards.encodings.rope import rope_pair_slots
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sampling import even_positions, spread_positions
 from posecards.encodings.similarity import offset_profile, pe_similarity
 from posecards.encodings.softmax import softmax
 from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
-from posecards.model.layers import ATTENTION_KINDS
 from posecards.model.names import display_name
 from posecards.model.positions import (
     AlibiPositions,
@@ -47,31 +56,30 @@ from posecards.model.positions import (
     RopePositions,
 )
 
-HEATMAP_MOST = 512  # rows of a similarity heatmap shown at most (a regular subsample)
-CURVE_MOST = 2048  # points of a line plot at most
-SINUSOID_BASE = 10000.0
-ALIBI_LEN = 16  # tokens of the shown bias matrices
-WEIGHTS_LEN = 2048  # keys of the attention-weight curves when the config names no context
-HALF = 0.5  # the similarity level whose first crossing is reported
 
-
-def card_name(found: Found) -> str:
-    """The card text file (without .toml) for this kind of position encoding."""
-    return f"inspect-{found.kind}"
-
-
-def _first_below(values: np.ndarray, level: float) -> int:
-    """First index where ``values`` < level, or -1 if never."""
-    hits = np.flatnonzero(values < level)
-    return int(hits[0]) if hits.size else -1
-
-
-def _common(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
-    return {
-        "model": display_name(ckpt.name),
-        "config_keys": ", ".join(found.config_keys) if found.config_keys else "none",
-        "defaults": ", ".join(found.defaults),
+def _learned_variants(
+    found: LearnedPositions, k_half: int, sin_k_half: int, zero_rows: int, step: int
+) -> dict[str, str]:
+    """Which phrasing of each text field of the learned-table card applies."""
+    falls = {
+        (True, True): "both-fall",
+        (True, False): "model-falls",
+        (False, True): "sinusoid-falls",
+        (False, False): "neither-falls",
+    }[(k_half >= 0, sin_k_half >= 0)]
+    zeros = "zero-rows" if zero_rows else "no-zero-rows"
+    sampled = "sampled" if step > 1 else "all"
+    variants = {
+        "thesis": "from-row" if found.offset else "from-zero",
+        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
+        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
+        "panels.i-norms.alt": zeros,
+        "panels.i-norms.caption": zeros,
+        "panels.i-offset.alt": falls,
+        "takeaways.falloff": falls,
+        "takeaways.rows": found.offset_rule,
     }
+    return variants
 
 
 def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
@@ -91,7 +99,7 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         raise CheckpointError(
             f"every row of {found.tensor!r} is zero: it holds no position information"
         )
-    k_half, sin_k_half = _first_below(g, HALF), _first_below(f, HALF)
+    k_half, sin_k_half = first_below(g, HALF), first_below(f, HALF)
     far = slice(n // 2, n)
     figures: dict[str, dict[str, Any]] = {
         "i-similarity": {"positions": shown, "similarity": sim},
@@ -111,7 +119,7 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         },
     }
     numbers: dict[str, Any] = {
-        **_common(ckpt, found),
+        **common_numbers(ckpt, found),
         "tensor": display_name(found.tensor),
         "rows": found.shape[0],
         "width": d,
@@ -136,30 +144,14 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         "last_row": found.offset + n - 1,  # the tensor's row of the last position
         "far_from": n // 2,  # offsets averaged as "far apart" (the slice ``far``)
     }
-    falls = {
-        (True, True): "both-fall",
-        (True, False): "model-falls",
-        (False, True): "sinusoid-falls",
-        (False, False): "neither-falls",
-    }[(k_half >= 0, sin_k_half >= 0)]
-    zeros = "zero-rows" if zero_rows else "no-zero-rows"
-    sampled = "sampled" if numbers["step"] > 1 else "all"
-    variants = {
-        "thesis": "from-row" if found.offset else "from-zero",
-        "panels.i-similarity.alt": sampled + ("-zero-rows" if zero_rows else ""),
-        "panels.i-similarity.caption": "falls" if k_half >= 0 else "stays",
-        "panels.i-norms.alt": zeros,
-        "panels.i-norms.caption": zeros,
-        "panels.i-offset.alt": falls,
-        "takeaways.falloff": falls,
-        "takeaways.rows": found.offset_rule,
-    }
+    variants = _learned_variants(found, k_half, sin_k_half, zero_rows, int(numbers["step"]))
     return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
-def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
+def _rope_frequencies(found: RopePositions) -> tuple[np.ndarray, np.ndarray, float]:
+    """theta_k before and after the checkpoint's scaling, ``(pairs,)`` each, and the factor on
+    cos/sin, as transformers computes them for this rope_type."""
     dim = found.rotary_dim
-    pairs = dim // 2
     orig, _ = rope_inv_freq(dim, found.base)  # (pairs,) theta_k = base^(-2k/dim)
     if found.rope_type == "longrope":
         # longrope trains with short_factor: up to the original length HF applies those
@@ -178,6 +170,36 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         seq_len=seq_len,
         max_position_embeddings=found.max_position_embeddings,
     )  # (pairs,), scalar
+    return orig, scaled, float(attention)
+
+
+def _rope_variants(found: RopePositions, numbers: dict[str, Any]) -> dict[str, str]:
+    """Which phrasing of each text field applies; also sets numbers["context_note"]."""
+    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
+    curves = "longrope" if numbers["longrope"] else scaled_by
+    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
+    partial = "-partial" if numbers["partial"] else ""
+    # which sentence names where the two contexts come from ([names.context_note])
+    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
+    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
+    variants = {
+        "thesis": scaled_by + partial,
+        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
+        "panels.i-wavelengths.caption": scaled_by,
+        "panels.i-ratios.caption": scaled_by,
+        "panels.i-turns.alt": scaled_by,
+        "panels.i-layout.alt": found.layout + partial,
+        "panels.i-layout.caption": found.layout,
+        "takeaways.scaling": scaled_by,
+        "takeaways.config": "defaults" if found.defaults else "read",
+    }
+    return variants
+
+
+def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
+    dim = found.rotary_dim
+    pairs = dim // 2
+    orig, scaled, attention = _rope_frequencies(found)  # (pairs,), (pairs,), scalar
     wl_orig = 2 * math.pi / orig  # (pairs,) positions per full turn
     wl_scaled = 2 * math.pi / scaled  # (pairs,)
     ratio = scaled / orig  # (pairs,)
@@ -217,7 +239,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
         "i-layout": {"this": this, "other": other, "layout": found.layout},
     }
     numbers: dict[str, Any] = {
-        **_common(ckpt, found),
+        **common_numbers(ckpt, found),
         "rope_type": found.rope_type,
         "scaled_by": found.rope_type != "default",
         "context_rule": found.context_rule,
@@ -244,24 +266,7 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     }
     numbers["never_turn"] = pairs - numbers["turn_orig"]  # pairs that never wrap in orig_ctx
     numbers["divided_by"] = 1.0 / numbers["ratio_min"]  # the largest division of a frequency
-    scaled_by = "scaled" if numbers["scaled_by"] else "unscaled"
-    curves = "longrope" if numbers["longrope"] else scaled_by
-    contexts = "two-contexts" if found.scaled_context != found.trained_context else "one-context"
-    partial = "-partial" if numbers["partial"] else ""
-    # which sentence names where the two contexts come from ([names.context_note])
-    dynamic = found.context_rule == "extend" and found.rope_type == "dynamic"
-    numbers["context_note"] = "extend-dynamic" if dynamic else found.context_rule
-    variants = {
-        "thesis": scaled_by + partial,
-        "panels.i-wavelengths.alt": f"{curves}-{contexts}",
-        "panels.i-wavelengths.caption": scaled_by,
-        "panels.i-ratios.caption": scaled_by,
-        "panels.i-turns.alt": scaled_by,
-        "panels.i-layout.alt": found.layout + partial,
-        "panels.i-layout.caption": found.layout,
-        "takeaways.scaling": scaled_by,
-        "takeaways.config": "defaults" if found.defaults else "read",
-    }
+    variants = _rope_variants(found, numbers)
     return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
@@ -292,7 +297,7 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
         },
     }
     numbers: dict[str, Any] = {
-        **_common(ckpt, found),
+        **common_numbers(ckpt, found),
         "heads": h,
         "family": found.family,
         "pow2": h & (h - 1) == 0,
@@ -340,196 +345,6 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
     return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
 
 
-TEMPERATURE_POINTS = 1200  # positions at which the query temperature is drawn (log spaced)
-NOT_ROTATED = -1  # slot code: the slot never rotates (partial rotary, MLA's content part)
-ZERO_FREQUENCY = -2  # slot code: the slot rotates with frequency 0 (proportional RoPE)
-
-
-def _notes(r: Any, key: str) -> list[dict[str, Any]]:
-    """The reading's notes of one kind, as label key + values for the figure that shows them."""
-    return [{"key": n.key, **n.values} for n in r.notes if n.key == key]
-
-
-def _layers(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
-    r = found.reading
-    keys = list(r.rope)  # the RoPE kinds, in the reading's order
-    if not keys:
-        raise CheckpointError(
-            f"{ckpt.name}: no layer of this {r.model_type} config applies RoPE or any other "
-            "position encoding posecards reads; there is no position to draw"
-        )
-    nums = {key: kind_frequencies(r.rope[key]) for key in keys}
-    kind_index = {key: i for i, key in enumerate(keys)}
-    n = r.num_layers
-    attention = np.array([ATTENTION_KINDS.index(la.attention) for la in r.layers], dtype=np.float64)
-    rope_code = np.array(
-        [kind_index[la.rope] if la.rope is not None else -1 for la in r.layers], dtype=np.float64
-    )  # (n,) kind index, -1: no RoPE
-    windows = {la.attention: la.window for la in r.layers if la.window is not None}
-
-    spectra: list[dict[str, Any]] = []
-    heads: list[dict[str, Any]] = []
-    for key in keys:
-        kind, kn = r.rope[key], nums[key]
-        inv = kn.inv_freq  # (n_freq,)
-        turning = inv > 0  # (n_freq,)
-        n_pairs = kind.head_slots // 2  # pairs of a whole q/k head
-        j = np.flatnonzero(turning).astype(np.float64)  # (t,) frequency index of turning pairs
-        axes = (
-            np.array(["thw".index(a) for a in kn.axes], dtype=np.float64)[turning]
-            if kn.axes is not None
-            else None
-        )
-        factor = kind.parameters.get("factor")
-        spectra.append(
-            {
-                "key": key,
-                "theta": kind.theta,
-                "rope_type": kind.rope_type,
-                "factor": float(factor) if factor is not None else 1.0,
-                "head_slots": float(kind.head_slots),
-                "pair": j,
-                "wavelength": 2 * math.pi / inv[turning],  # (t,) positions per turn
-                "still_from": float(int(np.count_nonzero(turning))),  # first pair that never turns
-                "pairs": float(n_pairs),
-                "zero": kind.rope_type == "proportional",  # still pairs: frequency 0, not absent
-                "axes": axes,
-            }
-        )
-        # (head_slots,) pair index of each slot, NOT_ROTATED outside the rotated block
-        slots = rope_pair_slots(kind.head_slots, 2 * inv.size, kind.layout, first=kind.first_slot)
-        pair = np.maximum(slots, 0)  # (head_slots,) a valid index everywhere
-        moving = (slots >= 0) & turning[pair]  # (head_slots,) slots that turn
-        code = slots.astype(np.float64)  # (head_slots,)
-        code[(slots >= 0) & ~turning[pair]] = ZERO_FREQUENCY
-        if kn.axes is not None:  # MRoPE: the axis (0 t, 1 h, 2 w) that drives the slot's pair
-            axis = np.array(["thw".index(a) for a in kn.axes], dtype=np.float64)  # (n_freq,)
-            code[moving] = axis[pair[moving]]
-        heads.append(
-            {
-                "key": key,
-                "theta": kind.theta,
-                "rope_type": kind.rope_type,
-                "factor": float(factor) if factor is not None else 1.0,
-                "code": code,
-                "layout": kind.layout,
-                "mrope": kn.axes is not None,
-                "first": float(kind.first_slot),
-            }
-        )
-
-    scale = softmax_scale(r)
-    context = float(r.max_position_embeddings or 4096)
-    t = r.temperature
-    top = max(context, 8 * t.floor_len) if t is not None else context
-    positions = np.unique(np.round(np.geomspace(1.0, top, TEMPERATURE_POINTS)))  # (m,)
-    if t is not None:
-        tau = query_temperature(positions, t.scale, t.floor_len, t.shift)  # (m,)
-    else:
-        tau = np.ones_like(positions)  # (m,) no query temperature
-    factors = [nums[key].attention_factor for key in keys]
-    first_attention = next(
-        (la.index for la in r.layers if la.attention not in ("linear", "none")), 0
-    )
-
-    figures: dict[str, dict[str, Any]] = {
-        "i-layer-strip": {
-            "attention": attention,
-            "rope": rope_code,
-            "kinds": keys,
-            "thetas": [r.rope[key].theta for key in keys],
-            "windows": {k: float(v) for k, v in windows.items()},
-        },
-        "i-spectrum": {"kinds": spectra, "context": context, "notes": _notes(r, "llama3_step")},
-        "i-head-slots": {"kinds": heads, "notes": _notes(r, "mrope_interleaved_unread")},
-        "i-scales": {
-            "position": positions,
-            "tau": tau,
-            "temperature": t.kind if t is not None else "none",
-            "layers_with": float(len(t.layers)) if t is not None else 0.0,
-            "softmax": scale,
-            "softmax_rule": r.softmax.rule,
-            "head_dim": float(r.softmax.head_dim),
-            "kinds": keys,
-            "factors": factors,
-            "context": context,
-            "notes": _notes(r, "tuning_not_bool"),
-        },
-    }
-    still_pairs = sum(int(sp["pairs"] - sp["still_from"]) for sp in spectra)
-    all_pairs = sum(int(sp["pairs"]) for sp in spectra)
-    still_slots = sum(int(np.count_nonzero(h["code"] < 0)) for h in heads)
-    wls = np.concatenate([sp["wavelength"] for sp in spectra])
-    p_far = float(positions[-1])
-    counts = {k: int(np.count_nonzero(attention == i)) for i, k in enumerate(ATTENTION_KINDS)}
-    numbers: dict[str, Any] = {
-        **_common(ckpt, found),
-        "n_layers": n,
-        "n_rope": len(r.rope_layers),
-        "n_none": n - len(r.rope_layers),
-        "n_full": counts["full"],
-        "n_sliding": counts["sliding"],
-        "n_chunked": counts["chunked"],
-        "n_linear": counts["linear"] + counts["none"],  # layers without softmax attention
-        "n_kinds": len(keys),
-        "wl_fast": float(wls.min()),
-        "wl_slowest": float(wls.max()),
-        "n_still": still_pairs,
-        "n_pairs_total": all_pairs,
-        "n_still_slots": still_slots,
-        "n_slots_total": sum(int(h["code"].size) for h in heads),
-        "softmax": scale,
-        "softmax_layer": first_attention,
-        "a_min": float(min(factors)),
-        "a_max": float(max(factors)),
-        "p_far": p_far,
-        "tau_far": float(tau[-1]),
-        "n_tau_layers": len(t.layers) if t is not None else 0,
-        "context": context,
-        "read_from": r.modeling or "-",
-        "ignored": ", ".join(r.ignored_keys) if r.ignored_keys else "—",
-        "defaults": ", ".join(found.defaults) if found.defaults else "—",
-    }
-    # the attention kinds of the layers (in ATTENTION_KINDS order): the first two, named by the
-    # takeaway when every layer rotates (a second kind of count 0 when there is only one)
-    reach = [k for k in ATTENTION_KINDS if counts[k]]
-    a, b = reach[0], reach[1] if len(reach) > 1 else reach[0]
-    numbers.update(
-        attention_a=a,
-        n_attention_a=counts[a],
-        attention_b=b,
-        n_attention_b=counts[b] if b != a else 0,
-        n_nope=numbers["n_none"] - numbers["n_linear"],  # attention layers without RoPE (NoPE)
-    )
-    some_none = numbers["n_none"] > 0
-    all_turn = still_pairs == 0
-    one_factor = numbers["a_min"] == numbers["a_max"]
-    with_tau = "-tau" if t is not None else ""
-    if some_none and numbers["n_linear"] == 0:
-        strip = "some-none"  # attention layers without RoPE (NoPE)
-    elif some_none:
-        strip = "some-linear" if numbers["n_nope"] == 0 else "some-none-and-linear"
-    else:
-        strip = ("all-one-reach", "all-two-reaches", "all-three-reaches")[len(reach) - 1]
-    variants = {
-        "thesis": "some-none" if some_none else ("all-one" if len(keys) == 1 else "all-several"),
-        "formula.note": "one-factor" if one_factor else "factor-range",
-        "panels.i-layer-strip.caption": "some-none" if some_none else "all-rope",
-        "panels.i-spectrum.alt": "all-turn" if all_turn else "some-still",
-        "panels.i-spectrum.caption": "all-turn" if all_turn else "some-still",
-        "panels.i-head-slots.alt": "all-turn" if still_slots == 0 else "some-still",
-        "panels.i-head-slots.caption": "all-turn" if still_slots == 0 else "some-still",
-        "panels.i-scales.alt": "temperature" if t is not None else "no-temperature",
-        "panels.i-scales.caption": ("one-factor" if one_factor else "factor-range") + with_tau,
-        "takeaways.layers": strip,
-        "takeaways.spectrum": "all-turn" if all_turn else "some-still",
-        "takeaways.scales": "one-factor" if one_factor else "factor-range",
-        "pitfalls.keys": "some" if r.ignored_keys else "none",
-        "pitfalls.defaults": "some" if found.defaults else "none",
-    }
-    return CardContent(card=card_name(found), figures=figures, numbers=numbers, variants=variants)
-
-
 def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
     """Everything the inspection card shows for ``ckpt``."""
     if isinstance(found, LearnedPositions):
@@ -537,5 +352,5 @@ def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
     if isinstance(found, RopePositions):
         return _rope(ckpt, found)
     if isinstance(found, LayeredPositions):
-        return _layers(ckpt, found)
+        return layers_content(ckpt, found)
     return _alibi(ckpt, found)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -13,6 +12,17 @@ from matplotlib.figure import FigureBase
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap, plain_log_ticks, text_colour_on
 from posecards.figures.style import Theme, visible_cmap
+
+# the data each figure draws (content/figdata/card1.py), as content/card1.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card1 import (
+        Counting,
+        Permutation,
+        PeTable,
+        Trajectory,
+        Wavelengths,
+        Where,
+    )
 
 
 def _cell_text_color(cmap: Colormap, norm: Any, value: float) -> str:
@@ -39,23 +49,23 @@ def _annotate(ax: Axes, values: np.ndarray, fmt: str, x0: float = 0.0) -> None:
         )
 
 
-def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    lang = t.lang if f"tokens_{t.lang}" in data else "en"
-    tokens = list(data[f"tokens_{lang}"])
-    reordered = list(data[f"tokens_reordered_{lang}"])
+def draw_permutation(fig: FigureBase, data: Permutation, t: Labels, theme: Theme) -> None:
+    s = data.sentence(t.lang)
+    tokens = list(s.tokens)
+    reordered = list(s.tokens_reordered)
     rows = [
         (
             "row_plain",
-            data[f"weights_plain_{lang}"],
-            data[f"weights_plain_reordered_{lang}"],
-            data[f"weight_deviation_without_pe_{lang}"],  # the weights shown, not the outputs
+            s.weights_plain,
+            s.weights_plain_reordered,
+            s.weight_deviation_without_pe,  # the weights shown, not the outputs
             theme.ok,
         ),
         (
             "row_pe",
-            data[f"weights_pe_{lang}"],
-            data[f"weights_pe_reordered_{lang}"],
-            data[f"weight_deviation_with_pe_{lang}"],
+            s.weights_pe,
+            s.weights_pe_reordered,
+            s.weight_deviation_with_pe,
             theme.warn,
         ),
     ]
@@ -79,10 +89,10 @@ def draw_permutation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
                 ax.set_xlabel(t("key"))
 
 
-def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    pe = np.asarray(data["pe"])  # (positions, 8)
-    dims = [int(d) for d in data["dims"]]
-    positions = [int(p) for p in data["positions"]]
+def draw_pe_table(fig: FigureBase, data: PeTable, t: Labels, theme: Theme) -> None:
+    pe = np.asarray(data.pe)  # (positions, 8)
+    dims = [int(d) for d in data.dims]
+    positions = [int(p) for p in data.positions]
     ax = fig.subplots()
     # every value is written in its cell (three decimals, so the slow columns visibly move);
     # the colour only groups them, so no colour bar
@@ -98,7 +108,7 @@ def draw_pe_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax.set_xlabel(t("dimension"))
     ax.set_ylabel(t("position"))
     # pairs: the wavelength of each (sin, cos) pair underneath it
-    for i, lam in enumerate(data["wavelengths"]):
+    for i, lam in enumerate(data.wavelengths):
         ax.annotate(
             t("lam_end", lam=lam),
             xy=(2 * i + 0.5, 0.0),
@@ -158,34 +168,33 @@ def _trajectory_axes(ax: Axes, xy: np.ndarray, pos: np.ndarray, t: Labels, theme
     return sc
 
 
-def draw_trajectory(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    pos = np.asarray(data["positions"])
+def draw_trajectory(fig: FigureBase, data: Trajectory, t: Labels, theme: Theme) -> None:
+    pos = np.asarray(data.positions)
     ax_u, ax_p = fig.subplots(1, 2)
-    sc = _trajectory_axes(ax_u, np.asarray(data["umap"]), pos, t, theme)
+    sc = _trajectory_axes(ax_u, np.asarray(data.umap), pos, t, theme)
     ax_u.set_title(t("umap"))
-    _trajectory_axes(ax_p, np.asarray(data["pca"]), pos, t, theme)
+    _trajectory_axes(ax_p, np.asarray(data.pca), pos, t, theme)
     ax_p.set_title(t("pca"))
     cb = fig.colorbar(sc, ax=[ax_u, ax_p], orientation="horizontal", fraction=0.06, pad=0.04)
-    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data["d_model"])))
+    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data.d_model)))
 
 
-def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_pairs(fig: FigureBase, data: Trajectory, t: Labels, theme: Theme) -> None:
     """Two pairs of the same encoding on their unit circles: the fast one and a slow one."""
-    pos = np.asarray(data["positions"])
+    pos = np.asarray(data.positions)
     ax_f, ax_s = fig.subplots(1, 2)
-    slow_dims = [int(d) for d in data["slow_dims"]]
+    slow_dims = [int(d) for d in data.slow_dims]
     pairs = (
-        (ax_f, "fast", 0, (0, 1)),
-        (ax_s, "slow", int(data["slow_pair"]), slow_dims),
+        (ax_f, data.fast, data.fast_wavelength, data.fast_turns, 0, (0, 1)),
+        (ax_s, data.slow, data.slow_wavelength, data.slow_turns, int(data.slow_pair), slow_dims),
     )
-    for ax, which, pair, dd in pairs:
-        xy = np.asarray(data[which])
-        lam = data[f"{which}_wavelength"]
+    for ax, xy_, lam, turns, pair, dd in pairs:
+        xy = np.asarray(xy_)
         # consecutive positions of the fast pair are a radian apart: dots only, no chords
         sc = ax.scatter(
             xy[:, 0], xy[:, 1], c=pos, cmap=visible_cmap(theme, "marks"), s=12, lw=0, zorder=2
         )
-        ax.set_title(t("pair_title", i=pair, lam=lam, n=data[f"{which}_turns"]))
+        ax.set_title(t("pair_title", i=pair, lam=lam, n=turns))
         ax.set_xlabel(t("dim_n", d=dd[0]))
         ax.set_ylabel(t("dim_n", d=dd[1]))
         ax.set_xlim(-1.2, 1.2)
@@ -195,14 +204,14 @@ def draw_pairs(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ax.set_yticks([-1, 0, 1])
     # what the colour means: the position of each dot
     cb = fig.colorbar(sc, ax=[ax_f, ax_s], orientation="horizontal", fraction=0.06, pad=0.12)
-    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data["d_model"])))
+    cb.set_label(t("traj_cbar", last=len(pos) - 1, d=int(data.d_model)))
 
 
 # where position enters: the columns of the diagram, left to right, and the colour of each
 WHERE_PLACES = ("added", "rotated", "bias", "none")
 
 
-def draw_where(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_where(fig: FigureBase, data: Where, t: Labels, theme: Theme) -> None:
     """One head's pipeline x -> q, k -> q·k -> softmax, the three places a position scheme can
     act on it (and NoPE, which acts nowhere), and the change of the scores under a shift."""
     colours = dict(zip(WHERE_PLACES, theme.categorical, strict=False))
@@ -243,24 +252,24 @@ def draw_where(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         ]
         for y, text, colour, weight in texts:
             ax.text(x, y, text, ha="center", va="top", fontsize=ann, color=colour, weight=weight)
-        value = t(f"where_change_{place}", v=float(data["change"][i]))
+        value = t(f"where_change_{place}", v=float(data.change[i]))
         ax.text(x, y_value, value, ha="center", va="top", fontsize=ann, color=c, weight="bold")
-    shift = t("where_shift", s=int(data["shift"]))
+    shift = t("where_shift", s=int(data.shift))
     ax.text(4.5, y_shift, shift, ha="center", va="top", fontsize=ann, color=theme.muted)
     ax.set_xlim(-0.75, 10.0)
     ax.set_ylim(0.75, 6.6)
 
 
-def draw_counting(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_counting(fig: FigureBase, data: Counting, t: Labels, theme: Theme) -> None:
     """The road from counting to the sinusoid: p / (N - 1) for two lengths, the binary digits of
     p, and their smooth twins (the same periods, no jumps)."""
-    pos = np.asarray(data["positions"])
-    short = np.asarray(data["short_positions"])
-    p = int(data["p"])
+    pos = np.asarray(data.positions)
+    short = np.asarray(data.short_positions)
+    p = int(data.p)
     axes = fig.subplots(3, 1, sharex=True, height_ratios=[1.2, 1.0, 1.0])
     ax = axes[0]
-    n, n_short = int(data["length"]), int(data["short_length"])
-    long_v, short_v = np.asarray(data["normalised"]), np.asarray(data["normalised_short"])
+    n, n_short = int(data.length), int(data.short_length)
+    long_v, short_v = np.asarray(data.normalised), np.asarray(data.normalised_short)
     ann = roles.fontsize("annotation")
     ax.plot(pos, long_v, "o-", color=theme.accent, ms=4, lw=1.8)
     ax.plot(short, short_v, "s--", color=theme.warn, ms=4, lw=1.8)
@@ -274,11 +283,11 @@ def draw_counting(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax.set_yticks([0, 1])
     ax.set_ylabel(t("count_norm_axis"))
     ax.set_title(t("count_norm_title", p=p, a=float(long_v[p]), b=float(short_v[p])), loc="left")
-    for a, key, values in (
-        (axes[1], "count_bits_title", "digits"),
-        (axes[2], "count_smooth_title", "smooth"),
+    for a, key, values, digits in (
+        (axes[1], "count_bits_title", data.digits, True),
+        (axes[2], "count_smooth_title", data.smooth, False),
     ):
-        v = np.asarray(data[values])  # (bits, n)
+        v = np.asarray(values)  # (bits, n)
         heatmap(
             a,
             v,
@@ -288,20 +297,20 @@ def draw_counting(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
             colorbar=False,
             extent=(pos[0] - 0.5, pos[-1] + 0.5, v.shape[0] - 0.5, -0.5),
         )
-        if values == "digits":
+        if digits:
             _annotate(a, v, ".0f", x0=float(pos[0]))
         a.set_yticks(range(v.shape[0]), [str(j) for j in range(v.shape[0])])
-        a.set_title(t(key, r=int(data["repeat"])), loc="left")
+        a.set_title(t(key, r=int(data.repeat)), loc="left")
         a.tick_params(length=0)
     axes[2].set_xticks(pos[::3])
     axes[2].set_xlabel(t("position_p"))
 
 
-def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    pair = np.asarray(data["pair"])
-    lam = np.asarray(data["wavelengths"])
-    ctx = np.asarray(data["context_lengths"])
-    turning = np.asarray(data["pairs_turning"])
+def draw_wavelengths(fig: FigureBase, data: Wavelengths, t: Labels, theme: Theme) -> None:
+    pair = np.asarray(data.pair)
+    lam = np.asarray(data.wavelengths)
+    ctx = np.asarray(data.context_lengths)
+    turning = np.asarray(data.pairs_turning)
     ax = fig.subplots()
     ax.set_yscale("log")
     top = int(np.argmax(ctx))
@@ -332,10 +341,10 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     ax.set_title(
         t(
             "ladder_title",
-            d=int(data["d_model"]),
-            b=float(data["base"]),
-            lo=float(data["shortest"]),
-            hi=float(data["longest"]),
+            d=int(data.d_model),
+            b=float(data.base),
+            lo=float(data.shortest),
+            hi=float(data.longest),
         ),
         color=theme.accent,
     )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -14,6 +13,10 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 from posecards.formatting import below
+
+# the data each figure draws (content/figdata/card2.py), as content/card2.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card2 import Curves, Heatmap, Pitfalls, Rotation, Similarity
 
 
 def _extent(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -44,10 +47,10 @@ def _sci(value: float | str) -> str:
     return rf"${mant:.1f}\times10^{{{exp}}}$"
 
 
-def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    values = np.asarray(data["values"])  # (positions shown, dims shown)
-    pos = np.asarray(data["positions"])
-    dims = np.asarray(data["dims"])
+def draw_heatmap(fig: FigureBase, data: Heatmap, t: Labels, theme: Theme) -> None:
+    values = np.asarray(data.values)  # (positions shown, dims shown)
+    pos = np.asarray(data.positions)
+    dims = np.asarray(data.dims)
     ax = fig.subplots()
     heatmap(
         ax,
@@ -61,19 +64,19 @@ def draw_heatmap(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.set_xlabel(t("dimension"))
     ax.set_ylabel(t("position"))
     # where the fast and the slow pairs are: wavelengths of the first and the last shown pair
-    lam = np.asarray(data["wavelength_ticks"])
-    tick_dims = np.asarray(data["wavelength_tick_dims"])
+    lam = np.asarray(data.wavelength_ticks)
+    tick_dims = np.asarray(data.wavelength_tick_dims)
     top = ax.secondary_xaxis("top")
     top.set_xticks(tick_dims, [t("wl_tick", lam=float(v)) for v in lam])
     top.set_xlabel(t("wavelength_axis"))
-    if int(data["position_step"]) > 1 or int(data["pair_step"]) > 1:
+    if int(data.position_step) > 1 or int(data.pair_step) > 1:
         ax.set_title(
             t(
                 "shown_part",
                 rows=pos.shape[0],
-                n=int(data["n_positions"]),
+                n=int(data.n_positions),
                 cols=dims.shape[0],
-                d=int(data["d_model"]),
+                d=int(data.d_model),
             ),
             fontsize=roles.fontsize("subplot_title"),
             fontweight="normal",
@@ -113,17 +116,17 @@ def _curve_axes(
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
 
-def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    slow_dims = np.asarray(data["slow_dims"])
+def draw_curves(fig: FigureBase, data: Curves, t: Labels, theme: Theme) -> None:
+    slow_dims = np.asarray(data.slow_dims)
     n_axes = 2 if slow_dims.shape[0] else 1
     axes = fig.subplots(n_axes, 1, squeeze=False)[:, 0]
-    fast_pos = np.asarray(data["fast_positions"])
+    fast_pos = np.asarray(data.fast_positions)
     _curve_axes(
         axes[0],
         fast_pos,
-        np.asarray(data["fast_dims"]),
-        np.asarray(data["fast_values"]),
-        np.asarray(data["fast_wavelengths"]),
+        np.asarray(data.fast_dims),
+        np.asarray(data.fast_values),
+        np.asarray(data.fast_wavelengths),
         t,
         theme,
         ["-", "--", "-", "--"],
@@ -136,25 +139,25 @@ def draw_curves(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     if n_axes == 2:
         _curve_axes(
             axes[1],
-            np.asarray(data["slow_positions"]),
+            np.asarray(data.slow_positions),
             slow_dims,
-            np.asarray(data["slow_values"]),
-            np.asarray(data["slow_wavelengths"]),
+            np.asarray(data.slow_values),
+            np.asarray(data.slow_wavelengths),
             t,
             theme,
             ["-", "-"],
         )
         axes[1].set_title(
-            t("slow_dims", n=int(data["n_positions"])),
+            t("slow_dims", n=int(data.n_positions)),
             loc="left",
             fontsize=roles.fontsize("subplot_title"),
         )
 
 
-def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_rotation(fig: FigureBase, data: Rotation, t: Labels, theme: Theme) -> None:
     """PE(p+k) = R(k)·PE(p): the block-diagonal R(k) and one pair turning on its circle."""
-    r = np.asarray(data["r"])  # (8, 8)
-    d_show, k, p = int(data["d_show"]), int(data["k"]), int(data["p"])
+    r = np.asarray(data.r)  # (8, 8)
+    d_show, k, p = int(data.d_show), int(data.k), int(data.p)
     ax_r, ax_c = fig.subplots(1, 2, width_ratios=[1.0, 1.0])
     shown = np.where(r == 0.0, np.nan, r)  # zeros blank: only the 2 x 2 blocks are coloured
     heatmap(ax_r, shown, theme, signed=True, vmax=1.0, colorbar=False)
@@ -179,8 +182,8 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
     ax_r.set_aspect("equal")
     ax_r.set_title(t("rot_matrix_title", k=k, d=d_show))
     # one unit circle, two pairs: (cos θ, sin θ) with θ = p·ω_i, turned by k·ω_i
-    pe_p, pe_pk = np.asarray(data["pe_p"]), np.asarray(data["pe_pk"])
-    omega = np.asarray(data["omega"])
+    pe_p, pe_pk = np.asarray(data.pe_p), np.asarray(data.pe_pk)
+    omega = np.asarray(data.omega)
     circle = np.linspace(0, 2 * np.pi, 361)
     ax_c.plot(np.cos(circle), np.sin(circle), color=theme.neutral, lw=1.0)
     styles = [("-", "o", theme.accent, 0.62), ("--", "s", theme.warn, 0.86)]
@@ -215,13 +218,13 @@ def draw_rotation(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Th
         ncol=2,
         frameon=False,
         handletextpad=0.3,
-        title=t("rot_check", d=int(data["d_model"]), err=float(data["err"])),
+        title=t("rot_check", d=int(data.d_model), err=float(data.err)),
     )
 
 
-def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    sim = np.asarray(data["similarity"])
-    pos = np.asarray(data["positions"])
+def draw_similarity(fig: FigureBase, data: Similarity, t: Labels, theme: Theme) -> None:
+    sim = np.asarray(data.similarity)
+    pos = np.asarray(data.positions)
     ax_s, ax_f = fig.subplots(1, 2, width_ratios=[1.0, 1.25])
     # similarity of two sinusoidal encodings is one-sided here: a sequential scale up to 1
     heatmap(
@@ -241,12 +244,12 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     ax_s.set_xlabel(t("position_q"))
     ax_s.set_ylabel(t("position_p"))
 
-    k = np.asarray(data["offsets"])
-    measured = np.asarray(data["measured"])  # (starts, offsets)
-    starts = [int(s) for s in data["starts"]]
+    k = np.asarray(data.offsets)
+    measured = np.asarray(data.measured)  # (starts, offsets)
+    starts = [int(s) for s in data.starts]
     markers = ["o", "s", "^", "D"]
     every = max(1, k.shape[0] // 24)  # a marker every few offsets: the curve stays visible
-    ax_f.plot(k, np.asarray(data["formula"]), color=theme.text, lw=1.4, label=t("formula_f"))
+    ax_f.plot(k, np.asarray(data.formula), color=theme.text, lw=1.4, label=t("formula_f"))
     for r, p0 in enumerate(starts):
         ax_f.plot(
             k,
@@ -259,15 +262,13 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
             markevery=(r * every // max(1, len(starts)), every),
             label=t("from_start", p=p0),
         )
-    for kk, fk in ((data["offset_a"], data["f_a"]), (data["offset_b"], data["f_b"])):
+    for kk, fk in ((data.offset_a, data.f_a), (data.offset_b, data.f_b)):
         ax_f.plot([float(kk)], [float(fk)], "o", color=theme.warn, ms=8, zorder=5)
     ax_f.set_ylim(0.0, 1.08)
     ax_f.set_yticks([0.0, 0.5, 1.0])
     ax_f.set_xlabel(t("offset_k"))
     ax_f.set_ylabel(t("cos_sim"))
-    ax_f.set_title(
-        t("profile_title", fa=float(data["f_a"]), fb=float(data["f_b"])), color=theme.warn
-    )
+    ax_f.set_title(t("profile_title", fa=float(data.f_a), fb=float(data.f_b)), color=theme.warn)
     fig.legend(
         *ax_f.get_legend_handles_labels(),
         loc="outside lower center",
@@ -278,21 +279,21 @@ def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: 
     )
 
 
-def _draw_bug(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    starts = np.asarray(data["bug_starts"])
-    ax.plot(starts, np.asarray(data["bug_cos_bug"]), color=theme.warn, lw=1.6, label=t("bug_line"))
+def _draw_bug(ax: Axes, data: Pitfalls, t: Labels, theme: Theme) -> None:
+    starts = np.asarray(data.bug_starts)
+    ax.plot(starts, np.asarray(data.bug_cos_bug), color=theme.warn, lw=1.6, label=t("bug_line"))
     ax.plot(
         starts,
-        np.asarray(data["bug_cos_correct"]),
+        np.asarray(data.bug_cos_correct),
         color=theme.ok,
         lw=2.2,
         ls="--",
         label=t("correct_line"),
     )
     ax.set_xlabel(t("start_p"))
-    ax.set_ylabel(t("sim_at", k=int(data["bug_offset"])))
+    ax.set_ylabel(t("sim_at", k=int(data.bug_offset)))
     ax.set_title(
-        t("bug_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        t("bug_title", d=int(data.bug_d_model), base=float(data.bug_base)),
         loc="left",
         fontsize=roles.fontsize("subplot_title"),
     )
@@ -302,10 +303,10 @@ def _draw_bug(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> Non
     ax.margins(x=0.02)
 
 
-def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    err = np.asarray(data["f32_angle_error"])  # (positions, pairs shown)
-    pos = np.asarray(data["f32_positions"])
-    pairs = np.asarray(data["f32_pairs"])
+def _draw_float32(ax: Axes, data: Pitfalls, t: Labels, theme: Theme) -> None:
+    err = np.asarray(data.f32_angle_error)  # (positions, pairs shown)
+    pos = np.asarray(data.f32_positions)
+    pairs = np.asarray(data.f32_pairs)
     positive = err[err > 0]
     vmin = float(positive.min()) if positive.size else 1e-12
     vmax = float(err.max()) if positive.size else 1e-11
@@ -328,10 +329,10 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         FuncFormatter(lambda v, _pos: f"{np.log10(v):.0f}".replace("-", "\u2212"))
     )
     im.colorbar.ax.yaxis.set_minor_formatter(NullFormatter())
-    x_max, y_max = float(data["f32_max_pair"]), float(data["f32_max_position"])
+    x_max, y_max = float(data.f32_max_pair), float(data.f32_max_position)
     ax.plot([x_max], [y_max], marker="*", ms=14, color=theme.warn, mec=theme.background, ls="none")
     ax.annotate(
-        t("f32_max", e=float(data["f32_max_error"])),
+        t("f32_max", e=float(data.f32_max_error)),
         xy=(x_max, y_max),
         xytext=(10, 8),
         textcoords="offset points",
@@ -344,22 +345,22 @@ def _draw_float32(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
     ax.set_xlabel(t("pair_i"))
     ax.set_ylabel(t("position"))
     ax.set_title(
-        t("f32_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        t("f32_title", d=int(data.bug_d_model), base=float(data.bug_base)),
         loc="left",
         fontsize=roles.fontsize("subplot_title"),
     )
 
 
-def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    rows = [
-        ("tab_perm", data["layout_perm_diff"]),
-        ("tab_raw", data["layout_raw_diff"]),
-        ("tab_sim", below(data["layout_sim_diff"], -14)),  # rounding level: a bound
-        ("tab_t2t", data["layout_t2t_sim_diff"]),
+def _draw_layouts(ax: Axes, data: Pitfalls, t: Labels, theme: Theme) -> None:
+    rows: list[tuple[str, float | str]] = [
+        ("tab_perm", data.layout_perm_diff),
+        ("tab_raw", data.layout_raw_diff),
+        ("tab_sim", below(data.layout_sim_diff, -14)),  # rounding level: a bound
+        ("tab_t2t", data.layout_t2t_sim_diff),
     ]
     ax.set_axis_off()
     ax.set_title(
-        t("layout_title", d=int(data["bug_d_model"]), base=float(data["bug_base"])),
+        t("layout_title", d=int(data.bug_d_model), base=float(data.bug_base)),
         loc="left",
         fontsize=roles.fontsize("subplot_title"),
     )
@@ -400,16 +401,16 @@ def _draw_layouts(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) ->
         )
 
 
-def draw_pitfalls(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_pitfalls(fig: FigureBase, data: Pitfalls, t: Labels, theme: Theme) -> None:
     """The dimension-index bug, measured (the card's other pitfalls are c2-float32, c2-layouts)."""
     _draw_bug(fig.subplots(), data, t, theme)
 
 
-def draw_float32(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_float32(fig: FigureBase, data: Pitfalls, t: Labels, theme: Theme) -> None:
     _draw_float32(fig.subplots(), data, t, theme)
 
 
-def draw_layouts(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_layouts(fig: FigureBase, data: Pitfalls, t: Labels, theme: Theme) -> None:
     """The layout and frequency-rule comparison as a table (figure page; the card says it in text)."""
     _draw_layouts(fig.subplots(), data, t, theme)
 

@@ -6,8 +6,7 @@ Draw functions only draw the arrays of ``posecards.content.card4``; all text com
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import FigureBase
@@ -21,6 +20,18 @@ from posecards.figures._common import (
     plain_log_ticks,
 )
 from posecards.figures.style import Theme, visible_cmap
+
+# the data each figure draws (content/figdata/card4.py), as content/card4.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card4 import (
+        Alibi,
+        AlibiSlopes,
+        Buckets,
+        Deberta,
+        Grid2d,
+        RopeScaling,
+        UnseenAngles,
+    )
 
 
 def _pow2_formatter(v: float, _pos: int) -> str:
@@ -38,17 +49,17 @@ def _one_sided_bias(ax: Any, bias: np.ndarray, theme: Theme) -> Any:
 NARROW_PANEL_IN = 5.0  # panels narrower than this (inches) break the ALiBi head title in two
 
 
-def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_alibi(fig: FigureBase, data: Alibi, t: Labels, theme: Theme) -> None:
     ax_b, ax_w = fig.subplots(1, 2, width_ratios=[1.0, 1.5])
     # left: the bias the steepest head adds, over a few tokens
-    bias = np.asarray(data["bias"], dtype=np.float64)  # (L, L), -inf above the diagonal
+    bias = np.asarray(data.bias, dtype=np.float64)  # (L, L), -inf above the diagonal
     n = bias.shape[-1]
     im = _one_sided_bias(ax_b, bias, theme)
     head_title = t(
         "alibi_head_of",
-        h=int(data["bias_head"]),
-        n=int(data["heads"]),
-        inv=float(data["bias_inv_slope"]),
+        h=int(data.bias_head),
+        n=int(data.heads),
+        inv=float(data.bias_inv_slope),
     )
     # on a narrow panel (A4) the one-line title would run into the next plot's axis label
     narrow = fig.get_window_extent().width / fig.get_figure(root=True).dpi < NARROW_PANEL_IN
@@ -66,8 +77,8 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     cb.set_label(t("bias"))
 
     # right: the weight the last query gives each earlier token, equal content
-    d = np.asarray(data["distance"])
-    w = np.asarray(data["weights"])  # (3, L)
+    d = np.asarray(data.distance)
+    w = np.asarray(data.weights)  # (3, L)
     styles = ["-", "--", "-."]
     for k in range(w.shape[0]):
         ax_w.plot(
@@ -77,8 +88,8 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
             linewidth=2.4,
             label=t(
                 "alibi_head",
-                h=int(data["shown_heads"][k]),
-                inv=float(data["shown_inv_slopes"][k]),
+                h=int(data.shown_heads[k]),
+                inv=float(data.shown_inv_slopes[k]),
             ),
         )
     ax_w.set_yscale("log")
@@ -97,14 +108,14 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     )
 
 
-def draw_alibi_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_alibi_slopes(fig: FigureBase, data: AlibiSlopes, t: Labels, theme: Theme) -> None:
     """Slopes of 8 and 12 heads; the 12-head set takes every other slope of the 16-head one."""
     ax = fig.subplots()
-    s16 = np.asarray(data["slopes16"])
+    s16 = np.asarray(data.slopes16)
     for v in s16:
         ax.axhline(float(v), color=theme.neutral, linewidth=0.9, linestyle=":", zorder=0)
-    s8 = np.asarray(data["slopes8"])
-    s12 = np.asarray(data["slopes12"])
+    s8 = np.asarray(data.slopes8)
+    s12 = np.asarray(data.slopes12)
     # open circles around crosses: where the two sets agree, both marks stay visible
     ax.plot(
         np.arange(1, s8.size + 1),
@@ -151,27 +162,27 @@ _SCHEME_STYLE: dict[str, dict[str, Any]] = {
 }
 
 
-def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_rope_scaling(fig: FigureBase, data: RopeScaling, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    lam = np.asarray(data["wavelength"])
-    ratio = np.asarray(data["ratio"])  # (6, 64)
-    keys = list(data["keys"])
+    lam = np.asarray(data.wavelength)
+    ratio = np.asarray(data.ratio)  # (6, 64)
+    keys = list(data.keys)
     handles = []
-    for key in data["shown"]:
+    for key in data.shown:
         k = keys.index(key)
         (line,) = ax.plot(
             lam,
             ratio[k],
             label=t(
                 f"leg_{key}",
-                s=float(data["factor"][k]),
-                a=float(data["attention_factor"][k]),
-                a2=float(data["score_factor"][k]),
+                s=float(data.factor[k]),
+                a=float(data.attention_factor[k]),
+                a2=float(data.score_factor[k]),
             ),
             **{"linewidth": 2.0, "markersize": 7, **_SCHEME_STYLE.get(key, {})},
         )
         handles.append(line)
-    orig = float(data["orig_len"])
+    orig = float(data.orig_len)
     ax.axvline(orig, color=theme.muted, linewidth=1.2, linestyle=(0, (4, 3)))
     ax.text(
         orig,
@@ -185,7 +196,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_yscale("log", base=2)
-    shown = [keys.index(k) for k in data["shown"]]
+    shown = [keys.index(k) for k in data.shown]
     lo = float(np.min(ratio[shown]))
     ticks = [2.0**-k for k in range(0, 8) if 2.0**-k >= lo / 1.5]
     ax.yaxis.set_major_locator(FixedLocator(ticks))
@@ -196,7 +207,7 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     ax.set_ylabel(t("freq_ratio"))
     fig.legend(
         handles=handles,
-        title=t("rope_params", d=int(data["head_dim"]), b=float(data["base"]), L=orig),
+        title=t("rope_params", d=int(data.head_dim), b=float(data.base), L=orig),
         loc="outside lower center",
         ncols=2,
         handlelength=2.6,
@@ -204,13 +215,13 @@ def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme
     )
 
 
-def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_buckets(fig: FigureBase, data: Buckets, t: Labels, theme: Theme) -> None:
     """T5: encoder (bidirectional) and decoder (unidirectional) buckets of keys before the query."""
     ax = fig.subplots()
-    n = np.asarray(data["distance"])
-    enc = np.asarray(data["encoder"])
-    dec = np.asarray(data["decoder"])
-    md = float(data["max_distance"])
+    n = np.asarray(data.distance)
+    enc = np.asarray(data.encoder)
+    dec = np.asarray(data.decoder)
+    md = float(data.max_distance)
     ax.axvline(md, color=theme.muted, linewidth=1.2, linestyle=":")
     # a gap in data units, not a leading space: a space's width is the font's, not a margin
     ax.text(
@@ -219,8 +230,8 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     (l_dec,) = ax.step(n, dec, where="post", color=theme.accent, linewidth=2.2)
     (l_enc,) = ax.step(n, enc, where="post", color=theme.warn, linewidth=2.2, linestyle=(0, (5, 2)))
     for line, start, top, key, label_y in (
-        (l_dec, float(data["dec_last_start"]), float(dec.max()), "t5_dec", float(dec.max()) + 1.0),
-        (l_enc, float(data["enc_last_start"]), float(enc.max()), "t5_enc", float(enc.max()) + 1.0),
+        (l_dec, float(data.dec_last_start), float(dec.max()), "t5_dec", float(dec.max()) + 1.0),
+        (l_enc, float(data.enc_last_start), float(enc.max()), "t5_enc", float(enc.max()) + 1.0),
     ):
         ax.plot([start], [top], "o", color=line.get_color(), markersize=8)
         ax.text(  # right of the max_distance line, just above the flat last bucket
@@ -234,25 +245,25 @@ def draw_buckets(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.set_ylim(-1, float(dec.max()) + 9)
     ax.set_yticks([0, 8, 16, 24, 31])
     ax.set_xlim(0, float(n[-1]))
-    ax.set_title(t("t5_title", nb=data["num_buckets"]), loc="left")
+    ax.set_title(t("t5_title", nb=data.num_buckets), loc="left")
     ax.set_xlabel(t("t5_x"))
     ax.set_ylabel(t("bucket"))
 
 
-def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_deberta(fig: FigureBase, data: Deberta, t: Labels, theme: Theme) -> None:
     """DeBERTa's log buckets: which relative-position embedding a distance uses."""
     ax = fig.subplots()
-    r = np.asarray(data["distance"])
-    b = np.asarray(data["bucket"])
-    mid = float(data["exact"])
-    edge = float(data["edge"])
+    r = np.asarray(data.distance)
+    b = np.asarray(data.bucket)
+    mid = float(data.exact)
+    edge = float(data.edge)
     ax.axvspan(-mid, mid, color=theme.ok, alpha=0.2, linewidth=0)
     ax.plot(r, b, color=theme.accent, drawstyle="steps-mid", linewidth=2.0)
     for sgn in (-1, 1):
         ax.axvline(sgn * edge, color=theme.warn, linestyle="--", linewidth=1.2)
     ax.annotate(  # right of the dashed line at +edge, a fixed gap away whatever the font
-        t("deb_edge", n=edge, b=float(data["edge_bucket"])),
-        (edge, -float(data["bucket_size"]) * 0.95),
+        t("deb_edge", n=edge, b=float(data.edge_bucket)),
+        (edge, -float(data.bucket_size) * 0.95),
         xytext=(8, 0),
         textcoords="offset points",
         color=theme.warn,
@@ -261,25 +272,25 @@ def draw_deberta(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     )
     ax.text(  # over the band, above the curve (which stays within ±mid there)
         0.0,
-        float(data["bucket_size"]) * 1.3,
+        float(data.bucket_size) * 1.3,
         t("deb_exact", n=mid),
         color=theme.ok,
         ha="center",
         va="top",
     )
-    ax.set_ylim(-float(data["bucket_size"]) * 1.35, float(data["bucket_size"]) * 1.35)
+    ax.set_ylim(-float(data.bucket_size) * 1.35, float(data.bucket_size) * 1.35)
     ax.set_xlim(float(r[0]), float(r[-1]))
-    ax.set_title(t("deb_title", bs=data["bucket_size"], mp=data["max_position"]), loc="left")
+    ax.set_title(t("deb_title", bs=data.bucket_size, mp=data.max_position), loc="left")
     ax.set_xlabel(t("deb_x"))
     ax.set_ylabel(t("deb_index"))
 
 
-def draw_unseen(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_unseen(fig: FigureBase, data: UnseenAngles, t: Labels, theme: Theme) -> None:
     """Why RoPE fails past its training length: one row per method, one cell per pair, coloured
     by the arc of angles the pair reaches at test length that training never reached."""
-    unseen = np.asarray(data["unseen"])  # (methods, pairs) rad
-    methods = list(data["methods"])
-    counts = [int(c) for c in data["pairs_new"]]
+    unseen = np.asarray(data.unseen)  # (methods, pairs) rad
+    methods = list(data.methods)
+    counts = [int(c) for c in data.pairs_new]
     ax = fig.subplots()
     heatmap(
         ax,
@@ -295,21 +306,19 @@ def draw_unseen(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.set_yticks(
         range(len(methods)),
         [
-            t(f"unseen_row_{m}", c=c, b=float(data["big_base"]))
+            t(f"unseen_row_{m}", c=c, b=float(data.big_base))
             for m, c in zip(methods, counts, strict=True)
         ],
     )
     ax.tick_params(length=0)
     ax.set_xlabel(t("unseen_x"))
-    ax.set_title(
-        t("unseen_title", L=int(data["train_length"]), T=int(data["test_length"])), loc="left"
-    )
+    ax.set_title(t("unseen_title", L=int(data.train_length), T=int(data.test_length)), loc="left")
 
 
-def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    sims = [np.asarray(data["sim_mae"])[0], np.asarray(data["sim_sum"])[0]]  # each (G, G)
-    y, x = (float(v) for v in np.asarray(data["patches"])[0])  # (row y, column x)
-    g = int(data["grid"])
+def draw_grid2d(fig: FigureBase, data: Grid2d, t: Labels, theme: Theme) -> None:
+    sims = [np.asarray(data.sim_mae)[0], np.asarray(data.sim_sum)[0]]  # each (G, G)
+    y, x = (float(v) for v in np.asarray(data.patches)[0])  # (row y, column x)
+    g = int(data.grid)
     lo = float(min(s.min() for s in sims))
     signed = lo < 0
     axes = fig.subplots(1, 2, sharey=True)
@@ -339,7 +348,7 @@ def draw_grid2d(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     cb.set_label(
         t("cosine_to", x=int(x), y=int(y))
         + "\n"
-        + t("grid_params", g=g, d=int(data["d_used"]), b=float(data["base"]))
+        + t("grid_params", g=g, d=int(data.d_used), b=float(data.base))
     )
 
 

@@ -7,8 +7,7 @@ Draw functions only draw the arrays of ``posecards.content.card5``; all text com
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -18,6 +17,10 @@ from matplotlib.transforms import Bbox
 
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures.style import Theme
+
+# the data each figure draws (content/figdata/card5.py), as content/card5.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card5 import Beyond, Quoted, RopeScaling, Table
 
 # line style and marker per series: lines never differ by colour alone
 STYLE: dict[str, tuple[Any, str]] = {
@@ -51,21 +54,21 @@ def _colours(theme: Theme) -> dict[str, str]:
     }
 
 
-def _loss_axes(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def _loss_axes(ax: Axes, data: Beyond | RopeScaling, t: Labels, theme: Theme) -> None:
     """Shared frame: beyond-training shading, training length, entropy and guessing lines,
     named on secondary axes (outside the data, so no label sits on a curve)."""
-    L, n = int(data["train_length"]), int(data["eval_length"])
-    H, U = float(data["entropy"]), float(data["uniform"])
+    L, n = int(data.train_length), int(data.eval_length)
+    H, U = float(data.entropy), float(data.uniform)
     ax.axvspan(L, n, color=theme.box, zorder=0, lw=0)
     ax.axvline(L, color=theme.text, lw=1.2, ls="--", zorder=1)
     ax.axhline(U, color=theme.neutral, lw=1.2, ls=":", zorder=1)
     ax.axhline(H, color=theme.neutral, lw=1.2, ls=(0, (1, 3)), zorder=1)
     ax.set_xlim(0, n)
-    top_loss = max(float(np.max(v)) for k, v in data.items() if k.endswith("_hi"))
+    top_loss = max(float(np.max(band.hi)) for band in data.bands())
     ax.set_ylim(0.8, max(3.6, top_loss + 0.15))
     ticks = [0, L, *[L * 2**k for k in range(1, 8) if L * 2**k <= n]]
     ax.set_xticks(ticks)
-    ax.set_xlabel(t("position", w=int(data["window"])))
+    ax.set_xlabel(t("position", w=int(data.window)))
     ax.set_ylabel(t("loss"))
     top = ax.secondary_xaxis("top")
     top.set_xticks([L], labels=[t("train_line", L=L)])
@@ -76,16 +79,15 @@ def _loss_axes(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> No
 
 
 def _series(
-    ax: Axes, x: np.ndarray, data: Mapping[str, Any], key: str, label: str, theme: Theme
+    ax: Axes, x: np.ndarray, data: Beyond | RopeScaling, key: str, label: str, theme: Theme
 ) -> None:
     colour = _colours(theme)[key]
     ls, marker = STYLE[key]
-    ax.fill_between(
-        x, data[f"{key}_lo"], data[f"{key}_hi"], color=colour, alpha=0.18, lw=0, zorder=2
-    )
+    band = data.band(key)
+    ax.fill_between(x, band.lo, band.hi, color=colour, alpha=0.18, lw=0, zorder=2)
     ax.plot(
         x,
-        data[f"{key}_mean"],
+        band.mean,
         color=colour,
         ls=ls,
         lw=2.0,
@@ -121,27 +123,27 @@ def _legend(fig: FigureBase, ax: Axes, ncols: int, title: str | None = None) -> 
     )
 
 
-def draw_beyond(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_beyond(fig: FigureBase, data: Beyond, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    x = np.asarray(data["position"], dtype=np.float64)
-    for s in data["schemes"]:
+    x = np.asarray(data.position, dtype=np.float64)
+    for s in data.schemes:
         _series(ax, x, data, s, t(f"scheme_{s}"), theme)
     _loss_axes(ax, data, t, theme)
     _legend(fig, ax, 3)
 
 
-def draw_rope_scaling(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_rope_scaling(fig: FigureBase, data: RopeScaling, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    x = np.asarray(data["position"], dtype=np.float64)
-    for m in data["methods"]:
-        label = t(f"scaling_{m}", s=float(data["factor"]), a2=float(data["yarn_score_factor"]))
+    x = np.asarray(data.position, dtype=np.float64)
+    for m in data.methods:
+        label = t(f"scaling_{m}", s=float(data.factor), a2=float(data.yarn_score_factor))
         _series(ax, x, data, m, label, theme)
     _loss_axes(ax, data, t, theme)
     params = t(
         "scaling_params",
-        s=float(data["factor"]),
-        d=int(data["head_dim"]),
-        b=float(data["rope_base"]),
+        s=float(data.factor),
+        d=int(data.head_dim),
+        b=float(data.rope_base),
     )
     _legend(fig, ax, 2, params)
 
@@ -192,48 +194,48 @@ def _table(
             cell.get_text().set_fontweight("bold")
 
 
-def draw_table(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_table(fig: FigureBase, data: Table, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    mean = np.asarray(data["mean"], dtype=np.float64)  # (rows, lengths)
-    lengths = np.asarray(data["eval_lengths"], dtype=np.float64)
-    multiples = np.asarray(data["multiples"], dtype=np.float64)
+    mean = np.asarray(data.mean, dtype=np.float64)  # (rows, lengths)
+    lengths = np.asarray(data.eval_lengths, dtype=np.float64)
+    multiples = np.asarray(data.multiples, dtype=np.float64)
     cells = [
         [t(f"row_{key}"), *(f"{v:.2f}" for v in row)]
-        for key, row in zip(data["rows"], mean, strict=True)
+        for key, row in zip(data.rows, mean, strict=True)
     ]
     header = [
         "",
         *(t("length_col", n=int(n), m=int(m)) for n, m in zip(lengths, multiples, strict=True)),
     ]
-    # cells whose loss held (within data["held"] nats of the row's 1x value) are tinted
-    tint = [[bool(v) for v in row] for row in np.asarray(data["held_cells"])]
+    # cells whose loss held (within data.held nats of the row's 1x value) are tinted
+    tint = [[bool(v) for v in row] for row in np.asarray(data.held_cells)]
     _table(ax, cells, header, theme, tint)
     ax.set_title(
         t(
             "table_title",
-            L=int(data["train_length"]),
+            L=int(data.train_length),
             m_lo=int(multiples[1]),
             m_hi=int(multiples[-1]),
-            h=float(data["held"]),
+            h=float(data.held),
         ),
         fontsize=roles.fontsize("subplot_title"),
     )
 
 
-def draw_quoted(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_quoted(fig: FigureBase, data: Quoted, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    ppl = np.asarray(data["perplexity"], dtype=np.float64)  # (methods, lengths)
+    ppl = np.asarray(data.perplexity, dtype=np.float64)  # (methods, lengths)
     cells = [
         [t(f"quoted_{m}"), *(f"{v:.2f}" if np.isfinite(v) else t("oom") for v in row)]
-        for m, row in zip(data["methods"], ppl, strict=True)
+        for m, row in zip(data.methods, ppl, strict=True)
     ]
-    header = ["", *(f"{int(n):,}" for n in np.asarray(data["eval_lengths"]))]
+    header = ["", *(f"{int(n):,}" for n in np.asarray(data.eval_lengths))]
     _table(ax, cells, header, theme)
     ax.set_title(
         t(
             "quoted_title",
-            source=str(data["source_zh"] if t.lang == "zh" else data["source"]),
-            L=int(data["train_length"]),
+            source=str(data.source_zh if t.lang == "zh" else data.source),
+            L=int(data.train_length),
         ),
         fontsize=roles.fontsize("subplot_title"),
     )

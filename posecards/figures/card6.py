@@ -1,5 +1,6 @@
 """Card 6 figures: partial vs proportional RoPE, Gemma 3's two RoPEs, layers without RoPE, MLA's
-decoupled slice, MRoPE's axes and position ids, and the table of nine configs.
+decoupled slice, MRoPE's axes and position ids (drawn in ``card6_mrope.py``), and the table of
+nine configs.
 
 Draw functions only draw the arrays of ``posecards.content.card6``; all text comes from the
 [labels] of ``cards/card6.toml``.
@@ -7,8 +8,8 @@ Draw functions only draw the arrays of ``posecards.content.card6``; all text com
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -19,7 +20,18 @@ from matplotlib.transforms import Bbox
 
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
+from posecards.figures.card6_mrope import draw_mrope_axes, draw_mrope_ids
 from posecards.figures.style import Theme
+
+# the data each figure draws (content/figdata/card6.py), as content/card6.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card6 import (
+        Mla,
+        Models,
+        Nope,
+        Partial,
+        TwoRopes,
+    )
 
 # line style and marker per model of panel 1: lines never differ by colour alone
 _PARTIAL_STYLE: dict[str, dict[str, Any]] = {
@@ -27,8 +39,6 @@ _PARTIAL_STYLE: dict[str, dict[str, Any]] = {
     "qn": {"linestyle": "-", "marker": "o", "markersize": 4},
     "g4": {"linestyle": "-.", "marker": "^", "markersize": 4},
 }
-# marker per MRoPE axis (t, h, w)
-_AXIS_MARKER = ("o", "s", "^")
 
 
 def _legend(
@@ -92,14 +102,6 @@ def _strip(ax: Axes, flags: np.ndarray, colours: tuple[str, str], theme: Theme) 
         ax.spines[side].set_visible(False)
 
 
-def _compact(v: float) -> str:
-    """A wavelength as a short tick label, 3 significant digits: 6.28, 199, 35.3k, 5.06M."""
-    for div, suffix in ((1e6, "M"), (1e3, "k")):
-        if v >= div:
-            return f"{v / div:.3g}{suffix}"
-    return f"{v:.3g}"
-
-
 def _log_positions(axis: Any) -> None:
     plain_log_ticks(axis)
 
@@ -119,12 +121,13 @@ def _right_ticks(
         tick.set_color(colour)
 
 
-def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_partial(fig: FigureBase, data: Partial, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     cat = theme.categorical
-    for i, key in enumerate(data["models"]):
-        wl = np.asarray(data[f"{key}_wavelength"], dtype=np.float64)  # (head_dim/2,)
-        x = np.asarray(data[f"{key}_fraction"], dtype=np.float64)
+    for i, key in enumerate(data.models):
+        head = data.model(key)
+        wl = np.asarray(head.wavelength, dtype=np.float64)  # (head_dim/2,)
+        x = np.asarray(head.fraction, dtype=np.float64)
         turning = np.isfinite(wl)
         ax.plot(
             x[turning],
@@ -135,8 +138,8 @@ def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
             **_PARTIAL_STYLE[key],
         )
     # the part of the head that does not turn in Qwen3-Next and Gemma 4 (Phi-2's line goes on)
-    ax.axvspan(float(data["still_from"]), 1.0, color=theme.box, zorder=0, lw=0)
-    context = float(data["context"])
+    ax.axvspan(float(data.still_from), 1.0, color=theme.box, zorder=0, lw=0)
+    context = float(data.context)
     ax.axhline(context, color=theme.neutral, linewidth=1.2, linestyle=":", zorder=1)
     ax.text(
         0.98,
@@ -151,16 +154,17 @@ def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
         0.98, 0.03, t("still"), transform=ax.transAxes, ha="right", va="bottom", color=theme.muted
     )
     # each line named at its slowest pair, in the band to its right where no line runs
-    for key in data["models"]:
-        wl = np.asarray(data[f"{key}_wavelength"], dtype=np.float64)
-        x = np.asarray(data[f"{key}_fraction"], dtype=np.float64)
+    for key in data.models:
+        head = data.model(key)
+        wl = np.asarray(head.wavelength, dtype=np.float64)
+        x = np.asarray(head.fraction, dtype=np.float64)
         last = int(np.flatnonzero(np.isfinite(wl))[-1])
         ax.text(
             float(x[last]) + 0.04,
             float(wl[last]),
             t(
                 f"partial_{key}" + ("_short" if _wide(fig) else ""),
-                p=float(data[f"{key}_p"]),
+                p=float(head.p),
                 s=float(wl[last]),
             ),
             ha="left",
@@ -184,7 +188,7 @@ def draw_partial(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
 # ---------------------------------------------------------------- panel 2
 
 
-def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_two_ropes(fig: FigureBase, data: TwoRopes, t: Labels, theme: Theme) -> None:
     ax_leg = None
     if _wide(fig):  # a low panel: the legend in its own column beside the spectra
         grid = fig.add_gridspec(2, 2, height_ratios=[0.14, 1.0], width_ratios=[0.75, 1.25])
@@ -194,7 +198,7 @@ def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
     else:
         ax_l, ax = fig.subplots(2, 1, height_ratios=[0.14, 1.0])
     cat = theme.categorical
-    full = np.asarray(data["full"], dtype=bool)  # (layers,)
+    full = np.asarray(data.full, dtype=bool)  # (layers,)
     _strip(ax_l, full, (cat[0], cat[1]), theme)
     idx = np.flatnonzero(full)
     ax_l.set_xticks([int(idx[0]), int(idx[1]), full.size - 1])
@@ -204,28 +208,28 @@ def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
         loc="left",
     )
 
-    k = np.asarray(data["pair"], dtype=np.float64)
-    window, context = int(data["window"]), int(data["context"])
+    k = np.asarray(data.pair, dtype=np.float64)
+    window, context = int(data.window), int(data.context)
     (l1,) = ax.plot(
         k,
-        data["local_wavelength"],
+        data.local_wavelength,
         color=cat[0],
         linewidth=2.2,
         marker="o",
         markersize=4,
         markevery=(0, 8),
-        label=t("g3_local", b=float(data["local_theta"]), w=window),
+        label=t("g3_local", b=float(data.local_theta), w=window),
     )
     (l2,) = ax.plot(
         k,
-        data["full_wavelength"],
+        data.full_wavelength,
         color=cat[1],
         linewidth=2.2,
         linestyle="--",
         marker="s",
         markersize=4,
         markevery=(4, 8),
-        label=t("g3_global", b=float(data["full_theta"]), s=float(data["factor"]), c=context),
+        label=t("g3_global", b=float(data.full_theta), s=float(data.factor), c=context),
     )
     for c in (window, context):
         ax.axhline(c, color=theme.neutral, linewidth=1.2, linestyle=":", zorder=1)
@@ -258,7 +262,7 @@ def draw_two_ropes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
 # ---------------------------------------------------------------- panel 3
 
 
-def draw_nope(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_nope(fig: FigureBase, data: Nope, t: Labels, theme: Theme) -> None:
     if _wide(fig):  # the two strips side by side, the temperature below
         grid = fig.add_gridspec(2, 2, height_ratios=[0.13, 1.0])
         ax_a, ax_b = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
@@ -266,8 +270,11 @@ def draw_nope(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     else:
         ax_a, ax_b, ax = fig.subplots(3, 1, height_ratios=[0.13, 0.13, 1.0])
     cat = theme.categorical
-    for a, key, title in ((ax_a, "l4_rope", "l4_strip"), (ax_b, "smol_rope", "smol_strip")):
-        rope = np.asarray(data[key], dtype=bool)
+    for a, layers, title in (
+        (ax_a, data.l4_rope, "l4_strip"),
+        (ax_b, data.smol_rope, "smol_strip"),
+    ):
+        rope = np.asarray(layers, dtype=bool)
         _strip(a, ~rope, (cat[0], cat[1]), theme)
         nope = np.flatnonzero(~rope)
         a.set_xticks([0, int(nope[0]), rope.size - 1])
@@ -276,22 +283,22 @@ def draw_nope(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
             fontsize=roles.fontsize("subplot_title"),
             loc="left",
         )
-    pos = np.asarray(data["position"], dtype=np.float64)
-    tau = np.asarray(data["tau"], dtype=np.float64)
-    context = float(data["context"])
+    pos = np.asarray(data.position, dtype=np.float64)
+    tau = np.asarray(data.tau, dtype=np.float64)
+    context = float(data.context)
     # a step function: tau(p) holds from one step position to the next (positions >= 1 on log x)
     x = np.concatenate([[1.0], pos[1:], [context]])
     y = np.concatenate([tau, tau[-1:]])
     ax.step(x, y, where="post", color=cat[1], linewidth=2.2)
-    chunk = float(data["chunk"])
+    chunk = float(data.chunk)
     ax.axvline(chunk, color=theme.neutral, linewidth=1.2, linestyle=":")
     ax.set_title(t("l4_tau"), fontsize=roles.fontsize("subplot_title"), loc="left", color=cat[1])
     ax.set_xscale("log")
     _log_positions(ax.xaxis)
     ax.xaxis.set_major_locator(FixedLocator([1.0, 1e2, 1e4, 1e6]))
     ax.set_xlim(1.0, context)
-    ax.set_ylim(0.9, float(data["tau_end"]) + 0.1)
-    ax.set_xlabel(t("position", f=float(data["floor"])))
+    ax.set_ylim(0.9, float(data.tau_end) + 0.1)
+    ax.set_xlabel(t("position", f=float(data.floor)))
     ax.set_ylabel(t("tau"))
     top = ax.secondary_xaxis("top")
     top.set_xticks([chunk], labels=[t("chunk_short", n=int(chunk))])
@@ -302,7 +309,7 @@ def draw_nope(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
 # ---------------------------------------------------------------- panel 4
 
 
-def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_mla(fig: FigureBase, data: Mla, t: Labels, theme: Theme) -> None:
     if _wide(fig):  # the query and the key side by side, the scales below
         grid = fig.add_gridspec(2, 2, height_ratios=[0.13, 1.0])
         ax_q, ax_k = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
@@ -310,8 +317,8 @@ def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
     else:
         ax_q, ax_k, ax = fig.subplots(3, 1, height_ratios=[0.13, 0.13, 1.0])
     cat = theme.categorical
-    slots = np.asarray(data["slots"])  # (qk_head_dim,) pair index, -1 content
-    nope, rope, heads = int(data["nope"]), int(data["rope"]), int(data["heads"])
+    slots = np.asarray(data.slots)  # (qk_head_dim,) pair index, -1 content
+    nope, rope, heads = int(data.nope), int(data.rope), int(data.heads)
     for a, key in ((ax_q, "mla_query"), (ax_k, "mla_key")):
         _strip(a, slots >= 0, (theme.neutral, cat[2]), theme)
         a.set_title(
@@ -327,13 +334,13 @@ def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
     for a in (ax_q, ax_k):
         a.tick_params(length=0)
 
-    plain, scale = float(data["plain_scale"]), float(data["softmax_scale"])
+    plain, scale = float(data.plain_scale), float(data.softmax_scale)
     bars = ax.barh([1, 0], [plain, scale], color=[theme.neutral, cat[2]], height=0.6)
     bars[1].set_hatch("//")
     ax.set_yticks([])
     texts = (
         t("mla_plain", v=plain, d=nope + rope),
-        t("mla_yarn", v=scale, m=float(data["mscale"])),
+        t("mla_yarn", v=scale, m=float(data.mscale)),
     )
     for b, v, s in zip(bars, (plain, scale), texts, strict=True):
         ax.text(
@@ -343,7 +350,7 @@ def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
     ax.set_xticks([])
     ax.set_ylim(-0.55, 1.55)
     ax.set_title(
-        t("mla_cos_sin", c=float(data["cos_sin"])),
+        t("mla_cos_sin", c=float(data.cos_sin)),
         fontsize=roles.fontsize("subplot_title"),
         loc="left",
     )
@@ -354,113 +361,20 @@ def draw_mla(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
 # ---------------------------------------------------------------- panel 5
 
 
-def draw_mrope_axes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    """Per model a 3 x (head_dim/2) map: row t, h or w is filled where that axis drives the
-    frequency; under it the wavelengths of a few frequencies; at the right the count per axis."""
-    axes = fig.subplots(2, 1)
-    cat = theme.categorical
-    for ax, key in zip(axes, data["models"], strict=True):
-        d = data[key]
-        drive = np.asarray(d["axes"])  # (n,) 0 t, 1 h, 2 w
-        n = drive.size
-        rows = np.full((3, n), 0.0)  # (3, n) 0 = empty, 1 + a = axis a drives it
-        for a in range(3):
-            rows[a, drive == a] = 1.0 + a
-        ax.imshow(
-            rows,
-            cmap=ListedColormap([theme.box, cat[0], cat[1], cat[2]]),
-            vmin=-0.5,
-            vmax=3.5,
-            aspect="auto",
-            interpolation="nearest",
-        )
-        ax.hlines([0.5, 1.5], -0.5, n - 0.5, colors=theme.background, linewidth=1.5)
-        ax.set_yticks([0, 1, 2], labels=[t("axis_t"), t("axis_h"), t("axis_w")])
-        ticks = np.asarray(d["tick_j"])
-        ax.set_xticks(
-            ticks.tolist(),
-            labels=[_compact(float(v)) for v in np.asarray(d["tick_wavelength"])],
-        )
-        ax.tick_params(length=2)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
-        right = ax.secondary_yaxis("right")
-        right.set_yticks([0, 1, 2], labels=[str(int(c)) for c in np.asarray(d["count"])])
-        right.tick_params(length=0)
-        right.yaxis.set_minor_locator(NullLocator())
-        ax.set_title(t(f"mrope_{key}"), fontsize=roles.fontsize("subplot_title"), loc="left")
-    axes[-1].set_xlabel(t("mrope_x"))
-
-
-# ---------------------------------------------------------------- panel 6
-
-
-def draw_mrope_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    ax = fig.subplots()
-    ids = np.asarray(data["ids"])  # (3, L)
-    kinds = list(data["kinds"])
-    image = np.array([k == "image" for k in kinds], dtype=np.float64)  # (L,)
-    n = ids.shape[1]
-    ax.imshow(
-        np.repeat(image[None, :], 3, axis=0),
-        cmap=ListedColormap([theme.box, theme.pitfall_box]),
-        vmin=0.0,
-        vmax=1.0,
-        aspect="auto",
-        interpolation="nearest",
-    )
-    for r in range(3):
-        for c in range(n):
-            ax.text(
-                c,
-                r,
-                f"{int(ids[r, c])}",
-                ha="center",
-                va="center",
-                color=theme.text,
-                fontsize=roles.fontsize("cell_number"),
-            )
-    ax.hlines([0.5, 1.5], -0.5, n - 0.5, colors=theme.background, linewidth=2)
-    ax.vlines(np.arange(n - 1) + 0.5, -0.5, 2.5, colors=theme.background, linewidth=2)
-    ax.set_yticks([0, 1, 2], labels=[t("axis_t"), t("axis_h"), t("axis_w")])
-    ax.set_xticks(range(n), labels=[str(i) for i in range(n)])
-    ax.set_xlabel(t("token"))
-    for side in ("top", "right", "left", "bottom"):
-        ax.spines[side].set_visible(False)
-    ax.tick_params(length=0)
-    rows, cols = (int(v) for v in data["token_grid"])
-    top = ax.secondary_xaxis("top")
-    first = kinds.index("image")
-    last = n - 1 - kinds[::-1].index("image")
-    top.set_xticks(
-        [0.5 * (first - 1), 0.5 * (first + last), 0.5 * (last + n)],
-        labels=[
-            t("ids_text", n=first),
-            t("ids_image", R=rows, C=cols),
-            t("ids_text", n=n - 1 - last),
-        ],
-    )
-    top.tick_params(length=0)
-    top.xaxis.set_minor_locator(NullLocator())
-
-
-# ---------------------------------------------------------------- figure page: nine configs
-
-
-def draw_models(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_models(fig: FigureBase, data: Models, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     ax.set_axis_off()
     header = [t(f"col_{c}") for c in ("model", "layers", "pairs", "theta", "slowest", "context")]
     cells = []
-    for i, name in enumerate(data["name"]):
+    for i, name in enumerate(data.name):
         cells.append(
             [
-                t("row_name", name=str(name), kind=t(f"kind_{data['kind'][i]}")),
-                t("of", a=int(data["layers"][i]), b=int(data["total"][i])),
-                t("of", a=int(data["turning"][i]), b=int(data["pairs"][i])),
-                t("theta_cell", v=float(data["theta"][i])),
-                t("wl_cell", v=float(data["slowest"][i])),
-                t("ctx_cell", v=float(data["context"][i])),
+                t("row_name", name=str(name), kind=t(f"kind_{data.kind[i]}")),
+                t("of", a=int(data.layers[i]), b=int(data.total[i])),
+                t("of", a=int(data.turning[i]), b=int(data.pairs[i])),
+                t("theta_cell", v=float(data.theta[i])),
+                t("wl_cell", v=float(data.slowest[i])),
+                t("ctx_cell", v=float(data.context[i])),
             ]
         )
     table = ax.table(

@@ -10,8 +10,7 @@ the only difference. Draw only; every number comes from posecards.content.card7,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import FigureBase, SubFigure
@@ -22,6 +21,19 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLoca
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_number
 from posecards.figures.style import Theme
+
+# the data each figure draws (content/figdata/card7.py), as content/card7.py computes it
+if TYPE_CHECKING:
+    from posecards.content.figdata.card7 import (
+        Alibi,
+        ChannelSpeeds,
+        Cited,
+        Dynamic,
+        Layout,
+        PositionIds,
+        Precision,
+        Yarn,
+    )
 
 DASHED = (0, (4, 2))
 
@@ -68,7 +80,7 @@ def _wide(fig: FigureBase) -> bool:
 
 
 def _axes(
-    fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme, rule: str, **kw: Any
+    fig: FigureBase, data: Cited, t: Labels, theme: Theme, rule: str, **kw: Any
 ) -> tuple[FigureBase, Any]:
     """``(inner, axes)``: a subfigure filling the panel, headed by the correct rule and the
     reference code it follows (label ``rule``) and where the mistake bit (``owner/repo#number``,
@@ -77,7 +89,7 @@ def _axes(
     The header is the inner subfigure's title: constrained layout gives it its height without
     narrowing the plot to its width (an axes title as wide as the panel would)."""
     inner: SubFigure = fig.subfigures(1, 1)  # type: ignore[assignment]
-    shown = list(data["threads"])[: int(data["threads_on_card"])]
+    shown = list(data.threads)[: int(data.threads_on_card)]
     inner.suptitle(
         t(rule) + "\n" + t("seen_in", threads="\n".join(shown)),
         x=0.03,
@@ -135,25 +147,25 @@ def _log2_formatter(v: float, _pos: int) -> str:
 # --- 1 pair layout --------------------------------------------------------------------------------
 
 
-def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_layout(fig: FigureBase, data: Layout, t: Labels, theme: Theme) -> None:
     """Score the port computes against Meta's score, for every (query, key) pair: the permuted
     weights sit on the diagonal, the unpermuted ones scatter."""
     inner, ax = _axes(fig, data, t, theme, "rule_layout")
-    ref = np.asarray(data["reference"])
-    lim = float(np.max(np.abs(np.concatenate([ref, data["not_permuted"]])))) * 1.05
+    ref = np.asarray(data.reference)
+    lim = float(np.max(np.abs(np.concatenate([ref, data.not_permuted])))) * 1.05
     ax.plot([-lim, lim], [-lim, lim], color=theme.neutral, linewidth=1.0, linestyle=":")
     (wrong,) = ax.plot(
         ref,
-        np.asarray(data["not_permuted"]),
+        np.asarray(data.not_permuted),
         "x",
         color=theme.warn,
         markersize=5,
         mew=1.4,
-        label=t("leg_not_permuted", e=float(data["err_wrong"])),
+        label=t("leg_not_permuted", e=float(data.err_wrong)),
     )
     (right,) = ax.plot(
         ref,
-        np.asarray(data["permuted"]),
+        np.asarray(data.permuted),
         "o",
         color=theme.accent,
         markersize=5,
@@ -169,17 +181,15 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     _legend(fig, inner, [wrong, right], t.lang)
 
 
-def draw_channel_speeds(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_channel_speeds(fig: FigureBase, data: ChannelSpeeds, t: Labels, theme: Theme) -> None:
     """The angle per position each channel turns at: trained (Meta's pairs (2k, 2k+1)) against
     rotate_half's pairs (k, k + d/2) on the same, unpermuted channels."""
     ax = fig.subplots()
-    c = np.asarray(data["channel"])
-    ax.step(
-        c, data["trained"], where="mid", color=theme.accent, linewidth=2.4, label=t("leg_trained")
-    )
+    c = np.asarray(data.channel)
+    ax.step(c, data.trained, where="mid", color=theme.accent, linewidth=2.4, label=t("leg_trained"))
     ax.step(
         c,
-        data["not_permuted"],
+        data.not_permuted,
         where="mid",
         color=theme.warn,
         linewidth=1.8,
@@ -192,16 +202,14 @@ def draw_channel_speeds(fig: FigureBase, data: Mapping[str, Any], t: Labels, the
     ax.set_xticks([0, len(c) // 2, len(c) - 1])
     ax.set_xlabel(t("channel"))
     ax.set_ylabel(t("speed"))
-    ax.set_title(
-        t("speeds_title", n=int(data["right_channels"]), d=int(data["head_dim"])), loc="left"
-    )
+    ax.set_title(t("speeds_title", n=int(data.right_channels), d=int(data.head_dim)), loc="left")
     fig.legend(loc="outside lower center", ncols=1)
 
 
 # --- 2 precision ----------------------------------------------------------------------------------
 
 
-def draw_precision(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_precision(fig: FigureBase, data: Precision, t: Labels, theme: Theme) -> None:
     """Worst angle error of the fastest pair among positions 0..p, positions stored in bfloat16
     and float16, and float32 (exact here); a dotted line at pi (half a turn)."""
     inner, ax = _axes(fig, data, t, theme, "rule_precision")
@@ -211,21 +219,21 @@ def draw_precision(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
         "float32": {"color": theme.accent, "linewidth": 3.0, "linestyle": "-."},
     }
     handles = []
-    for dt in data["dtypes"]:
+    for dt in data.dtypes:
         (line,) = ax.step(
-            data[f"x_{dt}"],
-            data[f"y_{dt}"],
+            data.steps(dt).x,
+            data.steps(dt).y,
             where="post",
-            label=t(f"leg_{dt}", n=int(data[f"first_{dt}"]) - 1),
+            label=t(f"leg_{dt}", n=int(data.steps(dt).first) - 1),
             clip_on=False,
             **styles[dt],
         )
         handles.append(line)
-    half = float(data["half_turn"])
+    half = float(data.half_turn)
     ax.axhline(half, color=theme.neutral, linewidth=1.2, linestyle=":")
-    top = float(max(np.max(data[f"y_{dt}"]) for dt in data["dtypes"]))
+    top = float(max(np.max(data.steps(dt).y) for dt in data.dtypes))
     ax.set_ylim(0, top * 1.1)
-    ax.set_xlim(0, float(data["positions"]))
+    ax.set_xlim(0, float(data.positions))
     ax.xaxis.set_major_locator(FixedLocator([0, 4096, 8192]))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ticks = [0.0, half, top]
@@ -241,18 +249,18 @@ def draw_precision(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: T
 # --- 3 ALiBi --------------------------------------------------------------------------------------
 
 
-def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_alibi(fig: FigureBase, data: Alibi, t: Labels, theme: Theme) -> None:
     """Slope per head for 12 and 40 heads: Press et al.'s rule (the trained slopes, circles)
     against 2^(-8h/H) (dashed line with crosses), on one log scale."""
-    heads = [int(n) for n in data["heads"]]
+    heads = [int(n) for n in data.heads]
     inner, axes = _axes(fig, data, t, theme, "rule_alibi", sharey=True, width_ratios=[1.0, 2.0])
-    lo = min(float(np.min(data[f"naive_{n}"])) for n in heads)
+    lo = min(float(np.min(data.slopes(n).naive)) for n in heads)
     handles: list[Any] = []
     for ax, n in zip(axes, heads, strict=True):
         h = np.arange(1, n + 1)
         (wrong,) = ax.plot(
             h,
-            data[f"naive_{n}"],
+            data.slopes(n).naive,
             color=theme.warn,
             linestyle=DASHED,
             linewidth=1.8,
@@ -262,7 +270,7 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
         )
         (right,) = ax.plot(
             h,
-            data[f"trained_{n}"],
+            data.slopes(n).trained,
             "o",
             color=theme.accent,
             markersize=4.5,
@@ -286,14 +294,14 @@ def draw_alibi(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
 # --- 4 YaRN magnitude -----------------------------------------------------------------------------
 
 
-def draw_yarn(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_yarn(fig: FigureBase, data: Yarn, t: Labels, theme: Theme) -> None:
     """The factor the logits of the rotated (RoPE) dims are multiplied by (bars) and that of the
     other dims (diamonds), in three placements of YaRN's magnitude, one per row."""
     inner, ax = _axes(fig, data, t, theme, "rule_yarn")
-    keys = list(data["placements"])
+    keys = list(data.placements)
     y = np.arange(len(keys), dtype=np.float64)[::-1]  # the reference on top
-    rope = np.asarray(data["rope_part"])
-    other = np.asarray(data["content_part"])
+    rope = np.asarray(data.rope_part)
+    other = np.asarray(data.content_part)
     colors = [theme.accent if k == "reference" else theme.warn for k in keys]
     bars = ax.barh(y, rope, 0.6, color=colors, edgecolor=theme.text, linewidth=0.8)
     for bar, k in zip(bars, keys, strict=True):
@@ -335,25 +343,25 @@ def draw_yarn(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
 # --- 5 dynamic NTK --------------------------------------------------------------------------------
 
 
-def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_dynamic(fig: FigureBase, data: Dynamic, t: Labels, theme: Theme) -> None:
     """The base each call is rotated with: transformers 5.23's (a grown base kept for every call
     of at least max_position_embeddings tokens), and that of each sequence's own length."""
     inner, ax = _axes(fig, data, t, theme, "rule_dynamic")
-    calls = np.asarray(data["calls"])
+    calls = np.asarray(data.calls)
     x = np.arange(1, calls.size + 1, dtype=np.float64)
     wrong_style = _wrong(theme, linewidth=2.2, markersize=10, mew=1.8)
     (wrong,) = ax.plot(
         x,
-        data["base_kept"],
-        label=t("leg_kept", m=int(data["max_position_embeddings"])),
+        data.base_kept,
+        label=t("leg_kept", m=int(data.max_position_embeddings)),
         **wrong_style,
     )
-    (right,) = ax.plot(x, data["base_per_call"], label=t("leg_per_call"), **_right(theme))
+    (right,) = ax.plot(x, data.base_per_call, label=t("leg_per_call"), **_right(theme))
     ax.set_yscale("log")
-    lo = float(np.min(data["base_per_call"]))
-    hi = float(np.max(data["base_kept"]))
+    lo = float(np.min(data.base_per_call))
+    hi = float(np.max(data.base_kept))
     ax.set_ylim(lo / 2.5, hi * 2.5)
-    ax.yaxis.set_major_locator(FixedLocator([float(v) for v in data["base_ticks"]]))
+    ax.yaxis.set_major_locator(FixedLocator([float(v) for v in data.base_ticks]))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlim(0.8, calls.size + 0.2)
@@ -367,33 +375,33 @@ def draw_dynamic(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
 # --- 6 position ids -------------------------------------------------------------------------------
 
 
-def draw_position_ids(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_position_ids(fig: FigureBase, data: PositionIds, t: Labels, theme: Theme) -> None:
     """Score of the next token's query against every key of the prompt, for three ways of
     numbering the tokens: from the mask, counted from the pads (a shift), with a gap."""
     inner, ax = _axes(fig, data, t, theme, "rule_position_ids")
-    key = np.asarray(data["key"])
+    key = np.asarray(data.key)
     ax.axhline(0.0, color=theme.neutral, linewidth=0.8, linestyle=":")
-    gap_label = t("leg_gap", a=int(data["ids_gap"][-2]), b=int(data["ids_gap"][-1]))
-    (gap,) = ax.plot(key, data["score_gap"], label=gap_label, **_wrong(theme))
-    mask_label = t("leg_mask", a=int(data["ids_mask"][-2]), b=int(data["ids_mask"][-1]))
-    (mask,) = ax.plot(key, data["score_mask"], label=mask_label, **_right(theme))
+    gap_label = t("leg_gap", a=int(data.ids_gap[-2]), b=int(data.ids_gap[-1]))
+    (gap,) = ax.plot(key, data.score_gap, label=gap_label, **_wrong(theme))
+    mask_label = t("leg_mask", a=int(data.ids_mask[-2]), b=int(data.ids_mask[-1]))
+    (mask,) = ax.plot(key, data.score_mask, label=mask_label, **_right(theme))
     (shift,) = ax.plot(
         key,
-        data["score_shift"],
+        data.score_shift,
         "x",
         color=theme.text,
         markersize=8,
         mew=1.6,
         label=t(
             "leg_shift",
-            s=int(data["ids_shift"][0]),
-            a=int(data["ids_shift"][-2]),
-            b=int(data["ids_shift"][-1]),
+            s=int(data.ids_shift[0]),
+            a=int(data.ids_shift[-2]),
+            b=int(data.ids_shift[-1]),
         ),
     )
     ax.set_xlim(-0.5, float(key[-1]) + 0.5)
     ax.set_xticks([0, int(key[-1])])
-    lim = float(np.max(np.abs(np.concatenate([data["score_gap"], data["score_mask"]])))) * 1.15
+    lim = float(np.max(np.abs(np.concatenate([data.score_gap, data.score_mask])))) * 1.15
     ax.set_ylim(-lim, lim)
     ax.set_xlabel(t("key_index"))
     ax.set_ylabel(t("score_next"))

@@ -12,6 +12,13 @@ from typing import Any
 import numpy as np
 
 
+def _is_record(value: Any) -> bool:
+    """A mapping or a dataclass instance: exported field by field (a figure's data may nest one)."""
+    return isinstance(value, Mapping) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    )
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return [_plain(v) for v in value.tolist()] if value.ndim else _plain(value.item())
@@ -20,8 +27,8 @@ def _plain(value: Any) -> Any:
         return f if np.isfinite(f) else str(f)
     if isinstance(value, (np.integer,)):
         return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+    if _is_record(value):
+        return {str(k): _plain(v) for k, v in fields_of(value).items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
@@ -47,7 +54,7 @@ def to_csv(data: Any) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["field", "i", "j", "value"])
     for name, value in values.items():
-        arr = np.asarray(value) if not isinstance(value, Mapping) else None
+        arr = None if _is_record(value) else np.asarray(value)
         if arr is None:
             w.writerow([name, "", "", json.dumps(_plain(value), ensure_ascii=False)])
         elif arr.ndim == 0:

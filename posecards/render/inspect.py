@@ -94,6 +94,32 @@ def _model_record(ckpt: Checkpoint, found: Found) -> dict[str, Any]:
     }
 
 
+def _pages_unit(
+    cfg: InspectConfig,
+    card: str,
+    drawn: tuple[str, ...],
+    stem: str,
+    content: CardContent,
+    footers: tuple[tuple[str, str], ...],
+    units: list[Unit],
+) -> Unit:
+    """The HTML pages of an inspection (the card's and each figure's, per language), made after
+    every drawing unit in ``units``."""
+    text = load_card_text(card)
+    pages = [f"{lang}/{stem}.html" for lang in cfg.langs]
+    pages += [f"{lang}/figures/{p.id}.html" for lang in cfg.langs for p in text.figures]
+    return Unit(
+        name="pages",
+        render=RENDER_PAGES,
+        job=InspectPagesJob(card, cfg.langs, drawn, cfg.look, stem, content.numbers, footers),
+        files=("index.html", *pages),
+        texts=(text_name(card),),
+        needs=tuple(u.name for u in units if u.name != "reading"),
+        spawn=False,
+        cache=False,
+    )
+
+
 def plan_inspection(
     cfg: InspectConfig,
     out: Path,
@@ -140,22 +166,7 @@ def plan_inspection(
             )
         )
     if html:
-        pages = [f"{lang}/{stem}.html" for lang in cfg.langs]
-        pages += [f"{lang}/figures/{p.id}.html" for lang in cfg.langs for p in text.figures]
-        units.append(
-            Unit(
-                name="pages",
-                render=RENDER_PAGES,
-                job=InspectPagesJob(
-                    card, cfg.langs, drawn, cfg.look, stem, content.numbers, footers
-                ),
-                files=("index.html", *pages),
-                texts=(name,),
-                needs=tuple(u.name for u in units if u.name != "reading"),
-                spawn=False,
-                cache=False,
-            )
-        )
+        units.append(_pages_unit(cfg, card, drawn, stem, content, footers, units))
     return Plan(
         made_by="posecards inspect",
         out=out,
