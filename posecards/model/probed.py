@@ -82,8 +82,8 @@ def read_model(config: Mapping[str, Any]) -> ModelLayers:
     try:
         probed = P.probe(_coerced(config, table))
     except P.ProbeError as exc:
-        if table_error is not None:  # the table names what is wrong with the file itself
-            raise table_error from None
+        if table_error is not None and _text_type(config) in FAMILIES:
+            raise table_error from None  # the table names what is wrong with the file itself
         raise CheckpointError(f"config.json: {exc}") from None
     return from_probe(probed, table)
 
