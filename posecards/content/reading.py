@@ -18,12 +18,11 @@ from typing import Any
 import numpy as np
 
 from posecards.encodings._checks import F64
-from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.mrope import MROPE_AXES, mrope_axes
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import TRANSFORMERS_VERSION
-from posecards.model.layers import ModelLayers, RopeKind
+from posecards.model.layers import ModelLayers, RopeKind, softmax_value
 
 JSON_SCHEMA_VERSION = 1
 
@@ -61,19 +60,8 @@ def kind_frequencies(kind: RopeKind) -> KindNumbers:
 
 def softmax_scale(reading: ModelLayers) -> float:
     """What transformers multiplies q . k by in the first attention layer."""
-    s = reading.softmax
-    if s.rule == "head_dim":
-        return float(s.head_dim**-0.5)
-    if s.rule == "query_pre_attn_scalar":
-        return float(s.value_key**-0.5)  # type: ignore[operator]
-    if s.rule == "attention_multiplier":
-        return float(s.value_key)  # type: ignore[arg-type]
-    if s.rule == "one":
-        return 1.0
-    if s.rule == "measured":
-        return float(s.value_key)  # type: ignore[arg-type]
     try:
-        return mla_softmax_scale(s.qk_nope_head_dim, s.qk_rope_head_dim, s.parameters)
+        return softmax_value(reading.softmax)
     except ValueError as exc:
         raise CheckpointError(f"config.json: {exc}") from None
 

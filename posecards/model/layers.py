@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
 from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
@@ -95,6 +96,19 @@ class SoftmaxScale:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     parameters: Mapping[str, Any] = field(default_factory=dict)  # MLA: rope_parameters
+
+
+def softmax_value(s: SoftmaxScale) -> float:
+    """What transformers multiplies q . k by under one rule (ValueError: a bad MLA dict)."""
+    if s.rule == "head_dim":
+        return float(s.head_dim**-0.5)
+    if s.rule == "query_pre_attn_scalar":
+        return float(s.value_key**-0.5)  # type: ignore[operator]
+    if s.rule in ("attention_multiplier", "measured"):
+        return float(s.value_key)  # type: ignore[arg-type]
+    if s.rule == "one":
+        return 1.0
+    return mla_softmax_scale(s.qk_nope_head_dim, s.qk_rope_head_dim, s.parameters)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.encodings.rope_scaling import SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import COMPOSITE, FAMILIES, TRANSFORMERS_VERSION
-from posecards.model.layers import Layer, ModelLayers, RopeKind, SoftmaxScale, read_layers
+from posecards.model.layers import (
+    Layer,
+    ModelLayers,
+    RopeKind,
+    SoftmaxScale,
+    read_layers,
+    softmax_value,
+)
 
 _FREQUENCY_KEYS = (*SCALING_KEYS, "rope_type", "type", "rope_theta", "partial_rotary_factor")
 INV_FREQ_RTOL = 2e-6  # posecards' float64 against transformers' float32 buffer
@@ -281,21 +287,10 @@ def _softmax(scale: float | None, head: int, table: ModelLayers | None) -> Softm
 
 
 def _table_scale(table: ModelLayers) -> float:
-    s = table.softmax
     try:
-        if s.rule == "head_dim":
-            return float(s.head_dim**-0.5)
-        if s.rule == "query_pre_attn_scalar":
-            return float(s.value_key**-0.5)  # type: ignore[operator]
-        if s.rule == "attention_multiplier":
-            return float(s.value_key)  # type: ignore[arg-type]
-        if s.rule == "one":
-            return 1.0
-        if s.rule == "mla":
-            return mla_softmax_scale(s.qk_nope_head_dim, s.qk_rope_head_dim, s.parameters)
+        return softmax_value(table.softmax)
     except (TypeError, ValueError):
         return math.nan
-    return math.nan
 
 
 def _empty(p: Any) -> ModelLayers:
