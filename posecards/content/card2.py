@@ -6,8 +6,9 @@ with the offset profile f(k) measured from several start positions, and two meas
 (dimension index in the exponent, float32 angles). The sin/cos curves (c2-curves) and the layout
 comparison are computed for the figure pages and the pitfall text.
 
-Everything is computed at display resolution: at most MAX_ROWS positions and MAX_PAIRS pairs are
-evaluated for the pictures, so params.positions = 131072 and d_model = 65536 stay fast and small.
+Everything is computed at display resolution: at most HEAT_ROWS (heatmap) or MAX_ROWS positions and
+HEAT_PAIRS pairs are evaluated for the pictures, so params.positions = 131072 and d_model = 65536
+stay fast and small.
 """
 
 from __future__ import annotations
@@ -41,8 +42,14 @@ from posecards.encodings.sinusoidal import (
 # Work budget: a panel evaluates at most about TRIG_BUDGET sines/cosines, so that d_model = 65536
 # and 131072 positions stay fast; defaults (d_model = 512) are far below it.
 TRIG_BUDGET = 2**22
-MAX_ROWS = 512  # positions shown in the heatmap and the similarity matrix
-MAX_PAIRS = 256  # (sin, cos) pairs shown in the heatmap: at most 512 columns
+MAX_ROWS = 512  # positions shown in the similarity matrix
+# The heatmap is about 410 x 240 pixels on a 1920 x 1080 card (240 x 170 on A4). Drawn with more
+# columns than pixels, nearest-neighbour sampling drops columns and its regular pattern beats
+# against the sin/cos alternation of the slow pairs: false stripes (moiré), worse again when a
+# viewer scales the picture. At most 48 pairs (96 columns) and 128 positions keep columns at least
+# 2.4 pixels wide and rows 1.3 high at every card size (tests/test_card2.py measures it).
+HEAT_ROWS = 128  # positions shown in the heatmap
+HEAT_PAIRS = 48  # (sin, cos) pairs shown in the heatmap: at most 96 columns
 MAX_CURVE_POINTS = 1024  # positions sampled along the slow curves
 FAST_WINDOW = 48  # the fast curves: positions 0..47
 MAX_OFFSETS = 256  # offsets k = 0..255 at most for the measured profiles
@@ -102,14 +109,17 @@ def _row_dots(
 
 def _heatmap(params: PEParams) -> tuple[Heatmap, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,)
-    pair_step = position_step(d // 2, MAX_PAIRS)
-    pairs = np.arange(0, d // 2, pair_step, dtype=np.int64)  # (c/2,)
+    pos = even_positions(n, _rows(d, HEAT_ROWS))  # (m,)
+    half = d // 2
+    # the first and the last pair and evenly spread ones between (steps differ by at most one)
+    pairs = spread_positions(half, HEAT_PAIRS).astype(np.int64)  # (c/2,)
+    pair_step = int(np.max(np.diff(pairs))) if pairs.shape[0] > 1 else 1
     dims = np.sort(np.concatenate([2 * pairs, 2 * pairs + 1]))  # (c,): sin and cos of each
     values = _pe_columns(pos, dims, params)  # (m, c)
     lam = wavelengths(d, params.base)  # (d/2,)
-    half = d // 2
-    tick_pairs = np.unique(np.array([0, half // 4, half // 2, 3 * half // 4, half - 1]))
+    # wavelength ticks at shown pairs: the nearest shown to 0, 1/4, 1/2, 3/4 and the last
+    wanted = np.array([0, half // 4, half // 2, 3 * half // 4, half - 1])
+    tick_pairs = np.unique(pairs[np.abs(pairs[None, :] - wanted[:, None]).argmin(axis=1)])
     data = Heatmap(
         values=values,
         wavelength_tick_dims=2 * tick_pairs,  # sine column of a few pairs
