@@ -7,6 +7,8 @@
   const DATA = JSON.parse(document.getElementById("explore-data").textContent);
   const $ = (id) => document.getElementById(id);
   const HEAT_MAX_POSITIONS = DATA.limits.heat_positions;
+  // device pixels per heatmap column and row at least: fewer beat into false stripes (moiré)
+  const HEAT_MIN_COLUMN_PX = 2.4, HEAT_MIN_ROW_PX = 1.3;
   const ATTN_MAX_POSITIONS = DATA.limits.attention_positions;
 
   // ------------------------------------------------------------------------------------------
@@ -400,9 +402,26 @@
     return words;
   }
 
+  /** at most `most` integers 0..n-1, evenly spread, both ends */
+  function spreadInts(n, most) {
+    const m = Math.min(n, most);
+    if (m <= 1) return [0];
+    const out = [];
+    for (let k = 0; k < m; k++) {
+      const v = Math.round((k * (n - 1)) / (m - 1));
+      if (out.length === 0 || out[out.length - 1] !== v) out.push(v);
+    }
+    return out;
+  }
+
+  /** the first positions, at most one per HEAT_MIN_ROW_PX (every k-th would alias fast pairs) */
+  function heatShown(n, ph) {
+    return Math.max(1, Math.min(n, Math.floor(ph / HEAT_MIN_ROW_PX)));
+  }
   /** the position under the centre of each pixel row of the heatmap */
   function heatRows(n, ph) {
-    return Array.from({ length: ph }, (_, r) => Math.min(n - 1, Math.floor(((r + 0.5) * n) / ph)));
+    const m = heatShown(n, ph);
+    return Array.from({ length: ph }, (_, r) => Math.min(m - 1, Math.floor(((r + 0.5) * m) / ph)));
   }
   function heatPixelRows() {
     const { h, dpr } = sizes.get($("cv-heat"));
@@ -412,7 +431,8 @@
   view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
     const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
     const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
-    const fr = frame(sf, { lo: 0, hi: s.d, label: t("ax_dimension") }, { lo: n, hi: 0, label: t("ax_position") });
+    const m = heatShown(n, heatPixelRows()); // the first m positions are drawn
+    const fr = frame(sf, { lo: 0, hi: s.d, label: t("ax_dimension") }, { lo: m, hi: 0, label: t("ax_position") });
     const { box } = fr;
     const dpr = sf.dpr;
     const pw = Math.max(1, Math.round((box.x1 - box.x0 - 1) * dpr));
@@ -421,11 +441,16 @@
     const tab = peTable(s.d, s.base, n, rowPos);
     const img = g.createImageData(pw, ph);
     const half = s.d / 2;
+    // pairs shown: evenly spread, both ends, at most one column per HEAT_MIN_COLUMN_PX (moiré)
+    const pairs = spreadInts(half, Math.max(1, Math.floor(pw / (2 * HEAT_MIN_COLUMN_PX))));
+    const np = pairs.length, cols = 2 * np;
     // pixel column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
     const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
     for (let c = 0; c < pw; c++) {
-      const col = Math.min(s.d - 1, Math.floor(((c + 0.5) * s.d) / pw));
-      src[c] = s.layout === "interleaved" ? col : 2 * (col % half) + (col >= half ? 1 : 0);
+      const k = Math.min(cols - 1, Math.floor(((c + 0.5) * cols) / pw)); // shown column
+      src[c] = s.layout === "interleaved"
+        ? 2 * pairs[k >> 1] + (k & 1)
+        : 2 * pairs[k % np] + (k >= np ? 1 : 0);
     }
     const words = new Uint32Array(img.data.buffer);
     const cmap = colorLUT();
@@ -435,7 +460,7 @@
       for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
     }
     g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
-    if (s.p < n) {
+    if (s.p < m) {
       const y = fr.Y(s.p + 0.5);
       g.strokeStyle = colors.text;
       g.lineWidth = 2;
@@ -447,7 +472,7 @@
     const row = P.sinusoidalPE([s.p], s.d, s.base, s.layout)[0];
     const last = s.layout === "interleaved" ? [row[s.d - 2], row[s.d - 1]] : [row[half - 1], row[s.d - 1]];
     readout($("ro-heat"), fill("heat_readout", {
-      n: group(n), ctx: group(s.ctx), p: group(s.p), s0: num(row[0], 4),
+      n: group(m), ctx: group(s.ctx), cols: group(cols), d: group(s.d), p: group(s.p), s0: num(row[0], 4),
       c0: num(s.layout === "interleaved" ? row[1] : row[half], 4), sl: num(last[0], 4), cl: num(last[1], 4),
       last: String(half - 1),
     }));
