@@ -284,6 +284,18 @@ def inspect_model(
             "model uses each frequency.",
         ),
     ] = False,
+    activations: Annotated[
+        bool,
+        typer.Option(
+            "--activations",
+            help="With --weights: also run the model through transformers on posecards' own "
+            "text (2,048 tokens at most) and measure its queries, keys and attention.",
+        ),
+    ] = False,
+    text: Annotated[
+        Path | None,
+        typer.Option("--text", help="Run --activations on this UTF-8 text file instead."),
+    ] = None,
     jobs: OptJobs = None,
     quiet: OptQuiet = False,
 ) -> None:
@@ -297,7 +309,9 @@ def inspect_model(
         look=Look(theme=one_of("--theme", theme, THEMES), size=one_of("--size", size, SIZES)),
         tensor=tensor,
         offset=offset,
-        weights=weights,
+        weights=weights or activations or text is not None,
+        activations=activations or text is not None,
+        text=text,
         jobs=jobs_of(jobs),
         quiet=quiet,
     )

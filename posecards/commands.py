@@ -271,6 +271,10 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
                 from posecards.content.weights import check_rope
 
                 check_rope(ckpt, found)
+            if cfg.activations:  # a bad --text file is said before anything is read
+                from posecards.content.activations import read_text
+
+                read_text(cfg.text)
             say(f"{ckpt.name}: {found.kind} positions; computing")
             document = None
             if cfg.weights:  # how the trained model uses its frequencies (content/weights.py)
@@ -281,8 +285,16 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
                 )
 
                 reading = weights_reading(ckpt, found)
+                measured = None
+                if cfg.activations:  # the same use, measured on text (content/activations.py)
+                    from posecards.content.activations import activations_json, activations_reading
+
+                    say(f"{ckpt.name}: running it on text through transformers")
+                    measured = activations_json(
+                        reading, activations_reading(ckpt, reading, cfg.text)
+                    )
                 content = compute_weights_card(ckpt, found, reading)
-                document = weights_json(ckpt.name, found, reading)
+                document = weights_json(ckpt.name, found, reading, measured)
             else:
                 content = compute_inspection(ckpt, found)
     except KeyboardInterrupt:

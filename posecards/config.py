@@ -78,6 +78,9 @@ class InspectConfig:
     tensor: str | None = None  # --tensor NAME: read this 2-D tensor as the position table
     offset: int | None = None  # --offset N: table rows before position 0 (default: detect)
     weights: bool = False  # --weights: how the trained model uses each RoPE frequency
+    # --activations / --text FILE: also run the model on text (posecards' own, or FILE)
+    activations: bool = False
+    text: Path | None = None
     jobs: int = 1
     quiet: bool = False
 

@@ -382,8 +382,11 @@ def _grid(a: F64) -> Any:
     )
 
 
-def weights_json(name: str, found: Found, w: WeightsReading) -> bytes:
-    """The ``--format json`` document of a weights reading (docs/inspect-json.md)."""
+def weights_json(
+    name: str, found: Found, w: WeightsReading, activations: Mapping[str, Any] | None = None
+) -> bytes:
+    """The ``--format json`` document of a weights reading (docs/inspect-json.md), with the
+    ``activations`` object measured on text (``content.activations.activations_json``) or null."""
     s = summarize(w)
     doc = {
         "schema": "posecards.inspect.weights",
@@ -419,6 +422,7 @@ def weights_json(name: str, found: Found, w: WeightsReading) -> bytes:
             }
             for i, li in enumerate(w.layers)
         ],
+        "activations": activations,
     }
     # one line (the per-head grids hold tens of thousands of numbers), floats in Python's shortest
     # round-trip form, keys in the order above, a final newline: the same bytes on every machine
