@@ -77,7 +77,7 @@ CARDS: tuple[CardSpec, ...] = (
 # `posecards inspect`'s cards, one per position scheme a model can have (model/positions.py)
 INSPECTION_CARDS: tuple[CardSpec, ...] = tuple(
     CardSpec(f"inspect-{kind}", deck=False)
-    for kind in ("learned", "rope", "layers", "alibi", "weights")
+    for kind in ("learned", "rope", "layers", "alibi", "weights", "activations")
 )
 
 CARD_IDS: tuple[int, ...] = tuple(int(c.id) for c in CARDS)

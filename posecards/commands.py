@@ -286,14 +286,18 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
 
                 reading = weights_reading(ckpt, found)
                 measured = None
+                content = compute_weights_card(ckpt, found, reading)
                 if cfg.activations:  # the same use, measured on text (content/activations.py)
-                    from posecards.content.activations import activations_json, activations_reading
+                    from posecards.content.activations import (
+                        activations_json,
+                        activations_reading,
+                        compute_activations_card,
+                    )
 
                     say(f"{ckpt.name}: running it on text through transformers")
-                    measured = activations_json(
-                        reading, activations_reading(ckpt, reading, cfg.text)
-                    )
-                content = compute_weights_card(ckpt, found, reading)
+                    on_text = activations_reading(ckpt, reading, cfg.text)
+                    measured = activations_json(reading, on_text)
+                    content = compute_activations_card(ckpt, reading, on_text)
                 document = weights_json(ckpt.name, found, reading, measured)
             else:
                 content = compute_inspection(ckpt, found)

@@ -258,3 +258,97 @@ def test_cli_bad_text_and_no_tokenizer_are_one_line_exit_2(
     res = _cli(str(bare), "--activations", "--out", str(tmp_path / "o2"), "--quiet")
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "no tokenizer" in res.stderr and not (tmp_path / "o2").exists()
+
+
+# ------------------------------------------------------------------------------- the card
+
+CARD = "inspect-activations"
+
+
+@pytest.fixture(scope="module")
+def card_content(saved: dict[str, tuple[Path, Any, Path]]) -> tuple[Any, Any, Any, Any]:
+    from posecards.content.activations import compute_activations_card
+
+    root, _model, text = saved["llama-gqa"]
+    ckpt = open_checkpoint(root)
+    found = find_positions(ckpt, InspectOptions())
+    w = weights_reading(ckpt, found)
+    a = activations_reading(ckpt, w, text)
+    return ckpt, found, (w, a), compute_activations_card(ckpt, w, a)
+
+
+def test_card_numbers_are_the_readings(card_content: tuple[Any, Any, Any, Any]) -> None:
+    _ckpt, _found, (w, a), content = card_content
+    n = content.placeholders
+    r = agreement(w, a)
+    assert n["r_median"] == pytest.approx(float(np.median(r)), abs=1e-15)
+    assert n["r_min"] == pytest.approx(float(r.min())) and n["r_max"] == pytest.approx(r.max())
+    first = a.first_token.mean(axis=1)
+    assert n["first_share_max"] == pytest.approx(100 * first.max())
+    assert n["first_share_layer"] == int(np.argmax(first))
+    np.testing.assert_allclose(content.figures["a-text"]["use"], a.use.mean(axis=1))
+    np.testing.assert_allclose(content.figures["a-weights"]["use"], w.use.mean(axis=1))
+    np.testing.assert_allclose(content.figures["a-distance"]["mass"].sum(axis=1), 1.0, rtol=1e-6)
+    assert n["q_massive"] == int(a.q_massive.sum()) and n["tokens"] == 300
+    has = "found" if n["q_massive"] + n["k_massive"] else "none"
+    assert content.variants == {"thesis": has, "takeaways.massive": has}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", ["slide", "4x3", "a4", "square"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_card_layout(card_content: tuple[Any, Any, Any, Any], lang: str, size: str) -> None:
+    from posecards.config import Look
+    from posecards.render.inspect import inspect_footer
+    from posecards.render.measure import measure_card
+    from posecards.render.text import load_card_text
+
+    ckpt, found, _r, content = card_content
+    footer = inspect_footer(ckpt, found, Look(), lang, weights=True)
+    report = measure_card(
+        CARD, content, lang, size, "light", footer=footer, text=load_card_text(CARD)
+    )
+    assert report.texts
+    problems = report.problems()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_card_contrast(card_content: tuple[Any, Any, Any, Any], theme_name: str) -> None:
+    from posecards.config import Look
+    from posecards.figures.style import card_style
+    from posecards.render.compose import compose_card
+    from posecards.render.contrast import MIN_TEXT_CONTRAST, text_contrasts
+    from posecards.render.inspect import inspect_footer
+    from posecards.render.text import fill_card, load_card_text
+
+    ckpt, found, _r, content = card_content
+    text = load_card_text(CARD)
+    problems, measured = [], 0
+    for lang in ("en", "zh"):
+        with card_style(theme_name) as th:
+            footer = inspect_footer(ckpt, found, Look(theme_name, "slide"), lang, weights=True)
+            filled = fill_card(text, lang, content.numbers)
+            fig = compose_card(filled, text, content.figures, th, "slide", footer)
+            found_texts = text_contrasts(fig)
+            measured += len(found_texts)
+            problems += [
+                f"{lang}: {c.describe()}" for c in found_texts if c.ratio < MIN_TEXT_CONTRAST
+            ]
+    assert measured > 40
+    assert not problems, "\n".join(problems)
+
+
+def test_a_model_too_big_for_memory_is_one_line(
+    saved: dict[str, tuple[Path, Any, Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import posecards.model.activations as act
+    from posecards.model.checkpoint import CheckpointError
+
+    root, _model, text = saved["phi"]
+    ckpt = open_checkpoint(root)
+    w = weights_reading(ckpt, find_positions(ckpt, InspectOptions()))
+    monkeypatch.setattr(act, "_available_bytes", lambda: 1024)
+    with pytest.raises(CheckpointError, match=r"needs about 0\.\d GiB of memory; 0\.0 GiB is"):
+        activations_reading(ckpt, w, text)

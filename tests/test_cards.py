@@ -27,6 +27,7 @@ def test_the_ids_come_from_the_registry() -> None:
         "inspect-layers",
         "inspect-alibi",
         "inspect-weights",
+        "inspect-activations",
     ]
 
 

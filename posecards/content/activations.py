@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from posecards.content import CardContent
 from posecards.content.weights import WeightsReading
 from posecards.encodings._checks import F64, I64
 from posecards.encodings.activation_stats import (
@@ -38,10 +39,12 @@ from posecards.model.activations import (
     run_on_text,
 )
 from posecards.model.checkpoint import Checkpoint, CheckpointError
+from posecards.model.names import display_name
 
 # posecards' own text, written for this (about 2,360 tokens for SmolLM2's tokenizer)
 TEXT = Path(__file__).resolve().parent.parent / "data" / "text" / "activations.en.txt"
 MIN_TOKENS = 64  # a text shorter than this says too little about distances
+CARD = "inspect-activations"
 
 
 @dataclass(frozen=True)
@@ -172,3 +175,54 @@ def activations_json(w: WeightsReading, a: ActivationsReading) -> dict[str, Any]
             for j, li in enumerate(a.layers)
         ],
     }
+
+
+def compute_activations_card(
+    ckpt: Checkpoint, w: WeightsReading, a: ActivationsReading
+) -> CardContent:
+    """The CardContent of ``cards/inspect-activations.toml``: the weights' use beside the use
+    measured on the text, their agreement per layer and how far each layer looks."""
+    at = [w.layers.index(i) for i in a.layers]
+    w_use = np.nanmean(w.use[at], axis=1)  # (layers, pairs) over the query heads
+    a_use = np.nanmean(a.use, axis=1)  # (layers, pairs)
+    r = agreement(w, a)  # (layers,)
+    first = a.first_token.mean(axis=1)  # (layers,) over heads
+    layers = np.asarray(a.layers, dtype=np.float64)
+    massive = a.q_massive.sum(axis=0)  # (pairs,) over layers
+    w_mean, a_mean = np.nanmean(w_use, axis=0), np.nanmean(a_use, axis=0)  # (pairs,)
+    vmax = 100 * float(max(np.nanmax(w_use), np.nanmax(a_use)))
+    fin = np.isfinite(r)
+    lo, hi = int(np.nanargmin(r)) if fin.any() else 0, int(np.nanargmax(r)) if fin.any() else 0
+    figures: dict[str, dict[str, Any]] = {
+        "a-weights": {"use": w_use, "layers": layers, "vmax": vmax},
+        "a-text": {"use": a_use, "layers": layers, "vmax": vmax},
+        "a-agree": {"r": r, "layers": layers},
+        "a-distance": {"mass": a.mass.mean(axis=1), "layers": layers, "edges": a.edges},
+    }
+    numbers: dict[str, Any] = {
+        "model": display_name(ckpt.name),
+        "tokens": a.tokens,
+        "text_name": TEXT.name if a.text == "posecards" else a.text,
+        "layers": len(a.layers),
+        "heads": w.heads,
+        "pairs": w.inv_freq.size,
+        "w_top": int(np.argmax(w_mean)),
+        "w_top_pct": 100 * float(np.max(w_mean)),
+        "a_top": int(np.argmax(a_mean)),
+        "a_top_pct": 100 * float(np.max(a_mean)),
+        "r_median": float(np.nanmedian(r)) if fin.any() else math.nan,
+        "r_min": float(r[lo]),
+        "r_min_layer": int(a.layers[lo]),
+        "r_max": float(r[hi]),
+        "r_max_layer": int(a.layers[hi]),
+        "q_massive": int(a.q_massive.sum()),
+        "k_massive": int(a.k_massive.sum()),
+        "massive_top": int(np.argmax(massive)),
+        "massive_top_n": int(np.max(massive)),
+        "first_share_max": 100 * float(np.max(first)),
+        "first_share_layer": int(a.layers[int(np.argmax(first))]),
+        "first_share_low": 100 * float(np.min(first)),
+    }
+    has = "found" if a.q_massive.sum() + a.k_massive.sum() > 0 else "none"
+    variants = {"thesis": has, "takeaways.massive": has}
+    return CardContent(card=CARD, figures=figures, numbers=numbers, variants=variants)
