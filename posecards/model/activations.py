@@ -63,6 +63,14 @@ def check_memory(ckpt: Checkpoint, tokens: int, heads: int, layers: int) -> None
         )
 
 
+def _quiet() -> None:
+    """No progress bars or warnings from transformers: posecards says its own steps."""
+    import transformers as T
+
+    T.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    T.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+
+
 def _gguf_file(ckpt: Checkpoint) -> tuple[str, str]:
     path = ckpt.weights[0]
     return str(path.parent), path.name
@@ -72,6 +80,7 @@ def load_tokenizer(ckpt: Checkpoint) -> Any:
     """The model's own tokenizer (tokenizer files beside the model, or the GGUF's vocabulary)."""
     from transformers import AutoTokenizer
 
+    _quiet()
     root = ckpt.root if ckpt.root.is_dir() else ckpt.root.parent
     missing = CheckpointError(
         f"{ckpt.name}: no tokenizer beside the model (none of {', '.join(TOKENIZER_FILES)}); "
@@ -97,8 +106,7 @@ def load_model(ckpt: Checkpoint) -> Any:
     import torch
     import transformers as T
 
-    T.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    T.utils.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    _quiet()
     if ckpt.format == "gguf":
         from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
