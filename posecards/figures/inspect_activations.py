@@ -15,27 +15,15 @@ from matplotlib.ticker import MaxNLocator
 
 from posecards.figures import DrawFn, Labels
 from posecards.figures._common import heatmap
+from posecards.figures.inspect_weights import layer_map
 from posecards.figures.style import Theme
 
 
 def _use_map(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     use = 100 * np.asarray(data["use"], dtype=np.float64)  # (layers, pairs) %
-    layers = np.asarray(data["layers"], dtype=np.float64)  # (layers,)
-    pairs = use.shape[1]
-    heatmap(
-        ax,
-        use,
-        theme,
-        vmin=0.0,
-        vmax=float(data["vmax"]),  # the same colour scale on both maps
-        extent=(-0.5, pairs - 0.5, float(layers[-1]) + 0.5, float(layers[0]) - 0.5),
-        cbar_label=t("use_pct"),
-    )
-    ax.set_xlabel(t("pair_k"))
-    ax.set_ylabel(t("layer"))
-    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(6, integer=True))
+    # the same colour scale on both maps (weights and text)
+    layer_map(ax, use, data["layers"], theme, t("use_pct"), t, vmax=float(data["vmax"]))
 
 
 def draw_agree(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:

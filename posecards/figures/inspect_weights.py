@@ -19,7 +19,16 @@ from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
 
-def _layer_map(ax: Axes, values: Any, layers: Any, theme: Theme, label: str, t: Labels) -> None:
+def layer_map(
+    ax: Axes,
+    values: Any,
+    layers: Any,
+    theme: Theme,
+    label: str,
+    t: Labels,
+    vmax: float | None = None,
+) -> None:
+    """A (layers, pairs) heatmap: layers down, pairs (fast to slow) across, from 0 to ``vmax``."""
     v = np.asarray(values, dtype=np.float64)  # (layers, pairs)
     n_layers, pairs = v.shape
     first, last = float(layers[0]), float(layers[-1])
@@ -28,6 +37,7 @@ def _layer_map(ax: Axes, values: Any, layers: Any, theme: Theme, label: str, t: 
         v,
         theme,
         vmin=0.0,
+        vmax=vmax,
         extent=(-0.5, pairs - 0.5, last + 0.5, first - 0.5),
         cbar_label=label,
     )
@@ -40,7 +50,7 @@ def _layer_map(ax: Axes, values: Any, layers: Any, theme: Theme, label: str, t: 
 def draw_use(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     use = np.asarray(data["use"], dtype=np.float64)  # (layers, pairs) share of each head's use
-    _layer_map(ax, 100 * use, data["layers"], theme, t("use_pct"), t)
+    layer_map(ax, 100 * use, data["layers"], theme, t("use_pct"), t)
     beyond = int(data["beyond"])
     pairs = use.shape[1]
     if 0 < beyond <= pairs:
@@ -56,7 +66,7 @@ def draw_use(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) 
 
 def draw_cosine(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    _layer_map(ax, data["cos"], data["layers"], theme, t("abs_cos"), t)
+    layer_map(ax, data["cos"], data["layers"], theme, t("abs_cos"), t)
 
 
 def draw_heads(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
