@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# with POSECARDS_TEST_CPU=FILE, the CPU seconds of every test (tests/cputime.py)
+from cputime import pytest_collection_finish, pytest_runtest_protocol  # noqa: F401 (hooks)
 from hypothesis import settings
 
 # every skipped or xfailed test listed at the end; with POSECARDS_STRICT_SKIPS=1 (.ci/run) one
