@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# with POSECARDS_TEST_CPU=FILE, the CPU seconds of every test (tests/cputime.py)
+from cputime import pytest_collection_finish, pytest_runtest_protocol  # noqa: F401 (hooks)
 from hypothesis import settings
 
 # every skipped or xfailed test listed at the end; with POSECARDS_STRICT_SKIPS=1 (.ci/run) one
@@ -162,6 +165,40 @@ def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """One full default build (all cards, both languages, every format), shared by the tests
     (and by pytest-xdist's workers: made once per run)."""
     return once_per_run(tmp_path_factory, worker_id, "build", _full_build) / "out"
+
+
+# the SmolLM2 GGUF file's tensors as transformers 5.23.0's GGUF loading gives them (dequantized by
+# the gguf package, q/k de-permuted by LlamaTensorProcessor): the reference of tests/test_gguf.py
+# and tests/test_weights.py, which each loaded the whole file again (about 15 CPU s each)
+SMOLLM2_LAYERS = (0, 7, 14, 29)
+SMOLLM2_TENSORS = ("self_attn.q_proj.weight", "self_attn.k_proj.weight", "input_layernorm.weight")
+
+
+def _smollm2_reference(folder: Path) -> None:
+    import numpy as np
+    import torch
+    import transformers as T
+    from gguf_files import smollm2_file
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+    path = smollm2_file()
+    cfg = T.AutoConfig.from_pretrained(path.parent, gguf_file=path.name)
+    with torch.device("meta"):
+        model = T.AutoModelForCausalLM.from_config(cfg)
+    tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
+    keep = [f"model.layers.{i}.{t}" for i in SMOLLM2_LAYERS for t in SMOLLM2_TENSORS]
+    np.savez(folder / "tensors.npz", **{k: tensors[k].numpy() for k in keep})
+
+
+@pytest.fixture(scope="session")
+def smollm2_hf_tensors(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+    """Layers SMOLLM2_LAYERS of the SmolLM2 file as transformers loads them (numpy, the dtype
+    transformers gives), loaded once per test run for every worker."""
+    import numpy as np
+
+    folder = once_per_run(tmp_path_factory, worker_id, "smollm2-hf", _smollm2_reference)
+    with np.load(folder / "tensors.npz") as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 # --- headless Chromium: Debian's, driven by playwright; one browser per test session ---------

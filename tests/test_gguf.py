@@ -17,7 +17,6 @@ import transformers as T
 from conftest import run
 from gguf_files import hf_state_to_gguf, llama_cpp_permute, smollm2_file, write_gguf
 from hf_reference import hf_reading
-from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
 from posecards.content.reading import kind_frequencies
 from posecards.model.checkpoint import CheckpointError, open_checkpoint, read_tensor
@@ -87,31 +86,22 @@ def test_own_header_reader_agrees_with_gguf_reader(smollm2: Path) -> None:
             assert fields[key] == field.contents(), key
 
 
-@pytest.fixture(scope="module")
-def smollm2_hf_tensors(smollm2: Path) -> dict[str, torch.Tensor]:
-    """Every tensor of the file as transformers' GGUF loading gives it (dequantized by the gguf
-    package, q/k de-permuted by LlamaTensorProcessor)."""
-    cfg = T.AutoConfig.from_pretrained(smollm2.parent, gguf_file=smollm2.name)
-    with torch.device("meta"):
-        model = T.AutoModelForCausalLM.from_config(cfg)
-    parsed = load_gguf_checkpoint(str(smollm2), return_tensors=True, model_to_load=model)
-    return dict(parsed["tensors"])
-
-
 def test_smollm2_tensors_dequantized_and_unpermuted_as_transformers(
-    smollm2: Path, smollm2_hf_tensors: dict[str, torch.Tensor]
+    smollm2: Path, smollm2_hf_tensors: dict[str, np.ndarray]
 ) -> None:
+    """Every tensor of the file as transformers' GGUF loading gives it (conftest.py:
+    smollm2_hf_tensors, loaded once per run)."""
     ckpt = open_checkpoint(smollm2)
     for layer in (0, 14, 29):
         for short, hf, heads in (("attn_q", "q_proj", 9), ("attn_k", "k_proj", 3)):
             raw = read_tensor(ckpt, f"blk.{layer}.{short}.weight")  # (heads·64, 576)
             ref = smollm2_hf_tensors[f"model.layers.{layer}.self_attn.{hf}.weight"]
-            np.testing.assert_array_equal(unpermute_rows(raw, heads), ref.double().numpy())
+            np.testing.assert_array_equal(unpermute_rows(raw, heads), ref.astype(np.float64))
             # and the permutation is a real one: without undoing it the rows differ
-            assert not np.array_equal(raw, ref.double().numpy())
+            assert not np.array_equal(raw, ref.astype(np.float64))
         norm = read_tensor(ckpt, f"blk.{layer}.attn_norm.weight")
         ref_norm = smollm2_hf_tensors[f"model.layers.{layer}.input_layernorm.weight"]
-        np.testing.assert_array_equal(norm, ref_norm.double().numpy())
+        np.testing.assert_array_equal(norm, ref_norm.astype(np.float64))
 
 
 def test_unpermute_inverts_llama_cpp_permutation() -> None:

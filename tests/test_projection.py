@@ -40,6 +40,9 @@ def test_umap_is_deterministic_for_a_seed() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+# slow: a fresh numba compile in a subprocess, the costliest test of `make check` (14.5 CPU s of
+# about 200, tests/cputime.py); `make test` runs it
+@pytest.mark.slow
 def test_umap_kernels_from_the_disk_cache_give_the_numbers_of_a_fresh_compile(
     tmp_path: Path,
 ) -> None:

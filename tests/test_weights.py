@@ -373,26 +373,24 @@ def test_gguf_rows_in_file_order_give_the_hf_numbers(
     assert not np.array_equal(raw[0], np.eye(64))
 
 
-def test_smollm2_pair_numbers_equal_transformers_gguf_loading() -> None:
+def test_smollm2_pair_numbers_equal_transformers_gguf_loading(
+    smollm2_hf_tensors: dict[str, np.ndarray],
+) -> None:
     """The real file: posecards reads the permuted rows as "interleaved" pairs; transformers
     de-permutes them (LlamaTensorProcessor) into rotate_half's (k, k + 32). Same pair norms and
-    cosines, to float32 rounding."""
-    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
-
+    cosines, to float32 rounding. (transformers' loading of the file: conftest.py's
+    smollm2_hf_tensors, loaded once per run.)"""
     path = smollm2_file()
     ckpt = open_checkpoint(path)
     w = weights_reading(ckpt, find_positions(ckpt))
     assert (w.heads, w.kv_heads, w.head_dim, len(w.layers)) == (9, 3, 64, 30)
-    cfg = T.AutoConfig.from_pretrained(path.parent, gguf_file=path.name)
-    with torch.device("meta"):
-        model = T.AutoModelForCausalLM.from_config(cfg)
-    tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
+    tensors = smollm2_hf_tensors
     rows = pair_rows(64, "half")
     for li in (0, 7, 29):
         p = f"model.layers.{li}."
-        gamma = tensors[p + "input_layernorm.weight"].double().numpy()
-        wq = tensors[p + "self_attn.q_proj.weight"].double().numpy() * gamma
-        wk = tensors[p + "self_attn.k_proj.weight"].double().numpy() * gamma
+        gamma = tensors[p + "input_layernorm.weight"].astype(np.float64)
+        wq = tensors[p + "self_attn.q_proj.weight"].astype(np.float64) * gamma
+        wk = tensors[p + "self_attn.k_proj.weight"].astype(np.float64) * gamma
         np.testing.assert_allclose(w.q_norm[li], pair_norms(wq.reshape(9, 64, -1), rows), rtol=1e-6)
         np.testing.assert_allclose(w.k_norm[li], pair_norms(wk.reshape(3, 64, -1), rows), rtol=1e-6)
         np.testing.assert_allclose(

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from posecards.encodings._checks import F64, check_positive_int
-from posecards.encodings.rope_scaling import ROPE_TYPES, rope_inv_freq
+from posecards.encodings.rope_scaling import ROPE_REGISTRY, rope_inv_freq
 
-# rope_type values head_inv_freq accepts: rope_inv_freq's and Gemma 4's proportional
-HEAD_ROPE_TYPES: tuple[str, ...] = (*ROPE_TYPES, "proportional")
+# rope_type values head_inv_freq accepts: every declared type (rope_inv_freq's and Gemma 4's
+# proportional)
+HEAD_ROPE_TYPES: tuple[str, ...] = tuple(ROPE_REGISTRY)
 
 
 def _fraction(name: str, value: Any) -> float:

@@ -36,6 +36,12 @@ llama3    lambda_k < L / high_freq_factor: theta_k;                 1
           1): no band between, a step at L / low_freq_factor
 ========  ========================================================  =========================
 
+Each type is declared once in ``ROPE_REGISTRY`` (a ``RopeType``: the keys it requires, whether
+transformers fills ``original_max_position_embeddings`` for it or reads ``head_dim`` without a
+fallback, whether posecards needs ``max_position_embeddings``, its function here, its GGUF
+name); ``ROPE_TYPES``, ``CONFIG_ROPE_TYPES``, ``rope_partial.HEAD_ROPE_TYPES`` and the model
+readers look it up.
+
 Defaults and quirks copied from transformers 5.23.0:
 
 - ``rope_type`` falls back to the legacy key ``type``, then to ``"default"``; ``rope_theta`` in the
@@ -67,25 +73,13 @@ refused (a typo would silently change a figure), and an impossible value (dim 2 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from posecards.encodings._checks import F64, check_base, check_even_dim, check_positive_int
-
-ROPE_TYPES: tuple[str, ...] = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")
-
-# Keys of ``scaling`` that each rope_type cannot do without (after the HF fallbacks above).
-_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor",),
-    "ntk": ("factor",),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
 
 SCALING_KEYS: tuple[str, ...] = (
     "rope_type",
@@ -108,7 +102,7 @@ SCALING_KEYS: tuple[str, ...] = (
 
 
 def _missing(key: str, rope_type: str) -> ValueError:
-    required = ", ".join(_REQUIRED_KEYS[rope_type])
+    required = ", ".join(ROPE_REGISTRY[rope_type].required)
     return ValueError(
         f"scaling[{key!r}] is required for rope_type {rope_type!r}; required keys: {required}"
     )
@@ -181,6 +175,7 @@ def _yarn(
     dim: int,
     base: float,
     scaling: Mapping[str, Any],
+    seq_len: int | None,
     max_position_embeddings: int | None,
 ) -> tuple[F64, float]:
     if "factor" not in scaling:
@@ -276,7 +271,11 @@ def _longrope(
 
 
 def _llama3(
-    dim: int, base: float, scaling: Mapping[str, Any], max_position_embeddings: int | None
+    dim: int,
+    base: float,
+    scaling: Mapping[str, Any],
+    seq_len: int | None,
+    max_position_embeddings: int | None,
 ) -> tuple[F64, float]:
     factor = _factor(scaling, "llama3")
     for key in ("low_freq_factor", "high_freq_factor"):
@@ -306,6 +305,123 @@ def _llama3(
         smoothed = (1 - smooth) * theta / factor + smooth * theta  # (dim/2,)
         inv_freq = np.where(medium, smoothed, inv_freq)  # (dim/2,)
     return np.asarray(inv_freq, dtype=np.float64), 1.0
+
+
+def _default(
+    dim: int,
+    base: float,
+    scaling: Mapping[str, Any],
+    seq_len: int | None,
+    max_pos: int | None,
+) -> tuple[F64, float]:
+    """theta_k = base^(-2k/d)."""
+    return _default_inv_freq(dim, base), 1.0
+
+
+def _linear(
+    dim: int,
+    base: float,
+    scaling: Mapping[str, Any],
+    seq_len: int | None,
+    max_pos: int | None,
+) -> tuple[F64, float]:
+    """theta_k / s  (position interpolation: m -> m / s)."""
+    return _default_inv_freq(dim, base) / _factor(scaling, "linear"), 1.0
+
+
+def _ntk(
+    dim: int,
+    base: float,
+    scaling: Mapping[str, Any],
+    seq_len: int | None,
+    max_pos: int | None,
+) -> tuple[F64, float]:
+    """base' = base * s^(d/(d-2))."""
+    alpha = _factor(scaling, "ntk")
+    return _default_inv_freq(dim, _ntk_base(dim, base, alpha, "ntk")), 1.0
+
+
+def _dynamic(
+    dim: int,
+    base: float,
+    scaling: Mapping[str, Any],
+    seq_len: int | None,
+    max_pos: int | None,
+) -> tuple[F64, float]:
+    """dynamic_ntk_base of seq_len; the base itself without seq_len (HF: alpha = 1)."""
+    factor = _factor(scaling, "dynamic")
+    if seq_len is None:  # HF: seq_len defaults to max_position_embeddings, alpha = 1
+        return _default_inv_freq(dim, _ntk_base(dim, base, 1.0, "dynamic")), 1.0
+    if max_pos is None:
+        raise ValueError("max_position_embeddings is required for rope_type 'dynamic' with seq_len")
+    return _default_inv_freq(dim, dynamic_ntk_base(dim, base, factor, seq_len, max_pos)), 1.0
+
+
+# inv_freq and attention factor of one type: (dim, base, scaling, seq_len, max_position_embeddings)
+InvFreq = Callable[[int, float, Mapping[str, Any], int | None, int | None], tuple[F64, float]]
+
+
+@dataclass(frozen=True)
+class RopeType:
+    """One RoPE type, declared once: what a config names it, what it needs, who computes it.
+
+    ``name``: the ``rope_type`` value (transformers 5.23.0's name; ``ntk`` is posecards' own).
+    ``required``: the keys of the ``rope_parameters`` dict it cannot do without, besides
+    ``rope_type`` and ``rope_theta`` (those of transformers' ``_validate_<name>_rope_parameters``).
+    ``original_length``: transformers' ``standardize_rope_params`` fills
+    ``original_max_position_embeddings`` for it (from the config's attribute, else
+    ``max_position_embeddings``). ``head_dim_without_fallback``: its transformers init reads
+    ``getattr(config, "head_dim", hidden_size // heads)`` without ``or``, so a config class that
+    holds ``head_dim = None`` cannot build it. ``max_position``: posecards needs the config's
+    ``max_position_embeddings`` to read it (a context it extends or a threshold). ``in_transformers``:
+    a config may name it (``default`` or a key of ``ROPE_INIT_FUNCTIONS``). ``inv_freq``: its
+    frequencies on the rotary width (``rope_inv_freq``); None for ``proportional``, whose
+    frequencies span the whole head (``rope_partial.proportional_inv_freq``, through
+    ``head_inv_freq``). ``gguf``: the value of llama.cpp's ``<arch>.rope.scaling.type`` that
+    posecards reads as this type (None: a GGUF file naming it is refused).
+    """
+
+    name: str
+    required: tuple[str, ...] = ()
+    original_length: bool = False
+    head_dim_without_fallback: bool = False
+    max_position: bool = False
+    in_transformers: bool = True
+    inv_freq: InvFreq | None = None
+    gguf: str | None = None
+
+
+_ORIG = "original_max_position_embeddings"
+ROPE_REGISTRY: dict[str, RopeType] = {
+    t.name: t
+    for t in (
+        RopeType("default", inv_freq=_default),
+        RopeType("linear", ("factor",), inv_freq=_linear, gguf="linear"),
+        RopeType(
+            "dynamic", ("factor",), head_dim_without_fallback=True, max_position=True,
+            inv_freq=_dynamic,
+        ),
+        RopeType(
+            "yarn", ("factor", _ORIG), original_length=True, head_dim_without_fallback=True,
+            max_position=True, inv_freq=_yarn, gguf="yarn",
+        ),
+        RopeType(
+            "longrope", ("short_factor", "long_factor", _ORIG), original_length=True,
+            head_dim_without_fallback=True, max_position=True, inv_freq=_longrope,
+        ),
+        RopeType(
+            "llama3", ("factor", "low_freq_factor", "high_freq_factor", _ORIG),
+            original_length=True, max_position=True, inv_freq=_llama3,
+        ),
+        RopeType("ntk", ("factor",), in_transformers=False, inv_freq=_ntk),
+        RopeType("proportional"),
+    )
+}  # fmt: skip
+# the types rope_inv_freq computes (on the rotary width): every one but proportional
+_INV_FREQ: dict[str, InvFreq] = {n: t.inv_freq for n, t in ROPE_REGISTRY.items() if t.inv_freq}
+ROPE_TYPES: tuple[str, ...] = tuple(_INV_FREQ)
+# the rope_type values transformers 5.23.0 reads: "default" and ROPE_INIT_FUNCTIONS' keys
+CONFIG_ROPE_TYPES: tuple[str, ...] = tuple(n for n, t in ROPE_REGISTRY.items() if t.in_transformers)
 
 
 def rope_inv_freq(
@@ -350,30 +466,7 @@ def rope_inv_freq(
             "max_position_embeddings", max_position_embeddings
         )
 
-    if rope_type == "default":
-        return _default_inv_freq(dim, base), 1.0
-    if rope_type == "linear":
-        # theta_k / s  (position interpolation: m -> m / s)
-        return _default_inv_freq(dim, base) / _factor(scaling, rope_type), 1.0
-    if rope_type == "ntk":
-        # base' = base * s^(d/(d-2))
-        alpha = _factor(scaling, rope_type)
-        return _default_inv_freq(dim, _ntk_base(dim, base, alpha, rope_type)), 1.0
-    if rope_type == "dynamic":
-        factor = _factor(scaling, rope_type)
-        if seq_len is None:  # HF: seq_len defaults to max_position_embeddings, alpha = 1
-            return _default_inv_freq(dim, _ntk_base(dim, base, 1.0, rope_type)), 1.0
-        if max_position_embeddings is None:
-            raise ValueError(
-                "max_position_embeddings is required for rope_type 'dynamic' with seq_len"
-            )
-        dyn_base = dynamic_ntk_base(dim, base, factor, seq_len, max_position_embeddings)
-        return _default_inv_freq(dim, dyn_base), 1.0
-    if rope_type == "yarn":
-        return _yarn(dim, base, scaling, max_position_embeddings)
-    if rope_type == "longrope":
-        return _longrope(dim, base, scaling, seq_len, max_position_embeddings)
-    return _llama3(dim, base, scaling, max_position_embeddings)
+    return _INV_FREQ[rope_type](dim, base, scaling, seq_len, max_position_embeddings)
 
 
 def dynamic_ntk_base(

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from posecards.encodings.rope_scaling import ROPE_REGISTRY
 from posecards.errors import PosecardsError
 
 
@@ -87,7 +88,7 @@ ARCHITECTURES: dict[str, GgufArchitecture] = {
     "gemma3": _arch("gemma3_text", extra={"attention.sliding_window": "sliding_window"}),
 }
 # llama.cpp's rope.scaling.type -> Hugging Face rope_type ("none": no scaling)
-ROPE_SCALING = {"linear": "linear", "yarn": "yarn"}
+ROPE_SCALING = {t.gguf: t.name for t in ROPE_REGISTRY.values() if t.gguf is not None}
 # a tensor of per-frequency factors (llama.cpp's form of Llama 3.1's "llama3" scaling)
 ROPE_FREQS = "rope_freqs.weight"
 MAX_LAYERS = 4096

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from posecards.encodings.mla import mla_softmax_scale
-from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
-from posecards.encodings.rope_scaling import SCALING_KEYS
+from posecards.encodings.rope_scaling import CONFIG_ROPE_TYPES, ROPE_REGISTRY, SCALING_KEYS
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import ASSUMED, COMPOSITE, FAMILIES, Family
 
@@ -49,8 +48,6 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "num_hidden_layers": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
     "max_position_embeddings": ("max_position_embeddings", "n_positions", "max_seq_len"),
 }
-# RoPE types whose HF init reads getattr(config, "head_dim", ...) without an ``or`` fallback
-_NEEDS_HEAD_DIM = ("dynamic", "yarn", "longrope")
 MAX_LAYERS = 4096
 MAX_HEAD_DIM = 65536
 
@@ -372,6 +369,12 @@ def _dict(t: _Text, key: str) -> dict[str, Any] | None:
     return copy.deepcopy(dict(v))
 
 
+def _original_length(rope_type: Any) -> bool:
+    """standardize_rope_params fills original_max_position_embeddings for this type."""
+    declared = ROPE_REGISTRY.get(rope_type) if isinstance(rope_type, str) else None
+    return declared is not None and declared.original_length
+
+
 def _standardize(
     t: _Text, rp: dict[str, Any], layer_types: Sequence[str], max_pos: int | None
 ) -> tuple[dict[str, Any], list[str]]:
@@ -381,7 +384,7 @@ def _standardize(
     nested = [k for k in rp if k in set(layer_types)]
     if not nested:
         rp.setdefault("rope_type", rp.get("type", "default"))
-        if rp["rope_type"] in ("llama3", "yarn", "longrope"):
+        if _original_length(rp["rope_type"]):
             top = t.raw("original_max_position_embeddings")
             if top is None and "original_max_position_embeddings" in t.family.defaults:
                 top = t.get("original_max_position_embeddings")  # Phi-3: a class field
@@ -398,7 +401,7 @@ def _standardize(
             raise CheckpointError(f"config.json: rope_parameters.{k} must be an object")
         sub = rp[k] = dict(sub)
         sub.setdefault("rope_type", sub.get("type", "default"))
-        if sub["rope_type"] in ("llama3", "yarn", "longrope"):
+        if _original_length(sub["rope_type"]):
             sub.setdefault("original_max_position_embeddings", max_pos)
     return rp, nested
 
@@ -577,11 +580,6 @@ def _split_params(
     return freq, ignored
 
 
-# the rope_type values transformers 5.23.0 reads: 'default' and ROPE_INIT_FUNCTIONS' keys
-# (posecards' own 'ntk', card 4's fixed NTK-aware base, is not one: a config naming it fails there)
-CONFIG_ROPE_TYPES: tuple[str, ...] = tuple(t for t in HEAD_ROPE_TYPES if t != "ntk")
-
-
 def _rope_type(params: Mapping[str, Any], where: str) -> str:
     rope_type = params.get("rope_type")
     if not isinstance(rope_type, str) or rope_type not in CONFIG_ROPE_TYPES:
@@ -719,13 +717,14 @@ def read_layers(config: Mapping[str, Any]) -> ModelLayers:
                     )
                 )
         ignored_all.extend(f"{where}.{k}" for k in ignored)
-        if fam.head_dim_none and not text.get("head_dim") and rope_type in _NEEDS_HEAD_DIM:
+        declared = ROPE_REGISTRY[rope_type]
+        if fam.head_dim_none and not text.get("head_dim") and declared.head_dim_without_fallback:
             raise CheckpointError(
                 f"config.json: transformers 5.23.0 cannot build this {model_type} model: its "
                 f"config class leaves head_dim None and the {rope_type} RoPE reads it without a "
                 "fallback (add head_dim to config.json)"
             )
-        if max_pos is None and rope_type in ("dynamic", "yarn", "longrope", "llama3"):
+        if max_pos is None and declared.max_position:
             raise CheckpointError(
                 f"config.json: rope_type {rope_type!r} needs max_position_embeddings"
             )

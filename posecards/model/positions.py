@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from posecards.encodings.rope_partial import rotary_dim
+from posecards.encodings.rope_scaling import ROPE_REGISTRY
 from posecards.model.checkpoint import Checkpoint, CheckpointError
 from posecards.model.layers import ModelLayers, has_rope_keys
 from posecards.model.probed import read_model, transformers_knows
@@ -357,16 +358,17 @@ def _rope(config: Mapping[str, Any]) -> RopePositions | LayeredPositions | None:
         )
     max_pos = reading.max_position_embeddings
     orig = params.get("original_max_position_embeddings")
-    if rope_type not in ("llama3", "yarn", "longrope"):
+    in_dict = ROPE_REGISTRY[rope_type].original_length  # the dict holds it (standardized)
+    if not in_dict:
         orig = reading.original_max_position_embeddings
     if orig is not None and (not _finite(orig) or orig != int(orig) or orig < 1):
         raise CheckpointError(
             f"config.json: original_max_position_embeddings must be a positive integer, "
             f"got {orig!r}"
         )
-    if orig is not None and rope_type in ("llama3", "yarn", "longrope", "default", "dynamic"):
+    if orig is not None and (in_dict or rope_type in ("default", "dynamic")):
         orig = int(orig)
-        if rope_type in ("llama3", "yarn", "longrope"):
+        if in_dict:
             scaling["original_max_position_embeddings"] = orig
         # e.g. Llama 3.1: trained on 8192, max_position_embeddings 131072
         trained, rule = orig, "original"
