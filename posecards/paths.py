@@ -10,6 +10,8 @@ from posecards.errors import PosecardsError
 _PKG = Path(__file__).resolve().parent
 # the look of every figure: card.mplstyle, the theme styles, theme.toml and roles.toml
 STYLE_DIR = _PKG / "style"
+# the explorer's JavaScript (math.js mirrors posecards/encodings; page.js draws), inlined in the page
+EXPLORE_JS_DIR = _PKG / "explore_js"
 
 
 def data_dir(name: str) -> Path:

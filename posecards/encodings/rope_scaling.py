@@ -77,7 +77,7 @@ from posecards.encodings._checks import F64, check_base, check_even_dim, check_p
 ROPE_TYPES: tuple[str, ...] = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")
 
 # Keys of ``scaling`` that each rope_type cannot do without (after the HF fallbacks above).
-_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "default": (),
     "linear": ("factor",),
     "dynamic": ("factor",),
@@ -86,6 +86,9 @@ _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
 }
+
+# YaRN's ramp ends when the keys are absent or 0: HF `beta_fast or 32`, `beta_slow or 1`
+YARN_BETAS: dict[str, float] = {"beta_fast": 32.0, "beta_slow": 1.0}
 
 SCALING_KEYS: tuple[str, ...] = (
     "rope_type",
@@ -108,7 +111,7 @@ SCALING_KEYS: tuple[str, ...] = (
 
 
 def _missing(key: str, rope_type: str) -> ValueError:
-    required = ", ".join(_REQUIRED_KEYS[rope_type])
+    required = ", ".join(REQUIRED_KEYS[rope_type])
     return ValueError(
         f"scaling[{key!r}] is required for rope_type {rope_type!r}; required keys: {required}"
     )
@@ -208,8 +211,8 @@ def _yarn(
         else:
             attention_factor = yarn_mscale(factor)
 
-    beta_fast = float(scaling.get("beta_fast") or 32)  # HF: `or 32`
-    beta_slow = float(scaling.get("beta_slow") or 1)  # HF: `or 1`
+    beta_fast = float(scaling.get("beta_fast") or YARN_BETAS["beta_fast"])  # HF: `or 32`
+    beta_slow = float(scaling.get("beta_slow") or YARN_BETAS["beta_slow"])  # HF: `or 1`
     truncate = scaling.get("truncate", True)  # HF: a present None counts as False
 
     # Ramp bounds in units of the pair index k (correction range).

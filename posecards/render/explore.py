@@ -1,8 +1,10 @@
 """The interactive explorer: one self-contained HTML file (`posecards explore`, DIR/explore.html).
 
-The page carries its own math (templates/explore_math.js, a mirror of posecards/encodings that
-the test suite checks against the Python), its drawing code (templates/explore.js), its look
-(templates/explore.css) and its text (cards/explore.toml, English and Chinese side by side).
+The page carries its own math (posecards/explore_js/math.js, a mirror of posecards/encodings
+and posecards/formatting that the test suite checks against the Python, in Node and in
+Chromium), every constant and default that math needs (``math_payload``, written here from the
+Python), its drawing code (posecards/explore_js/page.js), its look (templates/explore.css) and
+its text (cards/explore.toml, English and Chinese side by side).
 Nothing is loaded from anywhere: the card pages' Content-Security-Policy plus a script-src
 that allows exactly the one inline script, by its sha256.
 """
@@ -20,15 +22,21 @@ from markupsafe import Markup
 
 from posecards.config import LANGS, ExploreConfig
 from posecards.engine.units import Context, Rendered
-from posecards.paths import data_dir
+from posecards.paths import EXPLORE_JS_DIR, data_dir
 from posecards.render.fields import CardTextError
 from posecards.render.html import CSP, TemplateProblem, env
 from posecards.render.ui import ui_strings
 
 STRINGS_FILE = "explore.toml"
-SCRIPTS = ("explore_math.js", "explore.js")
-# Positions drawn in the heatmap and similarity views, and in ALiBi's attention view
-LIMITS = {"heat_positions": 2048, "attention_positions": 4096}
+SCRIPTS = ("math.js", "page.js")  # in posecards/explore_js/, in this order
+# Positions drawn in the heatmap and similarity views, and in ALiBi's attention view; the
+# heatmap's smallest column and row in device pixels (narrower ones beat into moiré)
+LIMITS = {
+    "heat_positions": 2048,
+    "attention_positions": 4096,
+    "heat_column_px": 2.4,
+    "heat_row_px": 1.3,
+}
 
 # views in display order: (id, canvases as (canvas id, caption string id or "", height/width,
 # and optionally height/width below 520 px))
@@ -82,9 +90,67 @@ def _source(name: str) -> str:
     return str(text)
 
 
+def script_source(name: str) -> str:
+    """One of the page's scripts (``SCRIPTS``), as shipped in posecards/explore_js/."""
+    text = (EXPLORE_JS_DIR / name).read_text(encoding="utf-8")
+    if "</" in text:
+        raise TemplateProblem(f"posecards/explore_js/{name} must not contain '</'")
+    return text
+
+
 @cache
 def _script() -> str:
-    return "\n".join(_source(name) for name in SCRIPTS)
+    return "\n".join(script_source(name) for name in SCRIPTS)
+
+
+def _defaults(fn: Any) -> dict[str, Any]:
+    """A function's keyword defaults, by parameter name."""
+    import inspect
+
+    return {
+        name: p.default
+        for name, p in inspect.signature(fn).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def math_payload() -> dict[str, Any]:
+    """Every constant, key list and default math.js uses, read from the Python it mirrors."""
+    from posecards import formatting
+    from posecards.encodings import (
+        alibi,
+        buckets,
+        rope_partial,
+        rope_scaling,
+        similarity,
+        sinusoidal,
+    )
+    from posecards.encodings._checks import LAYOUTS
+
+    functions = {
+        "pair_frequencies": sinusoidal.pair_frequencies,
+        "wavelengths": sinusoidal.wavelengths,
+        "sinusoidal_pe": sinusoidal.sinusoidal_pe,
+        "offset_profile": similarity.offset_profile,
+        "rope_inv_freq": rope_scaling.rope_inv_freq,
+        "head_inv_freq": rope_partial.head_inv_freq,
+        "alibi_slopes": alibi.alibi_slopes,
+        "t5_relative_bucket": buckets.t5_relative_bucket,
+        "num": formatting.num,
+        "sig": formatting.sig,
+    }
+    return {
+        "defaults": {name: _defaults(fn) for name, fn in functions.items()},
+        "layouts": list(LAYOUTS),
+        "frequencies": list(sinusoidal.FREQUENCIES),
+        "rope_types": list(rope_scaling.ROPE_TYPES),
+        "required_keys": {k: list(v) for k, v in rope_scaling.REQUIRED_KEYS.items()},
+        "scaling_keys": list(rope_scaling.SCALING_KEYS),
+        "yarn_defaults": dict(rope_scaling.YARN_BETAS),
+        "head_rope_types": list(rope_partial.HEAD_ROPE_TYPES),
+        "proportional_keys": list(rope_partial.PROPORTIONAL_KEYS),
+        "log_band": buckets.LOG_BAND,
+    }
 
 
 def csp(script: str) -> str:
@@ -108,6 +174,7 @@ def explore_page(cfg: ExploreConfig) -> str:
         "theme": cfg.theme,
         "strings": strings,
         "limits": LIMITS,
+        "math": math_payload(),
         "version": __version__,
     }
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

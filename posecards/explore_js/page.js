@@ -1,18 +1,20 @@
 /* posecards explorer: controls and views. Every number drawn or printed here is computed on
- * the page by window.posecards (explore_math.js) from the current controls. */
+ * the page by window.posecards (math.js, built from the payload Python writes) from the
+ * current controls. */
 (function () {
   "use strict";
-  const P = window.posecards;
-  const M = P._internal;
   const DATA = JSON.parse(document.getElementById("explore-data").textContent);
+  const P = posecardsMath(DATA.math); // eslint-disable-line no-undef
+  window.posecards = P;
+  const M = P._internal;
   const $ = (id) => document.getElementById(id);
   const HEAT_MAX_POSITIONS = DATA.limits.heat_positions;
   // device pixels per heatmap column and row at least: fewer beat into false stripes (moiré)
-  const HEAT_MIN_COLUMN_PX = 2.4, HEAT_MIN_ROW_PX = 1.3;
+  const HEAT_MIN_COLUMN_PX = DATA.limits.heat_column_px, HEAT_MIN_ROW_PX = DATA.limits.heat_row_px;
   const ATTN_MAX_POSITIONS = DATA.limits.attention_positions;
 
   // ------------------------------------------------------------------------------------------
-  // text: strings from cards/explore.toml, numbers formatted here
+  // text: strings from cards/explore.toml, numbers formatted as posecards/formatting.py does
   // ------------------------------------------------------------------------------------------
   let lang = DATA.lang;
   const t = (id) => DATA.strings[id][lang];
@@ -22,30 +24,8 @@
       return values[k];
     });
   }
-  const MINUS = "\u2212";
-  function group(x) {
-    const s = Math.round(Math.abs(x)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-    return (x < 0 && Math.round(x) !== 0 ? MINUS : "") + s;
-  }
-  function num(x, digits) {
-    const s = x.toFixed(digits);
-    if (Number(s) === 0) return s.replace("-", "");
-    return s.replace("-", MINUS);
-  }
-  /** significant digits, grouped: sig(62831.85) -> "62,800", sig(0.012345) -> "0.0123" */
-  function sig(x, digits = 3) {
-    if (x === 0) return "0";
-    if (!Number.isFinite(x)) return x > 0 ? "∞" : MINUS + "∞";
-    const exp = Math.floor(Math.log10(Math.abs(x)));
-    if (exp >= 15 || exp < -5) {
-      const m = x / Math.pow(10, exp);
-      const sup = String(exp).replace("-", "⁻").replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[d]);
-      return num(m, digits - 1) + "×10" + sup;
-    }
-    const dec = Math.max(0, digits - 1 - exp);
-    const r = Number(x.toFixed(dec));
-    return Math.abs(r) >= 1000 ? group(r) : num(r, dec);
-  }
+  const MINUS = M.MINUS;
+  const group = P.group, num = P.num, sig = P.sig;
 
   // ------------------------------------------------------------------------------------------
   // controls -> state
@@ -351,40 +331,11 @@
     views.push({ id, deps, draw, last: null });
   }
 
-  /** sin(p·ω_i), cos(p·ω_i) for p = 0..n-1, every pair, for drawing only: each step rotates
-   * the previous one (angle addition) and every 64th is computed afresh, so the error stays
-   * below 1e-13, far under a colour step or a pixel. Every number printed on the page comes
-   * from window.posecards. */
+  // the heatmap's and profile's table (math.js's peTable), kept while its inputs stay
   let table = null;
   function peTable(d, base, n, rows) {
-    // rows: sorted positions whose (sin, cos) the heatmap shows; the profile f(k) needs the
-    // cosines of every k < n, summed over the pairs
     const key = `${d}|${base}|${n}|${rows.join(",")}`;
-    if (table && table.key === key) return table;
-    const omega = M.pairFrequencies(d, base);
-    const half = omega.length;
-    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
-    const fsum = new Float64Array(n);
-    for (let i = 0; i < half; i++) {
-      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
-      let c = 1, sn = 0, r = 0;
-      for (let p = 0; p < n; p++) {
-        if ((p & 63) === 0) {
-          c = Math.cos(p * w);
-          sn = Math.sin(p * w);
-        }
-        fsum[p] += c;
-        while (r < rows.length && rows[r] === p) {
-          pe[r * d + 2 * i] = sn;
-          pe[r * d + 2 * i + 1] = c;
-          r++;
-        }
-        const c2 = c * cw - sn * sw;
-        sn = sn * cw + c * sw;
-        c = c2;
-      }
-    }
-    table = { key, pe, fsum, half, n };
+    if (!table || table.key !== key) table = { key, ...M.peTable(d, base, n, rows) };
     return table;
   }
   let lut = null;
@@ -664,14 +615,7 @@
     cv.setAttribute("aria-label", t("scaling_title"));
   });
 
-  function alibiWeights(m, n) {
-    // last query i = n-1 over keys j = 0..i with equal content: w_δ ∝ exp(-m·δ), δ = i - j
-    const w = new Float64Array(n);
-    let z = 0;
-    for (let d = 0; d < n; d++) z += w[d] = Math.exp(-m * d);
-    for (let d = 0; d < n; d++) w[d] /= z;
-    return w;
-  }
+  const alibiWeights = M.alibiWeights;
 
   view("alibi", ["heads", "head", "ctx"], (s) => {
     const slopes = P.alibiSlopes(s.heads);
