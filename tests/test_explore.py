@@ -177,7 +177,8 @@ def test_numbers_on_the_page_are_pythons(browser: Any, explore_file: Path) -> No
          "low_freq_factor": 1.0, "high_freq_factor": 4.0},
     )  # fmt: skip
     kept = int(np.sum(inv == rope_inv_freq(128, 500000.0)[0]))
-    assert f"Attention factor {af:.4f}" in text["ro-scaling"]
+    assert f"cos/sin factor {af:.4f}" in text["ro-scaling"]
+    assert f"by its square, {af * af:.4f}" in text["ro-scaling"]
     assert f"{kept} of 64 pairs unchanged" in text["ro-scaling"]
     slopes = alibi_slopes(12)
     assert f"slope {slopes[0]:.4f}" in text["ro-alibi"]

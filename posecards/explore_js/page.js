@@ -63,12 +63,79 @@
       nb: Number(v("nb")),
       md: Number(v("md")),
       bidir: $("bidir").checked,
+      // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
+      extra: preset ? presetExtra(preset) : {},
+      partialInDefault: preset ? preset.partial_in_default : true,
     };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // presets: a published model's rope_parameters as posecards reads them (render/explore.presets)
+  // ------------------------------------------------------------------------------------------
+  const PRESETS = Object.fromEntries(DATA.presets.map((p) => [p.id, p]));
+  // rope_parameters keys a control holds, and how to set it (and read it back) from a value
+  const HELD = {
+    rope_type: ["rope-type", (v) => v, (s) => s.ropeType],
+    rope_theta: ["base", (v) => v, (s) => s.base],
+    partial_rotary_factor: ["partial", (v) => v, (s) => s.partial],
+    factor: ["factor", (v) => v, (s) => s.factor],
+    original_max_position_embeddings: ["orig", (v) => Math.log2(v), (s) => s.orig],
+    beta_fast: ["beta-fast", (v) => v, (s) => s.betaFast],
+    beta_slow: ["beta-slow", (v) => v, (s) => s.betaSlow],
+    low_freq_factor: ["low-ff", (v) => v, (s) => s.lowFF],
+    high_freq_factor: ["high-ff", (v) => v, (s) => s.highFF],
+  };
+  const PRESET_CONTROLS = ["base-exp", "base", "d", "layout", "rope-type", "partial", "factor",
+    "orig", "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff"];
+  let preset = null;
+  function presetExtra(p) {
+    const out = {};
+    for (const [k, v] of Object.entries(p.parameters)) {
+      if (!(k in HELD) && !["type", "truncate"].includes(k)) out[k] = v;
+    }
+    return out;
+  }
+  function presetLabel(p) {
+    return t(p.model) + (p.kind === "k_rope" ? "" : " — " + t(p.kind));
+  }
+  function presetNote() {
+    const el = $("preset-note");
+    if (!preset) {
+      el.textContent = t("preset_own_note");
+      return;
+    }
+    const keys = [`head_dim ${preset.head_dim}`, ...Object.entries(preset.parameters).map(([k, v]) => `${k} ${v}`),
+      `${t("c_layout")} ${preset.layout}`];
+    let text = fill("preset_note", { model: presetLabel(preset), source: preset.source, keys: keys.join(", ") });
+    const s = readState();
+    const off = Object.entries(preset.parameters).filter(([k, v]) => k in HELD && HELD[k][2](s) !== v).map(([k]) => k);
+    if (s.d !== preset.head_dim) off.push("head_dim");
+    if (off.length) text += " " + fill("preset_inexact", { keys: off.join(", ") });
+    el.textContent = text;
+  }
+  function applyPreset(id) {
+    preset = PRESETS[id] || null;
+    if (preset) {
+      const pr = preset.parameters;
+      for (const [k, [ctl, toValue]] of Object.entries(HELD)) if (k in pr) $(ctl).value = String(toValue(pr[k]));
+      // keys the config leaves out: what transformers then uses (no factor: 1; YaRN's betas)
+      if (!("partial_rotary_factor" in pr)) $("partial").value = "1";
+      if (!("factor" in pr)) $("factor").value = "1";
+      if (!("beta_fast" in pr)) $("beta-fast").value = String(DATA.math.yarn_defaults.beta_fast);
+      if (!("beta_slow" in pr)) $("beta-slow").value = String(DATA.math.yarn_defaults.beta_slow);
+      $("rope-type").value = pr.rope_type || pr.type || "default";
+      $("base-exp").value = String(Math.log10(pr.rope_theta));
+      $("d").value = String(preset.head_dim);
+      $("layout").value = preset.layout;
+      $("truncate").checked = "truncate" in pr ? Boolean(pr.truncate) : true;
+    }
+    update();
+    presetNote();
   }
 
   /** The Hugging Face rope_parameters dict (head_inv_freq's) and the call the views make. */
   function ropeCall(s) {
-    const sc = { rope_type: s.ropeType, rope_theta: s.base };
+    const sc = { ...s.extra, rope_type: s.ropeType, rope_theta: s.base };
     if (s.partial !== 1 || s.ropeType === "proportional") sc.partial_rotary_factor = s.partial;
     if (s.ropeType !== "default") sc.factor = s.factor;
     if (["yarn", "longrope", "llama3"].includes(s.ropeType)) sc.original_max_position_embeddings = s.orig;
@@ -89,7 +156,7 @@
     }
     const seqLen = ["dynamic", "longrope"].includes(s.ropeType) ? s.ctx : null;
     const mpe = s.ropeType === "dynamic" ? s.orig : null;
-    return { scaling: sc, seqLen, mpe };
+    return { scaling: sc, seqLen, mpe, partialInDefault: s.partialInDefault };
   }
 
   function syncControls() {
@@ -511,7 +578,7 @@
       const c = ropeCall(s);
       try {
         // head_inv_freq: the rotated pairs only (partial), zeros for pairs that never turn
-        scaled = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen).invFreq.filter((w) => w > 0).map((w) => (2 * Math.PI) / w);
+        scaled = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault).invFreq.filter((w) => w > 0).map((w) => (2 * Math.PI) / w);
       } catch (e) {
         err = e;
       }
@@ -570,10 +637,11 @@
     const args = [String(s.d), JSON.stringify(shown).replace(/"(\[[^\]]*\])"/g, "$1")];
     if (c.mpe !== null) args.push(`max_position_embeddings=${c.mpe}`);
     if (c.seqLen !== null) args.push(`seq_len=${c.seqLen}`);
+    if (!c.partialInDefault) args.push("partial_in_default=False");
     $("call-scaling").textContent = `head_inv_freq(${args.join(", ")})`;
     let res, base;
     try {
-      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen);
+      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault);
       // unscaled: the same rotated pairs (proportional: the whole head's ladder)
       const p = s.ropeType === "proportional" ? 1 : s.partial;
       base = P.headInvFreq(s.d, { rope_type: "default", rope_theta: s.base, partial_rotary_factor: p }).invFreq;
@@ -607,7 +675,7 @@
     }
     const kept = ratio.filter((r) => r === 1).length;
     let text = fill("scaling_readout", {
-      af: num(res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
+      af: num(res.attentionFactor, 4), af2: num(res.attentionFactor * res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
       kept: String(kept), pairs: String(ratio.length),
     });
     if (still) text += " " + fill("scaling_still", { n: String(still) });
@@ -770,6 +838,8 @@
     document.documentElement.lang = lang === "zh" ? "zh-Hans" : "en";
     for (const el of document.querySelectorAll("[data-s]")) el.textContent = t(el.dataset.s);
     document.title = t("page_title");
+    for (const o of $("preset").options) if (o.value) o.textContent = presetLabel(PRESETS[o.value]);
+    presetNote();
     $("play").textContent = t(playing ? "pause" : "play");
     force = true;
   }
@@ -791,6 +861,17 @@
     $(id).addEventListener("input", update);
     $(id).addEventListener("change", update);
   }
+  // a control of the preset moved by hand: the settings are the user's own from now on
+  for (const id of PRESET_CONTROLS) {
+    $(id).addEventListener("input", () => {
+      if (!preset) return;
+      preset = null;
+      $("preset").value = "";
+      presetNote();
+      update();
+    });
+  }
+  $("preset").addEventListener("change", () => applyPreset($("preset").value));
   $("lang").addEventListener("change", () => {
     lang = $("lang").value;
     applyLang();
@@ -850,6 +931,11 @@
 
   // for the benchmark and tests: time one full redraw of every view
   window.posecardsExplorer = Object.freeze({
+    /** the head_inv_freq call of the RoPE views now: [head_dim, parameters, mpe, seq_len, partial_in_default] */
+    ropeCall() {
+      const s = readState(), c = ropeCall(s);
+      return [s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault];
+    },
     redrawAll() {
       force = true;
       const t0 = performance.now();

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import tomllib
 from functools import cache
 from typing import Any
@@ -159,6 +160,41 @@ def csp(script: str) -> str:
     return f"{CSP}; script-src 'sha256-{digest}'"
 
 
+def _label_key(prefix: str, name: str) -> str:
+    return prefix + re.sub(r"[^a-z0-9]", "_", name.lower())
+
+
+def presets(strings: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Every RoPE of the example configs posecards ships (docs/examples/<folder>/config.json),
+    one per folder and layer kind, as posecards reads them the way transformers 5.23.0 does
+    (``model.layers.read_layers``: class defaults filled, rope_parameters standardized): what a
+    preset sets the controls to. Names from cards/explore.toml (``m_<folder>``, ``k_<kind>``)."""
+    from posecards.model.layers import read_layers
+
+    root = data_dir("examples")
+    out = []
+    for folder in sorted(p for p in root.iterdir() if (p / "config.json").is_file()):
+        reading = read_layers(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+        for key, kind in sorted(reading.rope.items()):
+            for label in (_label_key("m_", folder.name), _label_key("k_", key)):
+                if label not in strings:
+                    raise ExploreTextError(f"cards/{STRINGS_FILE}: [{label}] missing (a preset)")
+            out.append(
+                {
+                    "id": folder.name if key == "rope" else f"{folder.name}:{key}",
+                    "model": _label_key("m_", folder.name),
+                    "kind": _label_key("k_", key),
+                    "source": f"docs/examples/{folder.name}/config.json",
+                    "head_dim": kind.head_dim,
+                    "parameters": dict(kind.parameters),
+                    "partial_in_default": kind.partial_in_default,
+                    "layout": kind.layout,
+                    "max_position_embeddings": kind.max_position_embeddings,
+                }
+            )
+    return out
+
+
 def explore_page(cfg: ExploreConfig) -> str:
     """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
     from dataclasses import asdict
@@ -169,12 +205,14 @@ def explore_page(cfg: ExploreConfig) -> str:
     from posecards.figures.style import theme
 
     strings = load_strings()
+    model_presets = presets(strings)
     data: dict[str, Any] = {
         "lang": cfg.lang,
         "theme": cfg.theme,
         "strings": strings,
         "limits": LIMITS,
         "math": math_payload(),
+        "presets": model_presets,
         "version": __version__,
     }
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -207,6 +245,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 theme=cfg.theme,
                 s=strings,
                 views=views,
+                presets=model_presets,
                 rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 themes=[asdict(theme(name)) for name in ("light", "dark")],
