@@ -42,14 +42,16 @@ def explore_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Page:
     """A loaded explorer page that records console errors and requests."""
 
-    def __init__(self, browser: Any, path: Path, width: int = 1440, lang: str = "en") -> None:
+    def __init__(
+        self, browser: Any, path: Path, width: int = 1440, lang: str = "en", fragment: str = ""
+    ) -> None:
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.page = browser.new_page(viewport={"width": width, "height": 1000})
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.goto(path.as_uri())
+        self.page.goto(path.as_uri() + fragment)
         self.page.wait_for_load_state("load")
 
 
@@ -57,8 +59,8 @@ class Page:
 # the page
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
-            "rope-type", "partial", "factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff",
-            "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
+            "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
+            "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -111,7 +113,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
         for control in CONTROLS:
-            if control in ("lang", "theme", "play", "rope-type"):
+            if control in ("lang", "theme", "play", "rope-type", "preset"):
                 continue
             if rope_type != "yarn" and control not in rope_controls:
                 continue
@@ -129,6 +131,11 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
                 page.keyboard.type("500000")
             elif control == "partial":  # it starts at its maximum, 1
                 press(control, "ArrowLeft")
+            elif page.evaluate(
+                f"() => {{ const e = document.getElementById('{control}'); "
+                "return e.type === 'range' && e.value === e.max; }"
+            ):
+                press(control, "ArrowLeft")  # moved to its end by the earlier rope types
             else:
                 press(control, "ArrowRight" if control != "k" else "ArrowUp")
             after = (_readouts(page), _canvases(page))
@@ -151,6 +158,113 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
     assert not pg.errors, pg.errors
     assert not [u for u in pg.requests if not u.startswith("file:")], pg.requests
     page.close()
+
+
+@pytest.mark.parametrize("rope_type", ["yarn", "linear", "default"])
+def test_the_rope_view_counts_the_angles_python_counts(
+    browser: Any, explore_file: Path, rope_type: str
+) -> None:
+    """The RoPE view's readout: how many pairs reach, at test length T, angles they never
+    reached over the training length L (card 4's rule: an unseen arc over UNSEEN_MIN rad),
+    without scaling and with the chosen one, and the score factor: posecards' Python numbers
+    (head_inv_freq, unseen_angles) for the page's controls."""
+    from posecards.content.card4 import UNSEEN_MIN
+    from posecards.encodings.unseen_angles import unseen_angles
+
+    pg = Page(browser, explore_file)
+    page = pg.page
+    page.select_option("#rope-type", rope_type)
+    page.evaluate("() => { for (const [id, v] of [['d', '128'], ['orig', '12'], ['test', '15']]) "
+                  "{ const e = document.getElementById(id); e.value = v; "
+                  "e.dispatchEvent(new Event('input')); } }")  # fmt: skip
+    text = page.inner_text("#ro-rope")
+    params: dict[str, Any] = {"rope_type": rope_type, "rope_theta": 10000.0}
+    if rope_type != "default":
+        params["factor"] = 8.0
+    if rope_type == "yarn":
+        params |= {"original_max_position_embeddings": 4096, "beta_fast": 32.0,
+                   "beta_slow": 1.0, "truncate": True}  # fmt: skip
+    plain = head_inv_freq(128, {"rope_type": "default", "rope_theta": 10000.0})[0]
+    scaled, af = head_inv_freq(128, params)
+    n0 = int(np.sum(unseen_angles(plain, plain, 4096, 32768) > UNSEEN_MIN))
+    n1 = int(np.sum(unseen_angles(plain, scaled, 4096, 32768) > UNSEEN_MIN))
+    assert "L = 4,096, tested on T = 32,768" in text, text
+    assert f"{n0} of 64 pairs reach angles never seen" in text, text
+    assert f", {n1} pairs do" in text, text
+    assert f"squared, {af * af:.4f}" in text, text
+    if rope_type == "yarn":
+        assert n0 > 10 and n1 == 0  # YaRN at T = s·L: the slow pairs stay within training's arc
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+_STATE = """() => ({
+  values: Object.fromEntries([...document.querySelectorAll('#controls input, #controls select, .switches select')]
+    .map(e => [e.id, e.type === 'checkbox' ? e.checked : e.value])),
+  readouts: Object.fromEntries([...document.querySelectorAll('.readout, output, #preset-note')]
+    .map(e => [e.id, e.textContent])),
+  lang: document.documentElement.lang, theme: document.body.dataset.theme })"""
+
+
+def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
+    browser: Any, explore_file: Path
+) -> None:
+    """Controls moved, a preset chosen, the language and theme switched: the URL fragment holds
+    it, and a new page opened with that link shows the same controls, readouts and note (and
+    loads nothing); reset brings every control back to the page's defaults and clears the
+    fragment."""
+    pg = Page(browser, explore_file)
+    page = pg.page
+    fresh = page.evaluate(_STATE)
+    page.select_option("#preset", "llama-3.1-8b")
+    page.evaluate("() => { for (const [id, v] of [['k', '37'], ['test', '17'], ['heads', '8']]) "
+                  "{ const e = document.getElementById(id); e.value = v; "
+                  "e.dispatchEvent(new Event('input')); } }")  # fmt: skip
+    page.select_option("#theme", "dark")
+    page.select_option("#lang", "zh")
+    moved = page.evaluate(_STATE)
+    fragment = page.evaluate("location.hash")
+    assert "preset=llama-3.1-8b" in fragment and "k=37" in fragment and "lang=zh" in fragment
+    assert moved["values"]["factor"] == "8" and moved != fresh
+    again = Page(browser, explore_file, fragment=fragment)
+    assert again.page.evaluate(_STATE) == moved
+    assert again.page.evaluate("location.hash") == fragment
+    assert not [u for u in again.requests if not u.startswith("file:")], again.requests
+    assert not again.errors, again.errors
+    again.page.close()
+    page.click("#reset")
+    assert page.evaluate("location.hash") == ""
+    assert page.evaluate(_STATE) == fresh
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("card", [2, 3, 4, 6, 7])
+def test_a_card_page_link_opens_the_explorer_with_its_parameters(
+    browser: Any, explore_file: Path, card: int
+) -> None:
+    """Each card page links to the explorer with that card's parameters (render/explore.card_link):
+    opened, every control named in the link holds its value; card 4's link shows its own
+    setting (d 128, YaRN ×4 from 8,192, tested at 32,768), card 6's a model preset."""
+    from urllib.parse import parse_qsl
+
+    from posecards.config import PEParams
+    from posecards.render.explore import card_link
+
+    link = card_link(card, PEParams())
+    assert link.startswith("../explore.html#")
+    pg = Page(browser, explore_file, fragment=link.removeprefix("../explore.html"))
+    state = pg.page.evaluate(_STATE)
+    for key, value in parse_qsl(link.split("#", 1)[1]):
+        assert state["values"][key] == value, (card, key, value)
+    if card == 4:
+        ro = state["readouts"]["ro-rope"]
+        assert "L = 8,192, tested on T = 32,768" in ro and "yarn ×4.00" in ro, ro
+    if card == 6:
+        assert "gemma-4-26b-a4b-it/config.json" in state["readouts"]["preset-note"]
+        assert state["values"]["rope-type"] == "proportional" and state["values"]["d"] == "512"
+    assert not pg.errors, pg.errors
+    pg.page.close()
 
 
 def test_numbers_on_the_page_are_pythons(browser: Any, explore_file: Path) -> None:

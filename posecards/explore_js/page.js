@@ -33,6 +33,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
+    "test",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -53,6 +54,7 @@
       partial: Number(v("partial")),
       factor: Number(v("factor")),
       orig: Math.round(Math.pow(2, Number(v("orig")))),
+      test: Math.round(Math.pow(2, Number(v("test")))),
       betaFast: Number(v("beta-fast")),
       betaSlow: Number(v("beta-slow")),
       truncate: $("truncate").checked,
@@ -164,7 +166,7 @@
     const rt = $("rope-type").value;
     const show = {
       factor: rt !== "default",
-      orig: ["dynamic", "yarn", "longrope", "llama3"].includes(rt),
+      orig: true, // the RoPE view's training length, whatever the scaling
       "beta-fast": rt === "yarn",
       "beta-slow": rt === "yarn",
       truncate: rt === "yarn",
@@ -191,6 +193,7 @@
     out("partial", num(s.partial, 2));
     out("factor", sig(s.factor));
     out("orig", group(s.orig));
+    out("test", group(s.test));
     out("beta-fast", sig(s.betaFast));
     out("beta-slow", sig(s.betaSlow));
     out("low-ff", sig(s.lowFF));
@@ -683,6 +686,115 @@
     cv.setAttribute("aria-label", t("scaling_title"));
   });
 
+  // RoPE: q and k turning, the score against distance, the angles never seen in training
+  view("rope", ["base", "d", "p", "k", "orig", "test", "rope"], (s) => {
+    const c = ropeCall(s);
+    let res, plain;
+    try {
+      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault);
+      // the training frequencies: the same rotated pairs, no scaling
+      const p = s.ropeType === "proportional" ? 1 : s.partial;
+      plain = P.headInvFreq(s.d, { rope_type: "default", rope_theta: s.base, partial_rotary_factor: p }).invFreq;
+    } catch (e) {
+      showError($("ro-rope"), e);
+      return;
+    }
+    const n = plain.length; // turning pairs (proportional: the rest has frequency 0)
+    const theta = res.invFreq.slice(0, n); // (pairs,) scaled
+    const af2 = res.attentionFactor * res.attentionFactor;
+    const typeName = s.ropeType === "default" ? "default" : `${s.ropeType} ×${sig(s.factor)}`;
+    // q at m = p + k and k at n = p: three pairs (fastest, middle, slowest)
+    {
+      const cv = $("cv-turn"), sf = surface(cv), g = sf.g;
+      const m = s.p + s.k, pairs = [0, Math.floor((n - 1) / 2), n - 1];
+      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 48) / 2 - 6);
+      pairs.forEach((i, j) => {
+        const cx = j * cw + cw / 2, cy = 6 + rad;
+        g.strokeStyle = colors.edge;
+        g.lineWidth = 1.5;
+        g.beginPath();
+        g.arc(cx, cy, rad, 0, 2 * Math.PI);
+        g.stroke();
+        for (const [pos, color] of [[m, colors.accent], [s.p, colors.warn]]) {
+          const a = pos * theta[i];
+          g.strokeStyle = color;
+          g.lineWidth = 3;
+          g.beginPath();
+          g.moveTo(cx, cy);
+          g.lineTo(cx + rad * Math.cos(a), cy - rad * Math.sin(a));
+          g.stroke();
+        }
+        const rel = (s.k * theta[i]) % (2 * Math.PI);
+        g.font = FONT;
+        g.textAlign = "center";
+        g.textBaseline = "top";
+        g.fillStyle = colors.text;
+        g.fillText(fill("rope_clock", { i: String(i) }), cx, cy + rad + 6);
+        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 24);
+      });
+      label(g, "q", 6, 22, colors.accent, "left", "bottom");
+      label(g, "k", 22, 22, colors.warn, "left", "bottom");
+    }
+    // the score against distance r = m - n: (1/pairs) Σ cos(r θ_i), times the factor squared
+    {
+      const cv = $("cv-score"), sf = surface(cv), g = sf.g;
+      const T = s.test, pts = 400;
+      const rs = Array.from({ length: pts }, (_, j) => Math.round((j * (T - 1)) / (pts - 1)));
+      const score = (th, f) => rs.map((r) => (f * th.reduce((acc, w) => acc + Math.cos(r * w), 0)) / n);
+      const a = score(plain, 1), b = score(theta, af2);
+      const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance") }, {
+        lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
+      });
+      clip(g, fr.box);
+      polyline(g, rs, a, fr.X, fr.Y, colors.muted, 2);
+      polyline(g, rs, b, fr.X, fr.Y, colors.accent, 2);
+      g.strokeStyle = colors.warn;
+      g.setLineDash([6, 4]);
+      g.beginPath();
+      g.moveTo(fr.X(Math.min(s.orig, T - 1)), fr.box.y0);
+      g.lineTo(fr.X(Math.min(s.orig, T - 1)), fr.box.y1);
+      g.stroke();
+      g.setLineDash([]);
+      g.restore();
+      label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(Math.min(s.orig, T - 1)) + 4, fr.box.y0 + 4, colors.warn, "left", "top");
+      label(g, t("rope_plain"), fr.box.x1 - 4, fr.box.y0 + 4, colors.muted, "right", "top");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 26, colors.accent, "right", "top");
+    }
+    // the arc each pair reaches: in training (plain θ over L) and at T, plain and scaled
+    const train = P.angleReach(plain, s.orig);
+    const test0 = P.angleReach(plain, s.test), test1 = P.angleReach(theta, s.test);
+    const unseen0 = P.unseenAngles(plain, plain, s.orig, s.test);
+    const unseen1 = P.unseenAngles(plain, theta, s.orig, s.test);
+    {
+      const cv = $("cv-unseen"), sf = surface(cv), g = sf.g;
+      const ks = Array.from({ length: n }, (_, i) => i);
+      const fr = frame(sf, { lo: 0, hi: Math.max(1, n - 1), label: t("ax_pair_speed") }, { lo: 0, hi: 2 * Math.PI * 1.08, label: t("ax_angle") });
+      clip(g, fr.box);
+      // the angles never seen: between the training arc and the test arc
+      g.fillStyle = colors.warn;
+      g.globalAlpha = 0.25;
+      g.beginPath();
+      ks.forEach((i) => g.lineTo(fr.X(i), fr.Y(test0[i])));
+      for (let i = n - 1; i >= 0; i--) g.lineTo(fr.X(i), fr.Y(train[i]));
+      g.fill();
+      g.globalAlpha = 1;
+      polyline(g, ks, train, fr.X, fr.Y, colors.text, 3);
+      polyline(g, ks, test0, fr.X, fr.Y, colors.warn, 2, [6, 4]);
+      polyline(g, ks, test1, fr.X, fr.Y, colors.accent, 2);
+      g.restore();
+      label(g, t("rope_train"), fr.box.x0 + 6, fr.box.y1 - 4, colors.text, "left", "bottom");
+      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 26, colors.warn, "left", "bottom");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 48, colors.accent, "left", "bottom");
+    }
+    const count = (u) => u.filter((x) => x > DATA.unseen_min).length; // card 4's rule
+    readout($("ro-rope"), fill("rope_readout", {
+      L: group(s.orig), T: group(s.test), pairs: String(n), n0: String(count(unseen0)), n1: String(count(unseen1)),
+      a0: num(Math.max(...unseen0), 2), a1: num(Math.max(...unseen1), 2), type: typeName, af2: num(af2, 4),
+      min: String(DATA.unseen_min),
+    }));
+    for (const id of ["cv-turn", "cv-score", "cv-unseen"]) $(id).setAttribute("aria-label", t("rope_title"));
+  });
+
   const alibiWeights = M.alibiWeights;
 
   view("alibi", ["heads", "head", "ctx"], (s) => {
@@ -813,6 +925,7 @@
   }
   let force = true;
   let playing = false;
+  let hashReady = false; // the URL fragment is written from the first full update on
   const timings = {};
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
@@ -832,6 +945,7 @@
       }
     }
     force = false;
+    if (hashReady) writeHash();
   }
 
   function applyLang() {
@@ -839,6 +953,10 @@
     for (const el of document.querySelectorAll("[data-s]")) el.textContent = t(el.dataset.s);
     document.title = t("page_title");
     for (const o of $("preset").options) if (o.value) o.textContent = presetLabel(PRESETS[o.value]);
+    for (const a of document.querySelectorAll("a[data-card]")) {
+      a.textContent = fill("card_link", { n: a.dataset.card });
+      a.href = `${lang}/${DATA.card_pages[a.dataset.card]}`;
+    }
     presetNote();
     $("play").textContent = t(playing ? "pause" : "play");
     force = true;
@@ -913,21 +1031,74 @@
     const row = narrow.matches && e.target.closest("[data-views]");
     if (!row) return;
     const top = $("controls").getBoundingClientRect().top;
-    const pics = row.dataset.views.split(" ").map((v) => $(`v-${v}`).querySelector("canvas"));
+    // "view" (its first picture) or "view:canvas"
+    const pics = row.dataset.views.split(" ").map((v) => {
+      const [sec, cv] = v.split(":");
+      return cv ? $(`cv-${cv}`) : $(`v-${sec}`).querySelector("canvas");
+    });
     const shown = (c) => { const r = c.getBoundingClientRect();
       return Math.min(r.bottom, top) - Math.max(r.top, 0) >= r.height / 2; };
     if (pics.some(shown)) return;
     const r = pics[0].getBoundingClientRect();
     scrollBy(0, r.height > top ? r.top : r.bottom - top + 8);
   }
+  // the state in the URL fragment (#d=128&rope-type=llama3&preset=...): every control that is
+  // not at its default, by its id and own value; a copied link reopens it (nothing is loaded)
+  const STATE_IDS = ["lang", "theme", ...CONTROL_IDS, "preset"];
+  const isBox = (el) => el.type === "checkbox";
+  const initial = (el) => (isBox(el) ? String(el.defaultChecked)
+    : el.tagName === "SELECT" ? ([...el.options].find((o) => o.defaultSelected) || el.options[0]).value
+      : el.defaultValue);
+  const current = (el) => (isBox(el) ? String(el.checked) : el.value);
+  let hashWritten = "";
+  function writeHash() {
+    const q = new URLSearchParams();
+    for (const id of STATE_IDS) {
+      const el = $(id);
+      const value = id === "lang" ? lang : id === "theme" ? document.body.dataset.theme : current(el);
+      const start = id === "lang" ? DATA.lang : id === "theme" ? DATA.theme : initial(el);
+      if (value !== start) q.set(id, value);
+    }
+    hashWritten = q.toString() ? "#" + q.toString() : "";
+    if (location.hash !== hashWritten) history.replaceState(null, "", hashWritten || location.pathname + location.search);
+  }
+  function readHash() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    for (const id of STATE_IDS) {
+      const el = $(id);
+      const value = q.has(id) ? q.get(id) : id === "lang" ? DATA.lang : id === "theme" ? DATA.theme : initial(el);
+      if (isBox(el)) el.checked = value === "true";
+      else el.value = value;
+    }
+    if (Number($("base").value) > 1) $("base-exp").value = String(Math.log10(Number($("base").value)));
+    preset = PRESETS[$("preset").value] || null;
+    if (!preset) $("preset").value = "";
+    // a preset alone (a card's link): its controls as choosing it sets them
+    const setsControls = preset && !PRESET_CONTROLS.some((id) => q.has(id));
+    lang = $("lang").value in DATA.strings.page_title ? $("lang").value : DATA.lang;
+    $("lang").value = lang;
+    if (!["light", "dark"].includes($("theme").value)) $("theme").value = DATA.theme;
+    applyTheme($("theme").value);
+    applyLang();
+    measure();
+    if (setsControls) applyPreset(preset.id);
+    else update();
+  }
+  window.addEventListener("hashchange", () => {
+    if (location.hash !== hashWritten) readHash();
+  });
+  $("reset").addEventListener("click", () => {
+    history.replaceState(null, "", location.pathname + location.search);
+    if (playing) $("play").click();
+    readHash();
+    writeHash();
+  });
   $("controls").addEventListener("focusin", showView);
   $("controls").addEventListener("input", showView);
   $("lang").value = lang;
   $("theme").value = DATA.theme;
-  applyTheme(DATA.theme);
-  applyLang();
-  measure();
-  update();
+  hashReady = true;
+  readHash(); // the link's state, or every default
 
   // for the benchmark and tests: time one full redraw of every view
   window.posecardsExplorer = Object.freeze({

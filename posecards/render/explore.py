@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 import tomllib
 from functools import cache
@@ -47,6 +48,14 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ("clocks", (("clocks", "", 0.42, 0.9),)),
     ("ladder", (("ladder", "", 0.55, 0.95),)),
     ("scaling", (("scaling", "", 0.6),)),
+    (
+        "rope",
+        (
+            ("turn", "rope_turn", 0.62),
+            ("score", "rope_score", 0.62),
+            ("unseen", "rope_unseen", 0.62),
+        ),
+    ),
     ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
@@ -57,7 +66,15 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
         ),
     ),
 )
-WIDE_VIEWS = ("alibi",)  # a whole row on wide screens, its plots side by side
+WIDE_VIEWS = ("rope", "alibi")
+# the cards that explain each control (its help, h_<key> in cards/explore.toml, links to them)
+HELP_CARDS: dict[str, tuple[int, ...]] = {
+    "base": (2, 3), "d": (2, 3, 6), "layout": (7,), "ctx": (2,), "p": (2, 3), "play": (2,),
+    "k": (2, 3), "preset": (6,), "rope_type": (4, 5), "partial": (6,), "factor": (4,),
+    "orig": (4, 5), "test": (4, 5), "beta_fast": (4,), "beta_slow": (4,), "truncate": (4,),
+    "low_ff": (4,), "high_ff": (4,), "heads": (4,), "head": (4,), "nb": (4,), "md": (4,),
+    "bidir": (4,),
+}  # fmt: skip  # a whole row on wide screens, its plots side by side
 
 
 class ExploreTextError(CardTextError):
@@ -195,17 +212,54 @@ def presets(strings: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     return out
 
 
+def card_link(card: int | str, params: Any) -> str:
+    """The explorer from a card's page (``DIR/<lang>/card-N-....html``), opened with that card's
+    parameters in its URL fragment: each control by its id and own value (sliders on a log₂
+    scale hold the exponent), as the page writes it."""
+    from urllib.parse import urlencode
+
+    from posecards.content import card4
+
+    def log2(x: float) -> str:
+        return f"{math.log2(x):g}"
+
+    sinusoid = {"d": str(params.d_model), "base": f"{params.base:g}", "ctx": log2(params.positions)}
+    state: dict[int | str, dict[str, str]] = {
+        2: sinusoid,
+        3: {**sinusoid, "rope-type": "default"},
+        4: {
+            "d": str(card4.ROPE_DIM), "rope-type": "yarn", "factor": str(card4.ROPE_FACTOR),
+            "orig": log2(card4.ROPE_ORIG), "test": log2(card4.UNSEEN_TEST),
+        },
+        6: {"preset": "gemma-4-26b-a4b-it:full_attention"},
+        7: {"layout": "half"},
+    }  # fmt: skip
+    query = urlencode(state.get(card, {}))
+    return "../explore.html" + ("#" + query if query else "")
+
+
+def card_pages() -> dict[int, str]:
+    """Each card's page in a build, relative to its language folder: ``card-3-rope-rotation.html``."""
+    from posecards.config import CARD_IDS
+    from posecards.render.outputs import card_stem
+    from posecards.render.text import load_card_text
+
+    return {n: f"{card_stem(n, load_card_text(n).slug)}.html" for n in CARD_IDS}
+
+
 def explore_page(cfg: ExploreConfig) -> str:
     """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
     from dataclasses import asdict
 
     from posecards._version import __version__
+    from posecards.content.card4 import UNSEEN_MIN  # card 4's rule: a new arc over 0.01 rad
     from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
     from posecards.figures.style import theme
 
     strings = load_strings()
     model_presets = presets(strings)
+    pages = card_pages()
     data: dict[str, Any] = {
         "lang": cfg.lang,
         "theme": cfg.theme,
@@ -213,6 +267,8 @@ def explore_page(cfg: ExploreConfig) -> str:
         "limits": LIMITS,
         "math": math_payload(),
         "presets": model_presets,
+        "unseen_min": UNSEEN_MIN,
+        "card_pages": pages,
         "version": __version__,
     }
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -246,6 +302,8 @@ def explore_page(cfg: ExploreConfig) -> str:
                 s=strings,
                 views=views,
                 presets=model_presets,
+                help_cards=HELP_CARDS,
+                card_pages=pages,
                 rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 themes=[asdict(theme(name)) for name in ("light", "dark")],
