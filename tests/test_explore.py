@@ -584,3 +584,32 @@ def _run_env(out: Path, cards: Path) -> Any:
         env={**os.environ, "POSECARDS_CARDS_DIR": str(cards)},
         timeout=120,
     )
+
+
+AXE = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.mark.parametrize(("width", "lang", "theme"), [(1440, "en", "light"), (390, "zh", "dark")])
+def test_axe_finds_no_violation(
+    browser: Any, tmp_path: Path, width: int, lang: str, theme: str
+) -> None:
+    """axe-core (pinned in tests/node) on the page, every help opened and a preset chosen: no
+    WCAG 2.1 A/AA violation."""
+    if not AXE.is_file():
+        pytest.fail("axe-core missing: npm ci --prefix tests/node (make test does)")
+    path = tmp_path / "explore.html"
+    path.write_bytes(explore_bytes(ExploreConfig(lang=lang, theme=theme)))
+    pg = Page(browser, path, width=width)
+    page = pg.page
+    page.select_option("#preset", "gemma-3-27b-it:full_attention")
+    page.evaluate("() => document.querySelectorAll('details.help').forEach(d => d.open = true)")
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate(
+        "() => axe.run(document, {runOnly: {type: 'tag', values: "
+        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
+    )
+    found = [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
+    assert not found, found
+    assert len(result["passes"]) > 10
+    assert not pg.errors, pg.errors
+    page.close()
