@@ -613,3 +613,32 @@ def test_axe_finds_no_violation(
     assert len(result["passes"]) > 10
     assert not pg.errors, pg.errors
     page.close()
+
+
+def test_values_on_hover_are_the_plotted_numbers(browser: Any, explore_file: Path) -> None:
+    """The pointer over the RoPE view's angle plot shows, for the pair under it, the angle it
+    reaches in training and at T, unscaled and scaled: posecards' angle_reach, as
+    posecards.formatting.sig prints it."""
+    from posecards.encodings.unseen_angles import angle_reach
+    from posecards.formatting import sig
+
+    pg = Page(browser, explore_file, width=1920, fragment="#preset=llama-3.1-8b&test=17")
+    page = pg.page
+    page.evaluate("document.getElementById('v-rope').scrollIntoView()")
+    box = page.locator("#cv-unseen").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.5)
+    rows = page.inner_text("#tip").splitlines()
+    found = re.match(r".* (\d+) · .* ([\d.]+)$", rows[0])
+    assert found and len(rows) == 3, rows
+    pair = int(found.group(1))
+    params = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
+    plain = head_inv_freq(128, {"rope_type": "default", "rope_theta": 500000.0})[0]
+    scaled = head_inv_freq(128, params)[0]
+    want = [angle_reach(plain, 8192), angle_reach(plain, 131072), angle_reach(scaled, 131072)]
+    assert [r.rsplit(" ", 1)[1] for r in rows] == [sig(w[pair], 4) for w in want], rows
+    page.mouse.move(5, 5)
+    assert page.evaluate("document.getElementById('tip').hidden")
+    assert not pg.errors, pg.errors
+    page.close()

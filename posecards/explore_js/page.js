@@ -254,7 +254,11 @@
     });
   }
   /** The canvas cleared, with a 2-D context in CSS pixels (no layout is read here). */
+  // values on hover: every line drawn on a canvas (polyline) is kept with its scale, and the
+  // values nearest the pointer are shown beside it
+  const traces = new Map(); // canvas -> {axes: [x label, y label], lines: [{xs, ys, X, color}]}
   function surface(cv) {
+    traces.set(cv, { axes: ["", ""], lines: [] });
     const { w, h, dpr } = sizes.get(cv);
     const g = cv.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -340,6 +344,8 @@
     g.textAlign = "center";
     g.textBaseline = "bottom";
     if (x.label) g.fillText(x.label, (box.x0 + box.x1) / 2, h - 2);
+    const trace = traces.get(g.canvas);
+    if (trace) trace.axes = [x.label || "x", y.label || "y"];
     if (y.label) {
       g.save();
       g.translate(12, (box.y0 + box.y1) / 2);
@@ -357,6 +363,8 @@
     g.clip();
   }
   function polyline(g, xs, ys, X, Y, color, width = 2, dash = []) {
+    const tr = traces.get(g.canvas);
+    if (tr) tr.lines.push({ xs, ys, X, color });
     g.strokeStyle = color;
     g.lineWidth = width;
     g.setLineDash(dash);
@@ -1093,6 +1101,33 @@
     readHash();
     writeHash();
   });
+  const tip = $("tip");
+  function hover(e) {
+    const tr = traces.get(e.target);
+    if (!tr || !tr.lines.length) return (tip.hidden = true);
+    const r = e.target.getBoundingClientRect(), px = e.clientX - r.left;
+    const rows = tr.lines.map(({ xs, ys, X, color }) => {
+      let best = 0;
+      for (let i = 1; i < xs.length; i++) if (Math.abs(X(xs[i]) - px) < Math.abs(X(xs[best]) - px)) best = i;
+      return [xs[best], ys[best], color];
+    });
+    tip.replaceChildren(...rows.map(([x, y, color], i) => {
+      const line = document.createElement("div");
+      const mark = document.createElement("span");
+      mark.className = "mark";
+      mark.style.background = color;
+      const xs = Number.isInteger(x) ? group(x) : sig(x, 4);
+      line.append(mark, `${i ? "" : tr.axes[0] + " " + xs + " · "}${tr.axes[1]} ${sig(y, 4)}`);
+      return line;
+    }));
+    tip.hidden = false;
+    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
+    tip.style.top = `${e.clientY + 14}px`;
+  }
+  for (const cv of document.querySelectorAll("canvas")) {
+    cv.addEventListener("pointermove", hover);
+    cv.addEventListener("pointerleave", () => (tip.hidden = true));
+  }
   $("controls").addEventListener("focusin", showView);
   $("controls").addEventListener("input", showView);
   $("lang").value = lang;
