@@ -695,6 +695,7 @@
   });
 
   // RoPE: q and k turning, the score against distance, the angles never seen in training
+  let ropeDrawn = "";
   view("rope", ["base", "d", "p", "k", "orig", "test", "rope"], (s) => {
     const c = ropeCall(s);
     let res, plain;
@@ -743,12 +744,20 @@
       label(g, "q", 6, 22, colors.accent, "left", "bottom");
       label(g, "k", 22, 22, colors.warn, "left", "bottom");
     }
+    // the plots below do not depend on p and k: kept while only those move
+    const heavy = JSON.stringify([c, s.d, s.base, s.orig, s.test, lang, sizes.get($("cv-score")).w]);
+    if (!force && heavy === ropeDrawn) return;
+    ropeDrawn = heavy;
     // the score against distance r = m - n: (1/pairs) Σ cos(r θ_i), times the factor squared
     {
       const cv = $("cv-score"), sf = surface(cv), g = sf.g;
-      const T = s.test, pts = 400;
+      const T = s.test, pts = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
       const rs = Array.from({ length: pts }, (_, j) => Math.round((j * (T - 1)) / (pts - 1)));
-      const score = (th, f) => rs.map((r) => (f * th.reduce((acc, w) => acc + Math.cos(r * w), 0)) / n);
+      const score = (th, f) => rs.map((r) => {
+        let acc = 0;
+        for (let i = 0; i < n; i++) acc += Math.cos(r * th[i]);
+        return (f * acc) / n;
+      });
       const a = score(plain, 1), b = score(theta, af2);
       const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance") }, {
         lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
