@@ -223,6 +223,7 @@ def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
     page.select_option("#theme", "dark")
     page.select_option("#lang", "zh")
     moved = page.evaluate(_STATE)
+    page.wait_for_timeout(400)  # the fragment is written once the controls rest (150 ms)
     fragment = page.evaluate("location.hash")
     assert "preset=llama-3.1-8b" in fragment and "k=37" in fragment and "lang=zh" in fragment
     assert moved["values"]["factor"] == "8" and moved != fresh
@@ -233,6 +234,7 @@ def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
     assert not again.errors, again.errors
     again.page.close()
     page.click("#reset")
+    page.wait_for_timeout(400)
     assert page.evaluate("location.hash") == ""
     assert page.evaluate(_STATE) == fresh
     assert not pg.errors, pg.errors

@@ -943,6 +943,7 @@
   let force = true;
   let playing = false;
   let hashReady = false; // the URL fragment is written from the first full update on
+  let hashTimer = 0;
   const timings = {};
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
@@ -962,7 +963,11 @@
       }
     }
     force = false;
-    if (hashReady) writeHash();
+    if (hashReady) {
+      // the fragment once the controls rest (history.replaceState is slow for every move)
+      clearTimeout(hashTimer);
+      hashTimer = setTimeout(writeHash, 150);
+    }
   }
 
   function applyLang() {
