@@ -51,7 +51,7 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     (
         "rope",
         (
-            ("turn", "rope_turn", 0.62),
+            ("turn", "rope_turn", 0.62, 0.42),
             ("score", "rope_score", 0.62),
             ("unseen", "rope_unseen", 0.62),
         ),
