@@ -759,7 +759,7 @@
         return (f * acc) / n;
       });
       const a = score(plain, 1), b = score(theta, af2);
-      const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance") }, {
+      const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance_mn") }, {
         lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
       });
       clip(g, fr.box);
