@@ -53,7 +53,7 @@ SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
 FIRST = (  # most expensive first; test_build makes the shared full build (`built`) at once
     "test_build", "test_portability", "test_inspect_cli", "test_buildcache", "test_deck",
     "test_measure", "test_browser", "test_reliability", "test_fonts", "test_figure_pages",
-    "test_check", "test_explore", "test_projection",
+    "test_check", "test_explore", "test_explore_math", "test_projection",
 )  # fmt: skip
 SPREAD = {
     "test_layout", "test_contrast", "test_compose", "test_inspect_families", "test_inspect_zoo",

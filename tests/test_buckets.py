@@ -40,7 +40,7 @@ T5_CONFIGS = [
     (False, 8, 20),
     (True, 128, 1024),
     # settings where a bucket edge lies (almost) exactly on an integer: the float32 rounding of
-    # the log decides the bucket (tests/test_explore.py uses them too)
+    # the log decides the bucket (tests/test_explore_math.py uses them too)
     (False, 54, 343),
     (True, 96, 81),
     (False, 108, 294),

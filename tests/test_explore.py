@@ -1,45 +1,32 @@
-"""The explorer page: its window.posecards API against posecards' Python math layer (randomized
-cases from hypothesis, evaluated in headless Chromium in batches), and the page itself (every
-control by keyboard, views update, numbers shown agree with Python, offline, 390 px wide).
-
-Tolerances (the issue's): 1e-12 relative for frequencies, wavelengths and attention factors,
-1e-14 relative for ALiBi slopes, exact for buckets, 1e-12 × max(1, |position|) absolute for
-sin/cos values and the offset profile; errors: the same message. The worst error measured per
-function is printed at the end (pytest -s) and written to build/test-artifacts/.
+"""The explorer page: every control by keyboard, views update, numbers shown agree with
+Python, offline, 390 px wide, self-contained and small. Its math (window.posecards) against the
+Python: tests/test_explore_math.py (under Node and in this page in Chromium).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import math
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterator
 from html import unescape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from posecards.config import ExploreConfig
 from posecards.encodings.alibi import alibi_slopes
-from posecards.encodings.buckets import deberta_log_bucket, log_float32, t5_relative_bucket
-from posecards.encodings.rope_partial import HEAD_ROPE_TYPES, head_inv_freq
-from posecards.encodings.rope_scaling import ROPE_TYPES, rope_inv_freq
+from posecards.encodings.buckets import t5_relative_bucket
+from posecards.encodings.rope_partial import head_inv_freq
+from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.similarity import offset_profile
-from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
+from posecards.encodings.sinusoidal import wavelengths
 from posecards.render.explore import explore_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
-BATCH = settings(max_examples=12, deadline=None)
-WORST: dict[str, float] = {}
-COUNTS: dict[str, int] = {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -55,663 +42,25 @@ def explore_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Page:
     """A loaded explorer page that records console errors and requests."""
 
-    def __init__(self, browser: Any, path: Path, width: int = 1440, lang: str = "en") -> None:
+    def __init__(
+        self, browser: Any, path: Path, width: int = 1440, lang: str = "en", fragment: str = ""
+    ) -> None:
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.page = browser.new_page(viewport={"width": width, "height": 1000})
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.goto(path.as_uri())
+        self.page.goto(path.as_uri() + fragment)
         self.page.wait_for_load_state("load")
-
-
-@pytest.fixture(scope="session")
-def api(browser: Any, explore_file: Path) -> Iterator[Page]:
-    page = Page(browser, explore_file)
-    yield page
-    page.page.close()
-
-
-_RUN = """calls => calls.map(([name, args]) => {
-  try { return {ok: window.posecards[name](...args)}; }
-  catch (e) { return {err: e.message, name: e.name}; }
-})"""
-
-
-def run_js(page: Page, calls: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
-    """Evaluate a batch of API calls in one round trip."""
-    out: list[dict[str, Any]] = page.page.evaluate(_RUN, [[n, a] for n, a in calls])
-    assert not page.errors, page.errors
-    return out
-
-
-def run_py(fn: Callable[..., Any], *args: Any) -> dict[str, Any]:
-    try:
-        return {"ok": fn(*args)}
-    except (ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
-        return {"err": str(exc), "name": type(exc).__name__}
-
-
-def note(name: str, err: float, n: int) -> None:
-    WORST[name] = max(WORST.get(name, 0.0), err)
-    COUNTS[name] = COUNTS.get(name, 0) + n
-
-
-def _compared(name: str, errors: bool) -> int:
-    return sum(v for k, v in COUNTS.items() if k.startswith(name) and ("(errors)" in k) == errors)
-
-
-def covers(name: str, values: int = 101, errors: int = 6) -> Callable[[Any], Any]:
-    """The decorated property test, over all its examples, compared at least ``values`` values
-    and ``errors`` error messages of ``name`` (each test checks its own coverage)."""
-
-    def wrap(test: Any) -> Any:
-        @functools.wraps(test)
-        def run(*args: Any, **kwargs: Any) -> None:
-            before = (_compared(name, False), _compared(name, True))
-            test(*args, **kwargs)
-            got = (_compared(name, False) - before[0], _compared(name, True) - before[1])
-            assert got[0] >= values, f"{name}: only {got[0]} values compared"
-            assert got[1] >= errors, f"{name}: only {got[1]} error messages compared"
-
-        return run
-
-    return wrap
-
-
-@pytest.fixture(scope="module", autouse=True)
-def agreement_report() -> Iterator[None]:
-    """After the module: the worst error per function measured by the tests that ran, written
-    to build/test-artifacts/explore-agreement.txt (printed with pytest -s)."""
-    yield
-    lines = [f"{k:55s} worst {WORST[k]:.3e} over {COUNTS[k]} values" for k in sorted(WORST)]
-    lines += [
-        f"{k:55s} {v} messages identical" for k, v in sorted(COUNTS.items()) if "(errors)" in k
-    ]
-    if lines:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / "explore-agreement.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        print("\n" + "\n".join(lines))
-
-
-def same_outcome(name: str, js: dict[str, Any], py: dict[str, Any], case: Any) -> bool:
-    """True if both returned; asserts that errors agree (both raise, same message)."""
-    if "err" in py or "err" in js:
-        assert "err" in py and "err" in js, f"{name}{case}: python {py}, page {js}"
-        assert js["err"] == py["err"], f"{name}{case}: page {js['err']!r} != python {py['err']!r}"
-        COUNTS[f"{name} (errors)"] = COUNTS.get(f"{name} (errors)", 0) + 1
-        return False
-    return True
-
-
-def rel_err(js: Any, py: Any) -> float:
-    a = np.asarray(js, dtype=np.float64)
-    b = np.asarray(py, dtype=np.float64)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    if a.size == 0:
-        return 0.0
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    scale = np.where(b == 0, 1.0, np.abs(b))
-    err = np.where(same, 0.0, np.abs(a - b) / scale)
-    return float(np.max(err))
-
-
-# ------------------------------------------------------------------------------------------
-# strategies: valid and invalid arguments, typed as Python takes them
-# ------------------------------------------------------------------------------------------
-even_dims = st.integers(1, 128).map(lambda h: 2 * h)
-
-
-def mostly(
-    valid: st.SearchStrategy[Any], invalid: st.SearchStrategy[Any]
-) -> st.SearchStrategy[Any]:
-    """Valid values four times in five."""
-    return st.one_of(valid, valid, valid, valid, invalid)
-
-
-dims = mostly(even_dims, st.one_of(st.integers(-3, 9), st.sampled_from([2.5, True, None, "8"])))
-bases = mostly(
-    st.one_of(st.floats(1.0001, 1e8), st.sampled_from([500000.0, 10000.0])),
-    st.sampled_from([1.0, 0.5, -10.0, math.nan, math.inf, None]),
-)
-layouts = mostly(st.sampled_from(["interleaved", "half"]), st.sampled_from(["Half", "rotate_half"]))
-freqs = mostly(st.sampled_from(["paper", "paper", "tensor2tensor"]), st.just("t2t"))
-positions = mostly(
-    st.one_of(
-        st.lists(st.floats(-5000, 5000), min_size=1, max_size=5),
-        st.lists(st.integers(-100000, 100000), min_size=1, max_size=5),
-        st.integers(1, 6),
-    ),
-    st.sampled_from([[], [1.0, math.nan], [math.inf], 0, -3]),
-)
-
-
-def _call(name: str, *args: Any) -> tuple[str, list[Any]]:
-    return (name, list(args))
-
-
-@covers("sinusoidalPE")
-@BATCH
-@given(
-    st.lists(st.tuples(positions, dims, bases, layouts, freqs), min_size=10, max_size=25),
-)
-def test_sinusoidal_pe_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("sinusoidalPE", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(sinusoidal_pe, *case)
-        if not same_outcome("sinusoidalPE", j, py, case):
-            continue
-        a, b = np.asarray(j["ok"], dtype=np.float64), py["ok"]
-        pos = np.abs(np.asarray(case[0], dtype=np.float64).reshape(-1))
-        if isinstance(case[0], int):
-            pos = np.arange(case[0], dtype=np.float64)
-        scale = np.maximum(1.0, pos)[:, None]  # (n, 1)
-        err = float(np.max(np.abs(a - b) / scale))
-        assert err <= 1e-12, f"sinusoidalPE{case}: {err}"
-        note("sinusoidalPE (abs / max(1,|p|))", err, a.size)
-
-
-@covers("wavelengths")
-@BATCH
-@given(st.lists(st.tuples(dims, bases, freqs), min_size=10, max_size=30))
-def test_wavelengths_and_frequencies_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    calls = [_call("wavelengths", *c) for c in cases] + [
-        _call("pairFrequencies", *c) for c in cases
-    ]
-    js = run_js(api, calls)
-    for i, case in enumerate(cases):
-        for name, fn, j in (
-            ("wavelengths", wavelengths, js[i]),
-            ("pairFrequencies", pair_frequencies, js[len(cases) + i]),
-        ):
-            py = run_py(fn, *case)
-            if same_outcome(name, j, py, case):
-                err = rel_err(j["ok"], py["ok"])
-                assert err <= 1e-12, f"{name}{case}: {err}"
-                note(f"{name} (relative)", err, len(py["ok"]))
-
-
-offsets = mostly(
-    st.one_of(
-        st.lists(st.floats(-20000, 20000), min_size=1, max_size=12),
-        st.lists(st.integers(-5000, 5000), min_size=1, max_size=12),
-        st.floats(-1000, 1000),
-    ),
-    st.sampled_from([[math.nan], [1.0, math.inf]]),
-)
-
-
-@covers("offsetProfile")
-@settings(max_examples=20, deadline=None)
-@given(st.lists(st.tuples(offsets, dims, bases, freqs), min_size=20, max_size=40))
-def test_offset_profile_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("offsetProfile", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(offset_profile, *case)
-        if not same_outcome("offsetProfile", j, py, case):
-            continue
-        a = np.asarray(j["ok"], dtype=np.float64)
-        b = np.asarray(py["ok"], dtype=np.float64)
-        assert a.shape == b.shape
-        scale = np.maximum(1.0, np.abs(np.asarray(case[0], dtype=np.float64)))
-        err = float(np.max(np.abs(a - b) / scale))
-        assert err <= 1e-12, f"offsetProfile{case}: {err}"
-        note("offsetProfile (abs / max(1,|k|))", err, a.size)
-
-
-def test_offset_profile_dense(api: Page) -> None:
-    """Every whole offset up to 2048 at the page's own settings (d 512, several bases)."""
-    ks = list(range(-2048, 2049))
-    cases = [(ks, d, b) for d in (2, 512, 1024) for b in (100.0, 10000.0, 1e8)]
-    js = run_js(api, [_call("offsetProfile", *c) for c in cases])
-    scale = np.maximum(1.0, np.abs(np.asarray(ks, dtype=np.float64)))
-    for case, j in zip(cases, js, strict=True):
-        err = float(np.max(np.abs(np.asarray(j["ok"]) - offset_profile(*case)) / scale))
-        assert err <= 1e-12, (case[1:], err)
-        note("offsetProfile (abs / max(1,|k|))", err, len(ks))
-
-
-@st.composite
-def rope_cases(draw: st.DrawFn) -> tuple[Any, ...]:
-    valid = draw(st.booleans())  # half the cases: every argument valid
-
-    def pick(ok: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-        return ok if valid else mostly(ok, bad)
-
-    dim = draw(pick(even_dims, st.sampled_from([2, 0, 7, -4, 3.5])))
-    base = draw(pick(st.floats(1.0001, 1e8), st.sampled_from([1.0, 0.5, math.nan, None])))
-    rope_type = draw(pick(st.sampled_from(ROPE_TYPES), st.sampled_from(["dynamic_ntk", "", None])))
-    key = draw(st.sampled_from(["rope_type", "rope_type", "rope_type", "type"]))
-    sc: dict[str, Any] = {} if rope_type is None else {key: rope_type}
-    half = dim // 2 if isinstance(dim, int) and dim > 0 else 1
-    factor_st = pick(
-        st.one_of(st.floats(0.25, 64), st.floats(1.0, 16)),
-        st.sampled_from([None, 0.0, -2.0, math.inf]),
-    )
-    options: dict[str, st.SearchStrategy[Any]] = {
-        "factor": factor_st,
-        "original_max_position_embeddings": pick(
-            st.one_of(st.integers(2, 200000), st.sampled_from([4096, 8192])),
-            st.sampled_from([None, 0, -5, 1]),
-        ),
-        "beta_fast": pick(st.floats(0.5, 64), st.sampled_from([0, None])),
-        "beta_slow": pick(st.floats(0.25, 8), st.sampled_from([0, None])),
-        "mscale": st.one_of(st.floats(0.1, 2), st.sampled_from([0, None, 1.0])),
-        "mscale_all_dim": st.one_of(st.floats(0.1, 2), st.sampled_from([0, None, 1.0])),
-        "truncate": st.sampled_from([True, False, None]),
-        "attention_factor": st.one_of(st.floats(0.5, 2), st.just(None)),
-        "low_freq_factor": pick(st.floats(0.5, 4), st.sampled_from([None, 0.0])),
-        "high_freq_factor": pick(st.floats(1, 8), st.sampled_from([None, 1.0])),
-        "rope_theta": st.one_of(st.floats(2, 1e7), st.sampled_from([None, 1.0])),
-        "partial_rotary_factor": st.sampled_from([1.0, 0.5, None, 0.0]),
-        "short_factor": pick(
-            st.lists(st.floats(0.5, 4), min_size=half, max_size=half),
-            st.one_of(st.lists(st.floats(0.5, 4), min_size=1, max_size=3), st.just(None)),
-        ),
-        "long_factor": pick(
-            st.lists(st.floats(1, 64), min_size=half, max_size=half),
-            st.one_of(
-                st.lists(st.sampled_from([1.0, -1.0, math.nan]), min_size=half, max_size=half),
-                st.just(None),
-            ),
-        ),
-        "bogus_key": st.just(1),
-    }
-    wanted = {
-        "linear": ["factor"],
-        "ntk": ["factor"],
-        "dynamic": ["factor"],
-        "yarn": ["factor", "original_max_position_embeddings", "beta_fast", "beta_slow"],
-        "llama3": [
-            "factor",
-            "low_freq_factor",
-            "high_freq_factor",
-            "original_max_position_embeddings",
-        ],
-        "longrope": ["short_factor", "long_factor", "original_max_position_embeddings", "factor"],
-    }.get(str(rope_type), [])
-    for k in wanted:
-        if valid or draw(st.integers(0, 9)) > 0:  # usually present
-            sc[k] = draw(options[k])
-    if not valid and draw(st.integers(0, 3)) == 0:  # now and then one more key, maybe wrong
-        k = draw(st.sampled_from(sorted(options)))
-        sc[k] = draw(options[k])
-    if not valid and draw(st.integers(0, 30)) == 0:
-        sc = draw(st.sampled_from([[1, 2], "yarn", 3]))  # not a dict
-    seq_len = draw(
-        pick(st.one_of(st.none(), st.integers(1, 400000)), st.sampled_from([0, -1, 2.5]))
-    )
-    mpe = draw(pick(st.one_of(st.none(), st.integers(1, 400000)), st.sampled_from([0, True])))
-    return (dim, base, sc, seq_len, mpe)
-
-
-@covers("ropeInvFreq")
-@settings(max_examples=12, deadline=None)
-@given(st.lists(rope_cases(), min_size=30, max_size=45))
-def test_rope_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("ropeInvFreq", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(rope_inv_freq, *case)
-        if not same_outcome("ropeInvFreq", j, py, case):
-            continue
-        inv, factor = py["ok"]
-        rope_type = case[2].get("rope_type") or case[2].get("type") or "default"
-        err = rel_err(j["ok"]["invFreq"], inv)
-        assert err <= 1e-12, f"ropeInvFreq{case}: invFreq {err}"
-        note(f"ropeInvFreq invFreq [{rope_type}] (relative)", err, len(inv))
-        ferr = rel_err(j["ok"]["attentionFactor"], factor)
-        assert ferr <= 1e-12, f"ropeInvFreq{case}: attention factor {ferr}"
-        note("ropeInvFreq attentionFactor (relative)", ferr, 1)
-
-
-def test_rope_inv_freq_real_configs(api: Page) -> None:
-    """Published rope_parameters (Llama 3.1, Qwen2 YaRN, DeepSeek-V3, Phi-3 longrope, CodeLlama)."""
-    phi_short = [1.0 + 0.01 * i for i in range(48)]
-    phi_long = [1.0 + 0.5 * i for i in range(48)]
-    cases: list[tuple[Any, ...]] = [
-        (
-            128,
-            500000.0,
-            {
-                "rope_type": "llama3",
-                "factor": 8.0,
-                "low_freq_factor": 1.0,
-                "high_freq_factor": 4.0,
-                "original_max_position_embeddings": 8192,
-            },
-            None,
-            131072,
-        ),
-        (
-            128,
-            1000000.0,
-            {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
-            None,
-            131072,
-        ),
-        (
-            64,
-            10000.0,
-            {
-                "type": "yarn",
-                "factor": 40.0,
-                "beta_fast": 32,
-                "beta_slow": 1,
-                "mscale": 1.0,
-                "mscale_all_dim": 1.0,
-                "original_max_position_embeddings": 4096,
-            },
-            None,
-            163840,
-        ),
-        (
-            96,
-            10000.0,
-            {
-                "rope_type": "longrope",
-                "short_factor": phi_short,
-                "long_factor": phi_long,
-                "original_max_position_embeddings": 4096,
-            },
-            131072,
-            131072,
-        ),
-        (128, 1000000.0, {"rope_type": "linear", "factor": 4.0}, None, None),
-        (128, 10000.0, {"rope_type": "dynamic", "factor": 2.0}, 10000, 4096),
-        (128, 10000.0, {"rope_type": "ntk", "factor": 8.0}, None, None),
-    ]
-    js = run_js(api, [_call("ropeInvFreq", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        inv, factor = rope_inv_freq(*case)
-        assert "ok" in j, (case, j)
-        assert rel_err(j["ok"]["invFreq"], inv) <= 1e-12
-        assert rel_err(j["ok"]["attentionFactor"], factor) <= 1e-12
-
-
-@st.composite
-def head_cases(draw: st.DrawFn) -> tuple[Any, ...]:
-    """head_inv_freq: partial rotary and proportional RoPE on top of every scaling type."""
-    valid = draw(st.booleans())
-
-    def pick(ok: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-        return ok if valid else mostly(ok, bad)
-
-    head = draw(
-        pick(st.sampled_from([32, 64, 80, 96, 128, 256, 512]), st.sampled_from([7, 0, -8, 2.5]))
-    )
-    rope_type = draw(
-        pick(st.sampled_from(HEAD_ROPE_TYPES), st.sampled_from(["mrope", "", None, 3]))
-    )
-    partial = draw(pick(st.sampled_from([None, 0.25, 0.4, 0.5, 0.75, 1.0, 0.3]),
-                        st.sampled_from([0.0, 1.5, -0.25, "x", 1e-5, math.nan])))  # fmt: skip
-    params: dict[str, Any] = {"rope_theta": draw(pick(st.sampled_from([1e4, 5e5, 1e6, 1e7]),
-                                                      st.sampled_from([None, 1.0, 0.5])))}  # fmt: skip
-    if rope_type is not None:
-        params[draw(st.sampled_from(["rope_type", "rope_type", "type"]))] = rope_type
-    if partial is not None:
-        params["partial_rotary_factor"] = partial
-    if rope_type not in (None, "default", ""):
-        params["factor"] = draw(
-            pick(st.sampled_from([1.0, 2.0, 8.0, 40.0]), st.sampled_from([0.0, None]))
-        )
-    if rope_type in ("yarn", "llama3", "longrope"):
-        params["original_max_position_embeddings"] = 4096
-    if rope_type == "llama3":
-        params |= {"low_freq_factor": 1.0, "high_freq_factor": draw(st.sampled_from([1.0, 4.0]))}
-    if rope_type == "longrope":
-        p = partial if isinstance(partial, float) and 0 < partial <= 1 else 1.0
-        d = int(head * p) if isinstance(head, int) and head > 0 else 2
-        params |= {"short_factor": [1.0] * (d // 2), "long_factor": [2.0] * (d // 2)}
-    if not valid and draw(st.integers(0, 3)) == 0:
-        params[draw(st.sampled_from(["bogus", "beta_fast", "mscale"]))] = 1
-    mpe = draw(st.sampled_from([None, 131072]))
-    seq_len = draw(st.sampled_from([None, 8192, 200000]))
-    in_default = draw(st.booleans())
-    return (head, params, mpe, seq_len, in_default)
-
-
-def _head_py(head: Any, params: dict[str, Any], mpe: Any, seq_len: Any, in_default: bool) -> Any:
-    return head_inv_freq(
-        head, params, max_position_embeddings=mpe, seq_len=seq_len, partial_in_default=in_default
-    )
-
-
-@covers("headInvFreq")
-@settings(max_examples=12, deadline=None)
-@given(st.lists(head_cases(), min_size=30, max_size=45))
-def test_head_inv_freq_agrees(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("headInvFreq", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(_head_py, *case)
-        if not same_outcome("headInvFreq", j, py, case):
-            continue
-        inv, factor = py["ok"]
-        kind = case[1].get("rope_type") or case[1].get("type") or "default"
-        err = rel_err(j["ok"]["invFreq"], inv)
-        assert err <= 1e-12, f"headInvFreq{case}: invFreq {err}"
-        note(f"headInvFreq invFreq [{kind}] (relative)", err, len(inv))
-        assert rel_err(j["ok"]["attentionFactor"], factor) <= 1e-12
-
-
-def test_head_inv_freq_real_configs(api: Page) -> None:
-    """Card 6's heads: Phi-2, Qwen3-Next, Gemma 4's full layers, DeepSeek-V3's rope slice; the
-    same p read as partial and as proportional; the misfits' messages."""
-    cases: list[tuple[Any, ...]] = [
-        (80, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.4}, None, None, True),
-        (256, {"rope_type": "default", "rope_theta": 1e7, "partial_rotary_factor": 0.25}, None, None, True),
-        (512, {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25}, None, None, True),
-        (512, {"rope_type": "default", "rope_theta": 1e6, "partial_rotary_factor": 0.25}, None, None, True),
-        (64, {"type": "yarn", "rope_theta": 1e4, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
-              "beta_fast": 32, "beta_slow": 1, "original_max_position_embeddings": 4096}, 163840, None, True),
-        (128, {"rope_type": "linear", "rope_theta": 1e6, "factor": 8.0}, None, None, True),
-        (128, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}, None, None, False),
-        (64, {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.3}, None, None, True),
-        (8, {"rope_type": "proportional", "rope_theta": 1e4, "partial_rotary_factor": 0.1}, None, None, True),
-        (64, {"rope_type": "proportional", "rope_theta": 1e4, "beta_fast": 32}, None, None, True),
-        (64, {"rope_type": "mrope", "rope_theta": 1e4}, None, None, True),
-        (64, {"rope_type": "default"}, None, None, True),
-    ]  # fmt: skip
-    js = run_js(api, [_call("headInvFreq", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(_head_py, *case)
-        if same_outcome("headInvFreq", j, py, case):
-            assert rel_err(j["ok"]["invFreq"], py["ok"][0]) <= 1e-12, case
-            assert j["ok"]["attentionFactor"] == pytest.approx(py["ok"][1], rel=1e-12)
-    assert js[2]["ok"]["invFreq"].count(0) == 192  # Gemma 4: 192 of 256 pairs never turn
-    assert "turns no pair" in js[8]["err"] and "must be an even number" in js[7]["err"]
-
-
-@covers("alibiSlopes")
-@BATCH
-@given(
-    st.lists(
-        st.tuples(
-            mostly(st.integers(1, 300), st.sampled_from([-3, 0, 2.5, True, None])),
-            mostly(st.floats(0.5, 16), st.sampled_from([0.0, -1.0, math.nan, math.inf])),
-        ),
-        min_size=20,
-        max_size=40,
-    )
-)
-def test_alibi_slopes_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("alibiSlopes", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(alibi_slopes, *case)
-        if same_outcome("alibiSlopes", j, py, case):
-            err = rel_err(j["ok"], py["ok"])
-            assert err <= 1e-14, f"alibiSlopes{case}: {err}"
-            note("alibiSlopes (relative)", err, len(py["ok"]))
-
-
-relative = mostly(
-    st.one_of(
-        st.lists(st.integers(-5000, 5000), min_size=1, max_size=60),
-        st.lists(st.integers(-(10**7), 10**7), min_size=1, max_size=10),
-        st.integers(-3000, 3000),
-    ),
-    st.sampled_from([[1.5], [math.nan], [2.0, -3.0]]),
-)
-
-
-@covers("t5RelativeBucket", values=60)
-@BATCH
-@given(
-    st.lists(
-        st.tuples(
-            relative,
-            st.booleans(),
-            mostly(st.integers(4, 300), st.sampled_from([0, 1, 2, 3, 2.5])),
-            mostly(st.integers(1, 3000), st.sampled_from([0, -1])),
-        ),
-        min_size=15,
-        max_size=30,
-    )
-)
-def test_t5_buckets_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("t5RelativeBucket", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(t5_relative_bucket, *case)
-        if same_outcome("t5RelativeBucket", j, py, case):
-            assert np.array_equal(np.asarray(j["ok"]), py["ok"]), f"t5RelativeBucket{case}"
-            note("t5RelativeBucket (exact)", 0.0, np.asarray(py["ok"]).size)
-
-
-@covers("debertaLogBucket", values=60)
-@BATCH
-@given(
-    st.lists(
-        st.tuples(
-            relative,
-            mostly(st.integers(2, 600), st.sampled_from([0, 1, 2.5])),
-            mostly(st.integers(1, 3000), st.sampled_from([0, -1])),
-        ),
-        min_size=15,
-        max_size=30,
-    )
-)
-def test_deberta_buckets_agree(api: Page, cases: list[tuple[Any, ...]]) -> None:
-    js = run_js(api, [_call("debertaLogBucket", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        py = run_py(deberta_log_bucket, *case)
-        if same_outcome("debertaLogBucket", j, py, case):
-            assert np.array_equal(np.asarray(j["ok"]), py["ok"]), f"debertaLogBucket{case}"
-            note("debertaLogBucket (exact)", 0.0, np.asarray(py["ok"]).size)
-
-
-# Configurations where the float32 rounding of the log decides buckets: a bucket edge lies
-# (almost) exactly on an integer, so a log one ulp off moves a bucket (checked below).
-T5_EDGES = [(False, 54, 343), (True, 96, 81), (False, 108, 294), (True, 144, 100), (True, 32, 128)]
-DEBERTA_EDGES = [(6, 148), (16, 692), (18, 11), (22, 13), (24, 14), (256, 512)]
-# float32 inputs n / mid of the buckets whose ln lies within 2^-44 of a point halfway between two
-# float32s: float64 Math.log cannot settle their rounding, the page's exact BigInt log does
-LOG_HARD = [127729.0, 439410.5, 495891.0, 613049.5, 145986.328125, 441861.65625, 584397.6875,
-            142468.625, 177806.625, 156001.828125, 31437.15625, 43416.46875]  # fmt: skip
-
-
-def test_logf32_is_the_correctly_rounded_log(api: Page) -> None:
-    """The page's logf32 (Math.log, Math.fround, exact fallback) against Python's log_float32,
-    both claimed correctly rounded: every float32 n / mid the bucket tests use, a sweep of
-    float32 values, float64 values over the whole range, and the hard cases; the exact path
-    alone (logf32Exact, BigInt) on all of them too."""
-    rng = np.random.default_rng(1)
-    n = np.arange(1, 20_001, dtype=np.float32)
-    x = np.concatenate(
-        [
-            *(n[n >= mid] / np.float32(mid) for mid in (2, 3, 4, 5, 8, 12, 24, 36, 128)),
-            np.float32(1.0) + np.arange(40_000, dtype=np.float32) * np.float32(0.37),
-            np.array(LOG_HARD, dtype=np.float32),
-        ]
-    ).astype(np.float64)
-    x = np.concatenate([x, np.exp(rng.uniform(-700, 700, 2000)), [5e-324, 1.7e308, 1 + 2**-52]])
-    want = log_float32(x)
-    # JSON text both ways (shortest round-trip digits: exact), far faster than playwright's
-    # serialisation of a long list
-    got = api.page.evaluate(
-        "s => JSON.stringify(JSON.parse(s).map(v => window.posecards._internal.logf32(v)))",
-        json.dumps(x.tolist()),
-    )
-    np.testing.assert_array_equal(np.asarray(json.loads(got), dtype=np.float32), want)
-    sample = np.concatenate([x[::53], LOG_HARD])
-    exact = api.page.evaluate(
-        "xs => xs.map(v => window.posecards._internal.logf32Exact(v))", sample.tolist()
-    )
-    np.testing.assert_array_equal(np.asarray(exact, dtype=np.float32), log_float32(sample))
-    # Math.log rounded once is not always enough: the hard cases are within the band
-    y = np.log(np.asarray(LOG_HARD))
-    assert np.all(
-        (y * (1 - 2.0**-44)).astype(np.float32) != (y * (1 + 2.0**-44)).astype(np.float32)
-    )
-    note("logf32 (exact)", 0.0, x.size)
-
-
-def _buckets_log_off(r: list[int], kind: str, config: tuple[Any, ...], ulps: int) -> np.ndarray:
-    """The buckets of ``kind`` ("t5" or "deberta") with the float32 log of every position's
-    input n / max_exact (or |r| / mid) moved one float32 step up (ulps=1) or down (-1)."""
-    ra = np.asarray(r)
-    if kind == "t5":
-        bidirectional, nb, md = config
-        side = nb // 2 if bidirectional else nb
-        base = side // 2  # max_exact
-        n = np.abs(ra) if bidirectional else np.maximum(-ra, 0)
-        offset = np.where(bidirectional & (ra > 0), side, 0)
-    else:
-        bs, mp = config
-        base = bs // 2  # mid
-        n = np.abs(ra)
-    x = np.maximum(n, base).astype(np.float32) / np.float32(base)
-    log = np.nextafter(log_float32(x), np.float32(np.inf * ulps))
-    if kind == "t5":
-        scaled = log / log_float32(md / base) * np.float32(side - base)
-        return offset + np.where(n < base, n, np.minimum(base + scaled.astype(np.int64), side - 1))
-    den = log_float32(np.float32((mp - 1) / base))
-    b = np.ceil(log / den * np.float32(base - 1)).astype(np.int64) + base
-    return np.sign(ra) * np.where(n <= base, n, b)
-
-
-def test_buckets_where_float32_rounding_matters(api: Page) -> None:
-    far = [7640, 12264, 15902, 16696, 18138, 19638]  # where the rounding matters far out
-    r = [*(-x for x in far), *range(-3000, 3001), *far]
-    calls = [_call("t5RelativeBucket", r, b, nb, md) for b, nb, md in T5_EDGES]
-    calls += [_call("debertaLogBucket", r, bs, mp) for bs, mp in DEBERTA_EDGES]
-    js = run_js(api, calls)
-    for (b, nb, md), j in zip(T5_EDGES, js, strict=False):
-        assert np.array_equal(j["ok"], t5_relative_bucket(r, b, nb, md)), (b, nb, md)
-    for (bs, mp), j in zip(DEBERTA_EDGES, js[len(T5_EDGES) :], strict=True):
-        assert np.array_equal(j["ok"], deberta_log_bucket(r, bs, mp)), (bs, mp)
-    # these configurations do tell float32 logs apart: with the log of each position's input
-    # one ulp up, or one ulp down (a kernel that rounds the other way), buckets change in most
-    # of them, so a page that rounded the log otherwise would fail above
-    for ulps in (1, -1):
-        changed = []
-        for kind, fn, configs in (
-            ("t5", t5_relative_bucket, T5_EDGES),
-            ("deberta", deberta_log_bucket, DEBERTA_EDGES),
-        ):
-            for c in configs:
-                moved = _buckets_log_off(r, kind, c, ulps) != fn(r, *c)
-                assert moved.mean() < 0.01, (kind, c, ulps)  # the same rule at all other r
-                if moved.any():
-                    changed.append((kind, c))
-        assert len(changed) >= 5, (ulps, changed)
-    note("t5RelativeBucket (exact)", 0.0, len(r) * len(T5_EDGES))
-    note("debertaLogBucket (exact)", 0.0, len(r) * len(DEBERTA_EDGES))
-
-
-def test_python_reprs_in_messages(api: Page) -> None:
-    """Messages print floats as Python does: 1e-05, -1e+16, -0.0, 'text', None, True."""
-    cases: list[tuple[Any, ...]] = [(8, b) for b in (1e-5, -1e16, 0.0001, 1.0, -0.0, -1.5e300, 0.1)]
-    js = run_js(api, [_call("wavelengths", *c) for c in cases])
-    for case, j in zip(cases, js, strict=True):
-        assert j["err"] == run_py(wavelengths, *case)["err"]
 
 
 # ------------------------------------------------------------------------------------------
 # the page
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
-            "rope-type", "partial", "factor", "orig", "beta-fast", "beta-slow", "truncate", "low-ff",
-            "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
+            "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
+            "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -764,7 +113,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
         for control in CONTROLS:
-            if control in ("lang", "theme", "play", "rope-type"):
+            if control in ("lang", "theme", "play", "rope-type", "preset"):
                 continue
             if rope_type != "yarn" and control not in rope_controls:
                 continue
@@ -782,6 +131,11 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
                 page.keyboard.type("500000")
             elif control == "partial":  # it starts at its maximum, 1
                 press(control, "ArrowLeft")
+            elif page.evaluate(
+                f"() => {{ const e = document.getElementById('{control}'); "
+                "return e.type === 'range' && e.value === e.max; }"
+            ):
+                press(control, "ArrowLeft")  # moved to its end by the earlier rope types
             else:
                 press(control, "ArrowRight" if control != "k" else "ArrowUp")
             after = (_readouts(page), _canvases(page))
@@ -804,6 +158,115 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
     assert not pg.errors, pg.errors
     assert not [u for u in pg.requests if not u.startswith("file:")], pg.requests
     page.close()
+
+
+@pytest.mark.parametrize("rope_type", ["yarn", "linear", "default"])
+def test_the_rope_view_counts_the_angles_python_counts(
+    browser: Any, explore_file: Path, rope_type: str
+) -> None:
+    """The RoPE view's readout: how many pairs reach, at test length T, angles they never
+    reached over the training length L (card 4's rule: an unseen arc over UNSEEN_MIN rad),
+    without scaling and with the chosen one, and the score factor: posecards' Python numbers
+    (head_inv_freq, unseen_angles) for the page's controls."""
+    from posecards.content.card4 import UNSEEN_MIN
+    from posecards.encodings.unseen_angles import unseen_angles
+
+    pg = Page(browser, explore_file)
+    page = pg.page
+    page.select_option("#rope-type", rope_type)
+    page.evaluate("() => { for (const [id, v] of [['d', '128'], ['orig', '12'], ['test', '15']]) "
+                  "{ const e = document.getElementById(id); e.value = v; "
+                  "e.dispatchEvent(new Event('input')); } }")  # fmt: skip
+    text = page.inner_text("#ro-rope")
+    params: dict[str, Any] = {"rope_type": rope_type, "rope_theta": 10000.0}
+    if rope_type != "default":
+        params["factor"] = 8.0
+    if rope_type == "yarn":
+        params |= {"original_max_position_embeddings": 4096, "beta_fast": 32.0,
+                   "beta_slow": 1.0, "truncate": True}  # fmt: skip
+    plain = head_inv_freq(128, {"rope_type": "default", "rope_theta": 10000.0})[0]
+    scaled, af = head_inv_freq(128, params)
+    n0 = int(np.sum(unseen_angles(plain, plain, 4096, 32768) > UNSEEN_MIN))
+    n1 = int(np.sum(unseen_angles(plain, scaled, 4096, 32768) > UNSEEN_MIN))
+    assert "L = 4,096, tested on T = 32,768" in text, text
+    assert f"{n0} of 64 pairs reach angles never seen" in text, text
+    assert f", {n1} pairs do" in text, text
+    assert f"squared, {af * af:.4f}" in text, text
+    if rope_type == "yarn":
+        assert n0 > 10 and n1 == 0  # YaRN at T = s·L: the slow pairs stay within training's arc
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+_STATE = """() => ({
+  values: Object.fromEntries([...document.querySelectorAll('#controls input, #controls select, .switches select')]
+    .map(e => [e.id, e.type === 'checkbox' ? e.checked : e.value])),
+  readouts: Object.fromEntries([...document.querySelectorAll('.readout, output, #preset-note')]
+    .map(e => [e.id, e.textContent])),
+  lang: document.documentElement.lang, theme: document.body.dataset.theme })"""
+
+
+def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
+    browser: Any, explore_file: Path
+) -> None:
+    """Controls moved, a preset chosen, the language and theme switched: the URL fragment holds
+    it, and a new page opened with that link shows the same controls, readouts and note (and
+    loads nothing); reset brings every control back to the page's defaults and clears the
+    fragment."""
+    pg = Page(browser, explore_file)
+    page = pg.page
+    fresh = page.evaluate(_STATE)
+    page.select_option("#preset", "llama-3.1-8b")
+    page.evaluate("() => { for (const [id, v] of [['k', '37'], ['test', '17'], ['heads', '8']]) "
+                  "{ const e = document.getElementById(id); e.value = v; "
+                  "e.dispatchEvent(new Event('input')); } }")  # fmt: skip
+    page.select_option("#theme", "dark")
+    page.select_option("#lang", "zh")
+    moved = page.evaluate(_STATE)
+    page.wait_for_timeout(400)  # the fragment is written once the controls rest (150 ms)
+    fragment = page.evaluate("location.hash")
+    assert "preset=llama-3.1-8b" in fragment and "k=37" in fragment and "lang=zh" in fragment
+    assert moved["values"]["factor"] == "8" and moved != fresh
+    again = Page(browser, explore_file, fragment=fragment)
+    assert again.page.evaluate(_STATE) == moved
+    assert again.page.evaluate("location.hash") == fragment
+    assert not [u for u in again.requests if not u.startswith("file:")], again.requests
+    assert not again.errors, again.errors
+    again.page.close()
+    page.click("#reset")
+    page.wait_for_timeout(400)
+    assert page.evaluate("location.hash") == ""
+    assert page.evaluate(_STATE) == fresh
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("card", [2, 3, 4, 6, 7])
+def test_a_card_page_link_opens_the_explorer_with_its_parameters(
+    browser: Any, explore_file: Path, card: int
+) -> None:
+    """Each card page links to the explorer with that card's parameters (render/explore.card_link):
+    opened, every control named in the link holds its value; card 4's link shows its own
+    setting (d 128, YaRN ×4 from 8,192, tested at 32,768), card 6's a model preset."""
+    from urllib.parse import parse_qsl
+
+    from posecards.config import PEParams
+    from posecards.render.explore import card_link
+
+    link = card_link(card, PEParams())
+    assert link.startswith("../explore.html#")
+    pg = Page(browser, explore_file, fragment=link.removeprefix("../explore.html"))
+    state = pg.page.evaluate(_STATE)
+    for key, value in parse_qsl(link.split("#", 1)[1]):
+        assert state["values"][key] == value, (card, key, value)
+    if card == 4:
+        ro = state["readouts"]["ro-rope"]
+        assert "L = 8,192, tested on T = 32,768" in ro and "yarn ×4.00" in ro, ro
+    if card == 6:
+        assert "gemma-4-26b-a4b-it/config.json" in state["readouts"]["preset-note"]
+        assert state["values"]["rope-type"] == "proportional" and state["values"]["d"] == "512"
+    assert not pg.errors, pg.errors
+    pg.page.close()
 
 
 def test_numbers_on_the_page_are_pythons(browser: Any, explore_file: Path) -> None:
@@ -830,7 +293,8 @@ def test_numbers_on_the_page_are_pythons(browser: Any, explore_file: Path) -> No
          "low_freq_factor": 1.0, "high_freq_factor": 4.0},
     )  # fmt: skip
     kept = int(np.sum(inv == rope_inv_freq(128, 500000.0)[0]))
-    assert f"Attention factor {af:.4f}" in text["ro-scaling"]
+    assert f"cos/sin factor {af:.4f}" in text["ro-scaling"]
+    assert f"by its square, {af * af:.4f}" in text["ro-scaling"]
     assert f"{kept} of 64 pairs unchanged" in text["ro-scaling"]
     slopes = alibi_slopes(12)
     assert f"slope {slopes[0]:.4f}" in text["ro-alibi"]
@@ -1122,3 +586,61 @@ def _run_env(out: Path, cards: Path) -> Any:
         env={**os.environ, "POSECARDS_CARDS_DIR": str(cards)},
         timeout=120,
     )
+
+
+AXE = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.mark.parametrize(("width", "lang", "theme"), [(1440, "en", "light"), (390, "zh", "dark")])
+def test_axe_finds_no_violation(
+    browser: Any, tmp_path: Path, width: int, lang: str, theme: str
+) -> None:
+    """axe-core (pinned in tests/node) on the page, every help opened and a preset chosen: no
+    WCAG 2.1 A/AA violation."""
+    if not AXE.is_file():
+        pytest.fail("axe-core missing: npm ci --prefix tests/node (make test does)")
+    path = tmp_path / "explore.html"
+    path.write_bytes(explore_bytes(ExploreConfig(lang=lang, theme=theme)))
+    pg = Page(browser, path, width=width)
+    page = pg.page
+    page.select_option("#preset", "gemma-3-27b-it:full_attention")
+    page.evaluate("() => document.querySelectorAll('details.help').forEach(d => d.open = true)")
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate(
+        "() => axe.run(document, {runOnly: {type: 'tag', values: "
+        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
+    )
+    found = [(v["id"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]]
+    assert not found, found
+    assert len(result["passes"]) > 10
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_values_on_hover_are_the_plotted_numbers(browser: Any, explore_file: Path) -> None:
+    """The pointer over the RoPE view's angle plot shows, for the pair under it, the angle it
+    reaches in training and at T, unscaled and scaled: posecards' angle_reach, as
+    posecards.formatting.sig prints it."""
+    from posecards.encodings.unseen_angles import angle_reach
+    from posecards.formatting import sig
+
+    pg = Page(browser, explore_file, width=1920, fragment="#preset=llama-3.1-8b&test=17")
+    page = pg.page
+    page.evaluate("document.getElementById('v-rope').scrollIntoView()")
+    box = page.locator("#cv-unseen").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.5)
+    rows = page.inner_text("#tip").splitlines()
+    found = re.match(r".* (\d+) · .* ([\d.]+)$", rows[0])
+    assert found and len(rows) == 3, rows
+    pair = int(found.group(1))
+    params = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip
+    plain = head_inv_freq(128, {"rope_type": "default", "rope_theta": 500000.0})[0]
+    scaled = head_inv_freq(128, params)[0]
+    want = [angle_reach(plain, 8192), angle_reach(plain, 131072), angle_reach(scaled, 131072)]
+    assert [r.rsplit(" ", 1)[1] for r in rows] == [sig(w[pair], 4) for w in want], rows
+    page.mouse.move(5, 5)
+    assert page.evaluate("document.getElementById('tip').hidden")
+    assert not pg.errors, pg.errors
+    page.close()

@@ -35,6 +35,8 @@ from posecards.encodings.rope_scaling import ROPE_REGISTRY, rope_inv_freq
 # rope_type values head_inv_freq accepts: every declared type (rope_inv_freq's and Gemma 4's
 # proportional)
 HEAD_ROPE_TYPES: tuple[str, ...] = tuple(ROPE_REGISTRY)
+# the rope_parameters keys Gemma 4's proportional RoPE reads (besides partial_rotary_factor)
+PROPORTIONAL_KEYS: tuple[str, ...] = ("rope_type", "type", "rope_theta", "factor")
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -130,7 +132,7 @@ def head_inv_freq(
     if "rope_theta" not in params or params["rope_theta"] is None:
         raise ValueError("parameters['rope_theta'] is required")
     if rope_type == "proportional":
-        unknown = sorted(set(params) - {"rope_type", "type", "rope_theta", "factor"})
+        unknown = sorted(set(params) - set(PROPORTIONAL_KEYS))
         if unknown:
             raise ValueError(
                 f"unknown key(s) {', '.join(map(repr, unknown))} for rope_type 'proportional'"

@@ -81,6 +81,9 @@ import numpy as np
 
 from posecards.encodings._checks import F64, check_base, check_even_dim, check_positive_int
 
+# YaRN's ramp ends when the keys are absent or 0: HF `beta_fast or 32`, `beta_slow or 1`
+YARN_BETAS: dict[str, float] = {"beta_fast": 32.0, "beta_slow": 1.0}
+
 SCALING_KEYS: tuple[str, ...] = (
     "rope_type",
     "type",
@@ -203,8 +206,8 @@ def _yarn(
         else:
             attention_factor = yarn_mscale(factor)
 
-    beta_fast = float(scaling.get("beta_fast") or 32)  # HF: `or 32`
-    beta_slow = float(scaling.get("beta_slow") or 1)  # HF: `or 1`
+    beta_fast = float(scaling.get("beta_fast") or YARN_BETAS["beta_fast"])  # HF: `or 32`
+    beta_slow = float(scaling.get("beta_slow") or YARN_BETAS["beta_slow"])  # HF: `or 1`
     truncate = scaling.get("truncate", True)  # HF: a present None counts as False
 
     # Ramp bounds in units of the pair index k (correction range).
@@ -422,6 +425,8 @@ _INV_FREQ: dict[str, InvFreq] = {n: t.inv_freq for n, t in ROPE_REGISTRY.items()
 ROPE_TYPES: tuple[str, ...] = tuple(_INV_FREQ)
 # the rope_type values transformers 5.23.0 reads: "default" and ROPE_INIT_FUNCTIONS' keys
 CONFIG_ROPE_TYPES: tuple[str, ...] = tuple(n for n, t in ROPE_REGISTRY.items() if t.in_transformers)
+# the keys of ``scaling`` each of rope_inv_freq's types cannot do without (the explorer's payload)
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {n: ROPE_REGISTRY[n].required for n in ROPE_TYPES}
 
 
 def rope_inv_freq(

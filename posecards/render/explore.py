@@ -1,8 +1,10 @@
 """The interactive explorer: one self-contained HTML file (`posecards explore`, DIR/explore.html).
 
-The page carries its own math (templates/explore_math.js, a mirror of posecards/encodings that
-the test suite checks against the Python), its drawing code (templates/explore.js), its look
-(templates/explore.css) and its text (cards/explore.toml, English and Chinese side by side).
+The page carries its own math (posecards/explore_js/math.js, a mirror of posecards/encodings
+and posecards/formatting that the test suite checks against the Python, in Node and in
+Chromium), every constant and default that math needs (``math_payload``, written here from the
+Python), its drawing code (posecards/explore_js/page.js), its look (templates/explore.css) and
+its text (cards/explore.toml, English and Chinese side by side).
 Nothing is loaded from anywhere: the card pages' Content-Security-Policy plus a script-src
 that allows exactly the one inline script, by its sha256.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
+import re
 import tomllib
 from functools import cache
 from typing import Any
@@ -20,15 +24,21 @@ from markupsafe import Markup
 
 from posecards.config import LANGS, ExploreConfig
 from posecards.engine.units import Context, Rendered
-from posecards.paths import data_dir
+from posecards.paths import EXPLORE_JS_DIR, data_dir
 from posecards.render.fields import CardTextError
 from posecards.render.html import CSP, TemplateProblem, env
 from posecards.render.ui import ui_strings
 
 STRINGS_FILE = "explore.toml"
-SCRIPTS = ("explore_math.js", "explore.js")
-# Positions drawn in the heatmap and similarity views, and in ALiBi's attention view
-LIMITS = {"heat_positions": 2048, "attention_positions": 4096}
+SCRIPTS = ("math.js", "page.js")  # in posecards/explore_js/, in this order
+# Positions drawn in the heatmap and similarity views, and in ALiBi's attention view; the
+# heatmap's smallest column and row in device pixels (narrower ones beat into moiré)
+LIMITS = {
+    "heat_positions": 2048,
+    "attention_positions": 4096,
+    "heat_column_px": 2.4,
+    "heat_row_px": 1.3,
+}
 
 # views in display order: (id, canvases as (canvas id, caption string id or "", height/width,
 # and optionally height/width below 520 px))
@@ -38,6 +48,14 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ("clocks", (("clocks", "", 0.42, 0.9),)),
     ("ladder", (("ladder", "", 0.55, 0.95),)),
     ("scaling", (("scaling", "", 0.6),)),
+    (
+        "rope",
+        (
+            ("turn", "rope_turn", 0.62, 0.42),
+            ("score", "rope_score", 0.62),
+            ("unseen", "rope_unseen", 0.62),
+        ),
+    ),
     ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
@@ -48,7 +66,15 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
         ),
     ),
 )
-WIDE_VIEWS = ("alibi",)  # a whole row on wide screens, its plots side by side
+WIDE_VIEWS = ("rope", "alibi")
+# the cards that explain each control (its help, h_<key> in cards/explore.toml, links to them)
+HELP_CARDS: dict[str, tuple[int, ...]] = {
+    "base": (2, 3), "d": (2, 3, 6), "layout": (7,), "ctx": (2,), "p": (2, 3), "play": (2,),
+    "k": (2, 3), "preset": (6,), "rope_type": (4, 5), "partial": (6,), "factor": (4,),
+    "orig": (4, 5), "test": (4, 5), "beta_fast": (4,), "beta_slow": (4,), "truncate": (4,),
+    "low_ff": (4,), "high_ff": (4,), "heads": (4,), "head": (4,), "nb": (4,), "md": (4,),
+    "bidir": (4,),
+}  # fmt: skip  # a whole row on wide screens, its plots side by side
 
 
 class ExploreTextError(CardTextError):
@@ -82,9 +108,67 @@ def _source(name: str) -> str:
     return str(text)
 
 
+def script_source(name: str) -> str:
+    """One of the page's scripts (``SCRIPTS``), as shipped in posecards/explore_js/."""
+    text = (EXPLORE_JS_DIR / name).read_text(encoding="utf-8")
+    if "</" in text:
+        raise TemplateProblem(f"posecards/explore_js/{name} must not contain '</'")
+    return text
+
+
 @cache
 def _script() -> str:
-    return "\n".join(_source(name) for name in SCRIPTS)
+    return "\n".join(script_source(name) for name in SCRIPTS)
+
+
+def _defaults(fn: Any) -> dict[str, Any]:
+    """A function's keyword defaults, by parameter name."""
+    import inspect
+
+    return {
+        name: p.default
+        for name, p in inspect.signature(fn).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def math_payload() -> dict[str, Any]:
+    """Every constant, key list and default math.js uses, read from the Python it mirrors."""
+    from posecards import formatting
+    from posecards.encodings import (
+        alibi,
+        buckets,
+        rope_partial,
+        rope_scaling,
+        similarity,
+        sinusoidal,
+    )
+    from posecards.encodings._checks import LAYOUTS
+
+    functions = {
+        "pair_frequencies": sinusoidal.pair_frequencies,
+        "wavelengths": sinusoidal.wavelengths,
+        "sinusoidal_pe": sinusoidal.sinusoidal_pe,
+        "offset_profile": similarity.offset_profile,
+        "rope_inv_freq": rope_scaling.rope_inv_freq,
+        "head_inv_freq": rope_partial.head_inv_freq,
+        "alibi_slopes": alibi.alibi_slopes,
+        "t5_relative_bucket": buckets.t5_relative_bucket,
+        "num": formatting.num,
+        "sig": formatting.sig,
+    }
+    return {
+        "defaults": {name: _defaults(fn) for name, fn in functions.items()},
+        "layouts": list(LAYOUTS),
+        "frequencies": list(sinusoidal.FREQUENCIES),
+        "rope_types": list(rope_scaling.ROPE_TYPES),
+        "required_keys": {k: list(v) for k, v in rope_scaling.REQUIRED_KEYS.items()},
+        "scaling_keys": list(rope_scaling.SCALING_KEYS),
+        "yarn_defaults": dict(rope_scaling.YARN_BETAS),
+        "head_rope_types": list(rope_partial.HEAD_ROPE_TYPES),
+        "proportional_keys": list(rope_partial.PROPORTIONAL_KEYS),
+        "log_band": buckets.LOG_BAND,
+    }
 
 
 def csp(script: str) -> str:
@@ -93,21 +177,98 @@ def csp(script: str) -> str:
     return f"{CSP}; script-src 'sha256-{digest}'"
 
 
+def _label_key(prefix: str, name: str) -> str:
+    return prefix + re.sub(r"[^a-z0-9]", "_", name.lower())
+
+
+def presets(strings: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Every RoPE of the example configs posecards ships (docs/examples/<folder>/config.json),
+    one per folder and layer kind, as posecards reads them the way transformers 5.23.0 does
+    (``model.layers.read_layers``: class defaults filled, rope_parameters standardized): what a
+    preset sets the controls to. Names from cards/explore.toml (``m_<folder>``, ``k_<kind>``)."""
+    from posecards.model.layers import read_layers
+
+    root = data_dir("examples")
+    out = []
+    for folder in sorted(p for p in root.iterdir() if (p / "config.json").is_file()):
+        reading = read_layers(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+        for key, kind in sorted(reading.rope.items()):
+            for label in (_label_key("m_", folder.name), _label_key("k_", key)):
+                if label not in strings:
+                    raise ExploreTextError(f"cards/{STRINGS_FILE}: [{label}] missing (a preset)")
+            out.append(
+                {
+                    "id": folder.name if key == "rope" else f"{folder.name}:{key}",
+                    "model": _label_key("m_", folder.name),
+                    "kind": _label_key("k_", key),
+                    "source": f"docs/examples/{folder.name}/config.json",
+                    "head_dim": kind.head_dim,
+                    "parameters": dict(kind.parameters),
+                    "partial_in_default": kind.partial_in_default,
+                    "layout": kind.layout,
+                    "max_position_embeddings": kind.max_position_embeddings,
+                }
+            )
+    return out
+
+
+def card_link(card: int | str, params: Any) -> str:
+    """The explorer from a card's page (``DIR/<lang>/card-N-....html``), opened with that card's
+    parameters in its URL fragment: each control by its id and own value (sliders on a log₂
+    scale hold the exponent), as the page writes it."""
+    from urllib.parse import urlencode
+
+    from posecards.content import card4
+
+    def log2(x: float) -> str:
+        return f"{math.log2(x):g}"
+
+    sinusoid = {"d": str(params.d_model), "base": f"{params.base:g}", "ctx": log2(params.positions)}
+    state: dict[int | str, dict[str, str]] = {
+        2: sinusoid,
+        3: {**sinusoid, "rope-type": "default"},
+        4: {
+            "d": str(card4.ROPE_DIM), "rope-type": "yarn", "factor": str(card4.ROPE_FACTOR),
+            "orig": log2(card4.ROPE_ORIG), "test": log2(card4.UNSEEN_TEST),
+        },
+        6: {"preset": "gemma-4-26b-a4b-it:full_attention"},
+        7: {"layout": "half"},
+    }  # fmt: skip
+    query = urlencode(state.get(card, {}))
+    return "../explore.html" + ("#" + query if query else "")
+
+
+def card_pages() -> dict[int, str]:
+    """Each card's page in a build, relative to its language folder: ``card-3-rope-rotation.html``."""
+    from posecards.config import CARD_IDS
+    from posecards.render.outputs import card_stem
+    from posecards.render.text import load_card_text
+
+    return {n: f"{card_stem(n, load_card_text(n).slug)}.html" for n in CARD_IDS}
+
+
 def explore_page(cfg: ExploreConfig) -> str:
     """The whole explorer as one HTML document (deterministic: same inputs, same bytes)."""
     from dataclasses import asdict
 
     from posecards._version import __version__
+    from posecards.content.card4 import UNSEEN_MIN  # card 4's rule: a new arc over 0.01 rad
     from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
     from posecards.figures.style import theme
 
     strings = load_strings()
+    model_presets = presets(strings)
+    pages = card_pages()
     data: dict[str, Any] = {
         "lang": cfg.lang,
         "theme": cfg.theme,
         "strings": strings,
         "limits": LIMITS,
+        "math": math_payload(),
+        "presets": model_presets,
+        "unseen_min": UNSEEN_MIN,
+        "card_pages": pages,
         "version": __version__,
     }
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -140,6 +301,9 @@ def explore_page(cfg: ExploreConfig) -> str:
                 theme=cfg.theme,
                 s=strings,
                 views=views,
+                presets=model_presets,
+                help_cards=HELP_CARDS,
+                card_pages=pages,
                 rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 themes=[asdict(theme(name)) for name in ("light", "dark")],

@@ -207,6 +207,7 @@ def card_page(
     theme: Mapping[str, str],
     nav: Sequence[tuple[str, str, bool]],
     more: Sequence[tuple[str, str, str]] = (),
+    explore: str | None = None,
 ) -> str:
     """A card page (its fonts come from embed_fonts); ``more``: (title, caption, href) of the
     card's figure-page-only figures."""
@@ -224,6 +225,7 @@ def card_page(
         theme=theme,
         nav=nav,
         more=more,
+        explore=explore,
         csp=CSP,
         css=_css(),
     )

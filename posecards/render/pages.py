@@ -15,6 +15,7 @@ from posecards.engine.units import Context, Rendered, Say, quiet
 from posecards.figures.style import theme
 from posecards.render.build import DECK_FILES, DECK_FOLDER, IndexJob, PagesJob
 from posecards.render.compose import layout
+from posecards.render.explore import card_link
 from posecards.render.footers import footer_text
 from posecards.render.html import (
     PanelView,
@@ -104,6 +105,7 @@ class _Pages:
     formats: tuple[str, ...]
     files: Mapping[str, bytes]
     theme: dict[str, Any]
+    explore: Callable[[Any], str] | None = None  # a card's link to the explorer, if any
 
 
 def _figure_pages(
@@ -160,6 +162,7 @@ def _card_page(
         theme=pg.theme,
         nav=[(label, href, href == f"{stem}.html") for label, href in nav],
         more=more,
+        explore=pg.explore(src.text.id) if pg.explore else None,
     )
 
 
@@ -173,13 +176,17 @@ def language_pages(
     files: Mapping[str, bytes],
     card_footer: Callable[[str, Any], str] | None = None,
     say: Say = quiet,
+    explore: Callable[[Any], str] | None = None,
 ) -> tuple[dict[str, bytes], list[dict[str, Any]]]:
     """The card pages of one language and the pages of its figures that are not on their card,
     from the card text and the already rendered SVGs, with their web fonts (one subset per face
     for all of them: embed_fonts); and the index's entries for its cards. ``card_footer(lang,
     card id)``: the footer of a card's own pages, if it differs from the index's (card 5 states
-    its data, not d_model)."""
-    pg = _Pages(lang, [x for x in langs if x != lang], formats, files, asdict(theme(look.theme)))
+    its data, not d_model). ``explore(card id)``: a card page's link to the explorer with
+    that card's parameters (a build's pages; render.explore.card_link)."""
+    pg = _Pages(
+        lang, [x for x in langs if x != lang], formats, files, asdict(theme(look.theme)), explore
+    )
     out: dict[str, str] = {}  # the pages, their fonts still to embed
     entries: list[dict[str, Any]] = []
     total = sum(1 + len(src.text.figures) for src in sources)
@@ -273,6 +280,7 @@ def render_pages(job: PagesJob, ctx: Context) -> Rendered:
         files,
         card_footer=lambda lang, card: footer_text(job.params, job.look, lang, card),
         say=ctx.say,
+        explore=lambda card: card_link(card, job.params),
     )
     # as a cache hit gives them (a JSON round trip): the index is the same either way
     return Rendered(pages, meta=plain({"entries": entries}))

@@ -1,13 +1,18 @@
-/* posecards explorer: the math layer in JavaScript (window.posecards).
+/* posecards explorer: the math layer in JavaScript (window.posecards on the page; the same
+ * file runs under Node in the test suite's fast lane, tests/node/explore_api.mjs).
  *
- * A line-by-line mirror of posecards/encodings (sinusoidal.py, similarity.py, rope_scaling.py,
- * alibi.py, buckets.py): same names (camelCase), same defaults, same Hugging Face
- * rope_parameters keys, same order of argument checks and the same ValueError messages (thrown
- * as an Error named "ValueError"). JS numbers are IEEE float64 like np.float64.
+ * A mirror of posecards/encodings (sinusoidal.py, similarity.py, rope_scaling.py, rope_partial.py,
+ * alibi.py, buckets.py, unseen_angles.py) and posecards/formatting.py: same names (camelCase),
+ * same Hugging Face rope_parameters keys, same order of argument checks. It holds no constant
+ * of its own: every table, key list and default comes from the payload Python writes
+ * (posecards/render/explore.py: math_payload), handed to posecardsMath(C).
  *
- * Conventions where JS cannot tell Python types apart: a whole number passed where Python
- * takes an int (dims, head counts, lengths) is that int; where Python takes a float (base,
- * factors) it is printed in messages as Python prints a float (10000 -> "10000.0").
+ * Errors agree with Python's in kind and argument, not in wording: an Error whose name is the
+ * Python exception's class ("ValueError", "TypeError", ...) and whose `arg` is the argument
+ * Python's message names ("d_model", "scaling['factor']", an unknown key), or null where Python
+ * raises from a builtin (float(), math.log, a division) whose message names no argument.
+ * JS numbers are IEEE float64 like np.float64; a whole number passed where Python takes an
+ * int (dims, head counts, lengths) is that int.
  *
  * The bucket functions reproduce, as the Python does, the float32 arithmetic of the reference
  * implementations (Math.fround after each operation); their float32 logarithm is the correctly
@@ -15,87 +20,22 @@
  * BigInt logarithm where that rounding is not settled), so the page gives the buckets Python
  * gives on every CPU.
  */
-(function (root) {
+// eslint-disable-next-line no-unused-vars
+function posecardsMath(C) {
   "use strict";
 
   // ---------------------------------------------------------------------------------------
-  // Python-compatible conversions and reprs (for identical error messages)
+  // errors (kind and argument) and Python's conversions
   // ---------------------------------------------------------------------------------------
-  function valueError(message) {
-    const e = new Error(message);
-    e.name = "ValueError";
+  function fail(kind, arg, detail) {
+    const e = new Error(arg === null ? detail : `${arg}: ${detail}`);
+    e.name = kind;
+    e.arg = arg;
     return e;
   }
-  function typeError(message) {
-    const e = new Error(message);
-    e.name = "TypeError";
-    return e;
-  }
-
-  /** repr() of a Python float: shortest round-trip digits, '1e+16' / '1e-05' style. */
-  function floatRepr(x) {
-    if (Number.isNaN(x)) return "nan";
-    if (x === Infinity) return "inf";
-    if (x === -Infinity) return "-inf";
-    if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-    const sign = x < 0 ? "-" : "";
-    const [m, e] = Math.abs(x).toExponential().split("e");
-    const digits = m.replace(".", "");
-    const exp = parseInt(e, 10);
-    let body;
-    if (exp >= -4 && exp < 16) {
-      if (exp >= 0) {
-        const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
-        const frac = digits.slice(exp + 1) || "0";
-        body = intPart + "." + frac;
-      } else {
-        body = "0." + "0".repeat(-exp - 1) + digits;
-      }
-    }
-    if (!body) {
-      const mant = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
-      body = mant + "e" + (exp < 0 ? "-" : "+") + String(Math.abs(exp)).padStart(2, "0");
-    }
-    return sign + body;
-  }
-
-  function strRepr(s) {
-    const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-    let out = q;
-    for (const ch of s) {
-      const c = ch.codePointAt(0);
-      if (ch === "\\") out += "\\\\";
-      else if (ch === q) out += "\\" + q;
-      else if (ch === "\n") out += "\\n";
-      else if (ch === "\r") out += "\\r";
-      else if (ch === "\t") out += "\\t";
-      else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
-      else out += ch;
-    }
-    return out + q;
-  }
-
-  /** repr() of a value as Python would print it; kind "float" prints numbers as floats. */
-  function repr(v, kind) {
-    if (v === null || v === undefined) return "None";
-    if (typeof v === "boolean") return v ? "True" : "False";
-    if (typeof v === "number") {
-      return kind !== "float" && Number.isInteger(v) && !Object.is(v, -0) ? String(v) : floatRepr(v);
-    }
-    if (typeof v === "string") return strRepr(v);
-    if (Array.isArray(v)) return "[" + v.map((x) => repr(x, kind)).join(", ") + "]";
-    if (typeof v === "object") {
-      return "{" + Object.keys(v).map((k) => strRepr(k) + ": " + repr(v[k], kind)).join(", ") + "}";
-    }
-    return String(v);
-  }
-
-  function pyTypeName(v) {
-    if (v === null || v === undefined) return "NoneType";
-    if (Array.isArray(v)) return "list";
-    if (typeof v === "object") return "dict";
-    return typeof v;
-  }
+  const valueError = (arg, detail) => fail("ValueError", arg, detail);
+  const show = (v) => (typeof v === "number" || v === undefined ? String(v) : JSON.stringify(v));
+  const D = C.defaults; // each function's keyword defaults, from the Python signatures
 
   const FLOAT_TEXT = /^[+-]?((\d(_?\d)*)?\.?(\d(_?\d)*)?([eE][+-]?\d(_?\d)*)?|inf|infinity|nan)$/i;
 
@@ -114,9 +54,9 @@
         const x = Number(low);
         if (!Number.isNaN(x)) return x;
       }
-      throw valueError(`could not convert string to float: ${strRepr(v)}`);
+      throw fail("ValueError", null, `float() of ${show(v)}`);
     }
-    throw typeError(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`);
+    throw fail("TypeError", null, `float() of ${show(v)}`);
   }
 
   /** Python truthiness. */
@@ -137,34 +77,24 @@
 
   /** math.log: ValueError for x <= 0 (NaN passes through, as in Python). */
   function mathLog(x) {
-    if (x <= 0) throw valueError("math domain error");
+    if (x <= 0) throw fail("ValueError", null, "math domain error");
     return Math.log(x);
   }
   function intRound(f, x) {
-    if (Number.isNaN(x)) throw valueError("cannot convert float NaN to integer");
-    if (!Number.isFinite(x)) {
-      const e = new Error("cannot convert float infinity to integer");
-      e.name = "OverflowError";
-      throw e;
-    }
+    if (Number.isNaN(x)) throw fail("ValueError", null, "int() of NaN");
+    if (!Number.isFinite(x)) throw fail("OverflowError", null, "int() of infinity");
     return f(x);
   }
   /** Python float ** float (OverflowError instead of inf for finite operands). */
   function floatPow(a, b) {
     const r = Math.pow(a, b);
     if (!Number.isFinite(r) && Number.isFinite(a) && Number.isFinite(b)) {
-      const e = new Error("(34, 'Numerical result out of range')");
-      e.name = "OverflowError";
-      throw e;
+      throw fail("OverflowError", null, "float ** float out of range");
     }
     return r;
   }
   function divide(a, b) {
-    if (b === 0) {
-      const e = new Error("float division by zero");
-      e.name = "ZeroDivisionError";
-      throw e;
-    }
+    if (b === 0) throw fail("ZeroDivisionError", null, "float division by zero");
     return a / b;
   }
 
@@ -186,33 +116,30 @@
   // ---------------------------------------------------------------------------------------
   // _checks.py
   // ---------------------------------------------------------------------------------------
-  const LAYOUTS = ["interleaved", "half"];
+  const LAYOUTS = C.layouts;
 
   function checkPositiveInt(name, value) {
-    if (typeof value !== "number" || !Number.isInteger(value)) {
-      throw valueError(`${name} must be a positive integer, got ${repr(value)}`);
+    if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+      throw valueError(name, `a positive integer, got ${show(value)}`);
     }
-    if (value <= 0) throw valueError(`${name} must be a positive integer, got ${value}`);
     return value;
   }
 
   function checkEvenDim(name, value) {
     const v = checkPositiveInt(name, value);
-    if (v % 2) throw valueError(`${name} must be even (dimensions come in pairs), got ${v}`);
+    if (v % 2) throw valueError(name, `even (dimensions come in pairs), got ${v}`);
     return v;
   }
 
   function checkBase(base) {
     const b = toFloat(base);
-    if (!Number.isFinite(b) || b <= 1.0) {
-      throw valueError(`base must be a finite number > 1, got ${repr(base, "float")}`);
-    }
+    if (!Number.isFinite(b) || b <= 1.0) throw valueError("base", `a finite number > 1, got ${show(base)}`);
     return b;
   }
 
   function checkLayout(layout) {
     if (!(typeof layout === "string" && LAYOUTS.includes(layout))) {
-      throw valueError(`unknown layout ${repr(layout)}; choose one of: ${LAYOUTS.join(", ")}`);
+      throw valueError("layout", `one of ${LAYOUTS.join(", ")}, got ${show(layout)}`);
     }
     return layout;
   }
@@ -223,27 +150,25 @@
       return Float64Array.from({ length: n }, (_, i) => i);
     }
     const arr = Float64Array.from(flat(positions).map(f64));
-    if (arr.length === 0) throw valueError("positions must not be empty");
-    if (!arr.every(Number.isFinite)) throw valueError("positions must be finite numbers");
+    if (arr.length === 0) throw valueError("positions", "empty");
+    if (!arr.every(Number.isFinite)) throw valueError("positions", "not all finite");
     return arr;
   }
 
   // ---------------------------------------------------------------------------------------
   // sinusoidal.py
   // ---------------------------------------------------------------------------------------
-  const FREQUENCIES = ["paper", "tensor2tensor"];
+  const FREQUENCIES = C.frequencies;
 
   function checkFrequencies(frequencies) {
     if (!(typeof frequencies === "string" && FREQUENCIES.includes(frequencies))) {
-      throw valueError(
-        `unknown frequencies ${repr(frequencies)}; choose one of: ${FREQUENCIES.join(", ")}`
-      );
+      throw valueError("frequencies", `one of ${FREQUENCIES.join(", ")}, got ${show(frequencies)}`);
     }
     return frequencies;
   }
 
   /** ω_i = base^(-2i/d) ("paper") or exp(-i·ln(base)/(d/2-1)) ("tensor2tensor"), (d/2,). */
-  function pairFrequencies(dModel, base = 10000.0, frequencies = "paper") {
+  function pairFrequencies(dModel, base = D.pair_frequencies.base, frequencies = D.pair_frequencies.frequencies) {
     const d = checkEvenDim("d_model", dModel);
     const b = checkBase(base);
     checkFrequencies(frequencies);
@@ -254,10 +179,7 @@
       return out;
     }
     if (half < 2) {
-      throw valueError(
-        "d_model must be >= 4 for frequencies='tensor2tensor' " +
-          `(ω_i = exp(-i·ln(base)/(d/2-1)) divides by d/2-1 = 0), got ${d}`
-      );
+      throw valueError("d_model", `>= 4 for tensor2tensor frequencies (they divide by d/2-1), got ${d}`);
     }
     const lb = Math.log(b);
     for (let i = 0; i < half; i++) out[i] = Math.exp((-i * lb) / (half - 1));
@@ -265,12 +187,15 @@
   }
 
   /** λ_i = 2π/ω_i, (d/2,). */
-  function wavelengths(dModel, base = 10000.0, frequencies = "paper") {
+  function wavelengths(dModel, base = D.wavelengths.base, frequencies = D.wavelengths.frequencies) {
     return Array.from(pairFrequencies(dModel, base, frequencies), (w) => (2.0 * Math.PI) / w);
   }
 
   /** PE(p, pair i) = (sin(p·ω_i), cos(p·ω_i)), (n, d_model), "interleaved" or "half". */
-  function sinusoidalPE(positions, dModel, base = 10000.0, layout = "interleaved", frequencies = "paper") {
+  function sinusoidalPE(
+    positions, dModel, base = D.sinusoidal_pe.base, layout = D.sinusoidal_pe.layout,
+    frequencies = D.sinusoidal_pe.frequencies
+  ) {
     checkLayout(layout);
     const omega = pairFrequencies(dModel, base, frequencies); // (d/2,)
     const pos = asPositions(positions); // (n,)
@@ -318,11 +243,11 @@
   }
 
   /** f(k) = (1/(d/2)) Σ_i cos(k·ω_i): cosine similarity of PE(p) and PE(p+k). */
-  function offsetProfile(offsets, dModel, base = 10000.0, frequencies = "paper") {
+  function offsetProfile(offsets, dModel, base = D.offset_profile.base, frequencies = D.offset_profile.frequencies) {
     const omega = pairFrequencies(dModel, base, frequencies); // (d/2,)
     const scalar = !Array.isArray(offsets);
     const k = flat(offsets).map(f64);
-    if (!k.every(Number.isFinite)) throw valueError("offsets must be finite numbers");
+    if (!k.every(Number.isFinite)) throw valueError("offsets", "not all finite");
     const half = omega.length;
     const terms = new Float64Array(half);
     const out = k.map((kk) => {
@@ -335,65 +260,35 @@
   // ---------------------------------------------------------------------------------------
   // rope_scaling.py
   // ---------------------------------------------------------------------------------------
-  const ROPE_TYPES = ["default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk"];
-  const REQUIRED_KEYS = {
-    default: [],
-    linear: ["factor"],
-    dynamic: ["factor"],
-    ntk: ["factor"],
-    yarn: ["factor", "original_max_position_embeddings"],
-    longrope: ["short_factor", "long_factor", "original_max_position_embeddings"],
-    llama3: ["factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"],
-  };
-  const SCALING_KEYS = [
-    "rope_type",
-    "type",
-    "rope_theta",
-    "partial_rotary_factor",
-    "factor",
-    "original_max_position_embeddings",
-    "attention_factor",
-    "beta_fast",
-    "beta_slow",
-    "mscale",
-    "mscale_all_dim",
-    "truncate",
-    "short_factor",
-    "long_factor",
-    "low_freq_factor",
-    "high_freq_factor",
-  ];
-  // keys Python reads as floats (messages print them as floats); the rest are ints
-  const FLOAT_KEYS = new Set([
-    "rope_theta", "partial_rotary_factor", "factor", "attention_factor", "beta_fast",
-    "beta_slow", "mscale", "mscale_all_dim", "low_freq_factor", "high_freq_factor",
-  ]);
+  const ROPE_TYPES = C.rope_types;
+  const REQUIRED_KEYS = C.required_keys; // what each rope_type cannot do without
+  const SCALING_KEYS = C.scaling_keys;
+  const YARN = C.yarn_defaults; // HF: beta_fast `or 32`, beta_slow `or 1`
 
   const get = (s, key) => (Object.prototype.hasOwnProperty.call(s, key) && !isNone(s[key]) ? s[key] : null);
 
   function missing(key, ropeType) {
     return valueError(
-      `scaling[${strRepr(key)}] is required for rope_type ${strRepr(ropeType)}; ` +
-        `required keys: ${REQUIRED_KEYS[ropeType].join(", ")}`
+      `scaling['${key}']`, `required for rope_type ${ropeType}; required keys: ${REQUIRED_KEYS[ropeType].join(", ")}`
     );
   }
 
-  function positive(name, value, kind) {
+  function positive(name, value) {
     let v;
     try {
       v = toFloat(value);
     } catch (e) {
-      throw valueError(`${name} must be a finite number > 0, got ${repr(value, kind)}`);
+      throw valueError(name, `a finite number > 0, got ${show(value)}`);
     }
     if (!Number.isFinite(v) || v <= 0.0) {
-      throw valueError(`${name} must be a finite number > 0, got ${repr(value, kind)}`);
+      throw valueError(name, `a finite number > 0, got ${show(value)}`);
     }
     return v;
   }
 
   function factorOf(scaling, ropeType) {
     if (get(scaling, "factor") === null) throw missing("factor", ropeType);
-    return positive("scaling['factor']", scaling.factor, "float");
+    return positive("scaling['factor']", scaling.factor);
   }
 
   /** L = scaling['original_max_position_embeddings'], else max_position_embeddings (HF). */
@@ -414,7 +309,7 @@
   /** base' = base * alpha^(d/(d-2)) (needs d > 2). */
   function ntkBase(dim, base, alpha, ropeType) {
     if (dim <= 2) {
-      throw valueError(`dim must be an even number > 2 for rope_type ${strRepr(ropeType)}, got ${dim}`);
+      throw valueError("dim", `an even number > 2 for rope_type ${ropeType}, got ${dim}`);
     }
     return base * floatPow(alpha, dim / (dim - 2));
   }
@@ -436,14 +331,11 @@
     let factor;
     if (isNone(scaling.factor)) {
       if (isNone(maxPositionEmbeddings)) {
-        throw valueError(
-          "scaling['factor'] is None for rope_type 'yarn': pass max_position_embeddings " +
-            "(factor = max_position_embeddings / original_max_position_embeddings) or a factor"
-        );
+        throw valueError("scaling['factor']", "None for yarn: pass max_position_embeddings or a factor");
       }
       factor = checkPositiveInt("max_position_embeddings", maxPositionEmbeddings) / length;
     } else {
-      factor = positive("scaling['factor']", scaling.factor, "float");
+      factor = positive("scaling['factor']", scaling.factor);
     }
 
     let attentionFactor = get(scaling, "attention_factor");
@@ -456,8 +348,8 @@
         attentionFactor = yarnMscale(factor);
       }
     }
-    const betaFast = toFloat(truthy(scaling.beta_fast) ? scaling.beta_fast : 32); // HF: `or 32`
-    const betaSlow = toFloat(truthy(scaling.beta_slow) ? scaling.beta_slow : 1); // HF: `or 1`
+    const betaFast = toFloat(truthy(scaling.beta_fast) ? scaling.beta_fast : YARN.beta_fast);
+    const betaSlow = toFloat(truthy(scaling.beta_slow) ? scaling.beta_slow : YARN.beta_slow);
     const truncate = Object.prototype.hasOwnProperty.call(scaling, "truncate") ? scaling.truncate : true;
 
     let low = yarnCorrectionDim(betaFast, dim, base, length);
@@ -485,10 +377,10 @@
   function factorList(scaling, key, half) {
     const arr = flat(scaling[key]).map(f64);
     if (arr.length !== half) {
-      throw valueError(`scaling[${strRepr(key)}] must have dim/2 = ${half} entries, got ${arr.length}`);
+      throw valueError(`scaling['${key}']`, `dim/2 = ${half} entries, got ${arr.length}`);
     }
     if (!arr.every((x) => Number.isFinite(x) && x > 0.0)) {
-      throw valueError(`scaling[${strRepr(key)}] must hold finite numbers > 0`);
+      throw valueError(`scaling['${key}']`, "finite numbers > 0 only");
     }
     return arr;
   }
@@ -505,14 +397,11 @@
     if (attentionFactor === null) {
       let factor;
       if (get(scaling, "factor") !== null) {
-        factor = positive("scaling['factor']", scaling.factor, "float");
+        factor = positive("scaling['factor']", scaling.factor);
       } else if (!isNone(maxPositionEmbeddings)) {
         factor = checkPositiveInt("max_position_embeddings", maxPositionEmbeddings) / length;
       } else {
-        throw valueError(
-          "rope_type 'longrope' needs scaling['factor'], scaling['attention_factor'] or " +
-            "max_position_embeddings to set the attention factor"
-        );
+        throw valueError("scaling['factor']", "longrope needs it, attention_factor or max_position_embeddings");
       }
       // attention_factor = sqrt(1 + ln s / ln L), or 1 when s <= 1
       attentionFactor = factor <= 1.0 ? 1.0 : Math.sqrt(1 + divide(mathLog(factor), mathLog(length)));
@@ -528,8 +417,8 @@
     for (const key of ["low_freq_factor", "high_freq_factor"]) {
       if (get(scaling, key) === null) throw missing(key, "llama3");
     }
-    const lowFreqFactor = positive("scaling['low_freq_factor']", scaling.low_freq_factor, "float");
-    const highFreqFactor = positive("scaling['high_freq_factor']", scaling.high_freq_factor, "float");
+    const lowFreqFactor = positive("scaling['low_freq_factor']", scaling.low_freq_factor);
+    const highFreqFactor = positive("scaling['high_freq_factor']", scaling.high_freq_factor);
     const length = originalLength(scaling, "llama3", maxPositionEmbeddings);
     const lowFreqWavelen = length / lowFreqFactor; // longer wavelengths: divide by s
     const highFreqWavelen = length / highFreqFactor; // shorter wavelengths: keep
@@ -541,11 +430,7 @@
       // the smooth band; empty when high_freq_factor <= low_freq_factor (a step, as in HF)
       if (wavelen >= highFreqWavelen && wavelen <= lowFreqWavelen) {
         if (highFreqFactor === lowFreqFactor) {
-          throw valueError(
-            "scaling['high_freq_factor'] == scaling['low_freq_factor'] and a wavelength lies " +
-              "exactly at original_max_position_embeddings / low_freq_factor: transformers " +
-              "computes 0/0 there"
-          );
+          throw valueError("scaling['high_freq_factor']", "equals low_freq_factor at a wavelength on the edge (0/0)");
         }
         // a = (L / lambda_k - low_freq_factor) / (high_freq_factor - low_freq_factor)
         const smooth = (length / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
@@ -557,29 +442,27 @@
   }
 
   /** RoPE inverse frequencies (dim/2,) and attention factor for an HF rope_parameters dict. */
-  function ropeInvFreqArrays(dim, base = 10000.0, scaling = null, seqLen = null, maxPositionEmbeddings = null) {
+  function ropeInvFreqArrays(
+    dim, base = D.rope_inv_freq.base, scaling = D.rope_inv_freq.scaling, seqLen = D.rope_inv_freq.seq_len,
+    maxPositionEmbeddings = D.rope_inv_freq.max_position_embeddings
+  ) {
     dim = checkEvenDim("dim", dim);
     scaling = isNone(scaling) ? {} : scaling;
     if (!isDict(scaling)) {
-      throw valueError(`scaling must be a dict (HF rope_parameters) or None, got ${repr(scaling)}`);
+      throw valueError("scaling", `a dict (HF rope_parameters) or None, got ${show(scaling)}`);
     }
     const unknown = Object.keys(scaling).filter((k) => !SCALING_KEYS.includes(k)).sort();
     if (unknown.length) {
-      throw valueError(
-        `unknown scaling key(s) ${unknown.map(strRepr).join(", ")}; choose from: ` + SCALING_KEYS.join(", ")
-      );
+      throw valueError(unknown[0], `unknown scaling key; choose from: ${SCALING_KEYS.join(", ")}`);
     }
     const rt = scaling.rope_type, legacy = scaling.type;
     const ropeType = truthy(rt) ? rt : truthy(legacy) ? legacy : "default";
     if (!(typeof ropeType === "string" && ROPE_TYPES.includes(ropeType))) {
-      throw valueError(`unknown rope_type ${repr(ropeType)}; choose one of: ${ROPE_TYPES.join(", ")}`);
+      throw valueError("rope_type", `one of ${ROPE_TYPES.join(", ")}, got ${show(ropeType)}`);
     }
     const partial = get(scaling, "partial_rotary_factor");
-    if (partial !== null && positive("scaling['partial_rotary_factor']", partial, "float") !== 1.0) {
-      throw valueError(
-        `partial_rotary_factor must be 1 or absent (got ${repr(partial, "float")}): pass the rotary dim ` +
-          "int(head_dim * partial_rotary_factor) as dim instead"
-      );
+    if (partial !== null && positive("scaling['partial_rotary_factor']", partial) !== 1.0) {
+      throw valueError("partial_rotary_factor", `1 or absent, got ${show(partial)} (pass the rotary dim)`);
     }
     base = checkBase(get(scaling, "rope_theta") !== null ? scaling.rope_theta : base);
     if (!isNone(seqLen)) seqLen = checkPositiveInt("seq_len", seqLen);
@@ -604,7 +487,7 @@
       if (isNone(seqLen)) {
         alpha = 1.0; // HF: seq_len defaults to max_position_embeddings, alpha = 1
       } else if (isNone(maxPositionEmbeddings)) {
-        throw valueError("max_position_embeddings is required for rope_type 'dynamic' with seq_len");
+        throw valueError("max_position_embeddings", "required for rope_type dynamic with seq_len");
       } else {
         // alpha = s * max(seq_len, M) / M - (s - 1), M = max_position_embeddings
         const length = pyMax(seqLen, maxPositionEmbeddings);
@@ -617,28 +500,20 @@
     return llama3(dim, base, scaling, maxPositionEmbeddings);
   }
 
-  function ropeInvFreq(dim, base = 10000.0, scaling = null, seqLen = null, maxPositionEmbeddings = null) {
-    const [invFreq, attentionFactor] = ropeInvFreqArrays(dim, base, scaling, seqLen, maxPositionEmbeddings);
+  function ropeInvFreq(...args) {
+    const [invFreq, attentionFactor] = ropeInvFreqArrays(...args);
     return { invFreq: Array.from(invFreq), attentionFactor };
   }
 
   // ---------------------------------------------------------------------------------------
   // rope_partial.py: partial rotary and Gemma 4's proportional RoPE
   // ---------------------------------------------------------------------------------------
-  const HEAD_ROPE_TYPES = [...ROPE_TYPES, "proportional"];
-  const trimZeros = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
-  /** Python's format(x, "g"). */
-  function fmtG(x) {
-    if (!Number.isFinite(x)) return floatRepr(x);
-    const [m, e] = x.toExponential(5).split("e");
-    const ex = parseInt(e, 10);
-    if (ex < -4 || ex >= 6) return trimZeros(m) + "e" + (ex < 0 ? "-" : "+") + String(Math.abs(ex)).padStart(2, "0");
-    return trimZeros(x.toFixed(Math.max(0, 5 - ex)));
-  }
+  const HEAD_ROPE_TYPES = C.head_rope_types;
+  const PROPORTIONAL_KEYS = C.proportional_keys;
   function fraction(name, value) {
     let v = NaN;
     try { v = toFloat(value); } catch (e) { /* same message below */ }
-    if (!(v > 0 && v <= 1)) throw valueError(`${name} must be a number in (0, 1], got ${repr(value, "float")}`);
+    if (!(v > 0 && v <= 1)) throw valueError(name, `a number in (0, 1], got ${show(value)}`);
     return v;
   }
   /** Rotated slots d = int(head_dim * p), even and >= 2. */
@@ -647,7 +522,7 @@
     const p = fraction("partial_rotary_factor", partialRotaryFactor);
     const d = Math.trunc(headDim * p);
     if (d < 2 || d % 2) {
-      throw valueError(`rotary dim int(head_dim * partial_rotary_factor) = int(${headDim} * ${fmtG(p)}) = ${d}; it must be an even number >= 2`);
+      throw valueError("partial_rotary_factor", `int(${headDim} * ${p}) = ${d} rotated slots: not an even number >= 2`);
     }
     return d;
   }
@@ -656,36 +531,39 @@
     headDim = checkPositiveInt("head_dim", headDim);
     const p = fraction("partial_rotary_factor", partialRotaryFactor);
     const r = Math.floor((p * headDim) / 2);
-    if (r < 1) throw valueError(`proportional RoPE with head_dim ${headDim} and partial_rotary_factor ${fmtG(p)} turns no pair`);
+    if (r < 1) throw valueError("partial_rotary_factor", `${p} of head_dim ${headDim} turns no pair`);
     return r;
   }
   /** theta_k = base^(-2k/head_dim) / factor for k < r, 0 beyond; (head_dim/2,). */
   function proportionalInvFreq(headDim, base, partialRotaryFactor = 1.0, factor = 1.0) {
     const r = proportionalPairs(headDim, partialRotaryFactor);
-    if (headDim % 2) throw valueError(`head_dim must be even for proportional RoPE, got ${headDim}`);
+    if (headDim % 2) throw valueError("head_dim", `even for proportional RoPE, got ${headDim}`);
     const out = new Float64Array(headDim / 2);
     out.set(ropeInvFreqArrays(headDim, base, { rope_type: "linear", factor })[0].subarray(0, r));
     return out;
   }
   /** What a transformers rotary module holds for one head: [inv_freq, attention factor]. */
-  function headInvFreqArrays(headDim, parameters, maxPositionEmbeddings = null, seqLen = null, partialInDefault = true) {
+  function headInvFreqArrays(
+    headDim, parameters, maxPositionEmbeddings = D.head_inv_freq.max_position_embeddings,
+    seqLen = D.head_inv_freq.seq_len, partialInDefault = D.head_inv_freq.partial_in_default
+  ) {
     headDim = checkPositiveInt("head_dim", headDim);
     const params = { ...parameters };
     const ropeType = truthy(params.rope_type) ? params.rope_type : truthy(params.type) ? params.type : "default";
     if (!(typeof ropeType === "string" && HEAD_ROPE_TYPES.includes(ropeType))) {
-      throw valueError(`unknown rope_type ${repr(ropeType)}; choose one of: ${HEAD_ROPE_TYPES.join(", ")}`);
+      throw valueError("rope_type", `one of ${HEAD_ROPE_TYPES.join(", ")}, got ${show(ropeType)}`);
     }
     let partial = params.partial_rotary_factor;
     delete params.partial_rotary_factor;
     partial = isNone(partial) ? 1.0 : fraction("partial_rotary_factor", partial);
-    if (isNone(params.rope_theta)) throw valueError("parameters['rope_theta'] is required");
+    if (isNone(params.rope_theta)) throw valueError("parameters['rope_theta']", "required");
     if (ropeType === "proportional") {
-      const unknown = Object.keys(params).filter((k) => !["rope_type", "type", "rope_theta", "factor"].includes(k)).sort();
-      if (unknown.length) throw valueError(`unknown key(s) ${unknown.map(strRepr).join(", ")} for rope_type 'proportional'`);
+      const unknown = Object.keys(params).filter((k) => !PROPORTIONAL_KEYS.includes(k)).sort();
+      if (unknown.length) throw valueError(unknown[0], "not a key of rope_type proportional");
       return [proportionalInvFreq(headDim, toFloat(params.rope_theta), partial, isNone(params.factor) ? 1.0 : params.factor), 1.0];
     }
     if (ropeType === "default" && !partialInDefault) partial = 1.0;
-    return ropeInvFreqArrays(rotaryDim(headDim, partial), 10000.0, params, seqLen, maxPositionEmbeddings);
+    return ropeInvFreqArrays(rotaryDim(headDim, partial), D.rope_inv_freq.base, params, seqLen, maxPositionEmbeddings);
   }
   function headInvFreq(...args) {
     const [invFreq, attentionFactor] = headInvFreqArrays(...args);
@@ -696,14 +574,14 @@
   // alibi.py
   // ---------------------------------------------------------------------------------------
   /** m_h = 2^(-B·h/n) for n a power of two; otherwise MPT's / BLOOM's interleaving rule. */
-  function alibiSlopes(nHeads, maxBias = 8.0) {
+  function alibiSlopes(nHeads, maxBias = D.alibi_slopes.max_bias) {
     const n = checkPositiveInt("n_heads", nHeads);
     const mb = typeof maxBias === "boolean" ? Number(maxBias) : maxBias;
     if (typeof mb !== "number") {
-      throw typeError(`must be real number, not ${pyTypeName(maxBias) === "string" ? "str" : pyTypeName(maxBias)}`);
+      throw fail("TypeError", null, `math.isfinite() of ${show(maxBias)}`);
     }
     if (!(Number.isFinite(mb) && mb > 0)) {
-      throw valueError(`max_bias must be a positive finite number, got ${repr(maxBias, "float")}`);
+      throw valueError("max_bias", `a positive finite number, got ${show(maxBias)}`);
     }
     let big = 1;
     while (big < n) big *= 2; // 2 ** ceil(log2(n))
@@ -719,7 +597,7 @@
   // buckets.py: float32 arithmetic, correctly rounded float32 logarithm
   // ---------------------------------------------------------------------------------------
   const fr = Math.fround;
-  const LOG_BAND = 2 ** -44; // Math.log (fdlibm in V8, < 1 ulp) is far inside this band
+  const LOG_BAND = C.log_band; // Math.log (fdlibm in V8, < 1 ulp) is far inside this band
 
   // ln x with BigInt fixed point (LN_BITS fraction bits), for the rare x whose float32 rounding
   // the float64 Math.log cannot settle: x = M·2^E, ln x = (E + 52)·ln 2 + 2·atanh((M - 2^52) /
@@ -801,7 +679,7 @@
    * Math.log in float64 then Math.fround, unless ln x may lie within LOG_BAND of a point halfway
    * between two float32s; then the nearest float32 is chosen with the exact lnFixed. */
   function logf32(x) {
-    if (!(x > 0) || !Number.isFinite(x)) throw valueError("log_float32 takes finite positive numbers");
+    if (!(x > 0) || !Number.isFinite(x)) throw valueError("log_float32", "takes finite positive numbers");
     const y = Math.log(x);
     const lo = fr(y * (1 - LOG_BAND));
     const hi = fr(y * (1 + LOG_BAND));
@@ -813,23 +691,26 @@
     const r = flat(relativePosition).map((v) => (typeof v === "boolean" ? Number(v) : v));
     for (const v of r) {
       if (typeof v !== "number" || !Number.isFinite(v) || !Number.isInteger(v)) {
-        throw valueError(`${name} must be whole numbers`);
+        throw valueError(name, "whole numbers only");
       }
     }
     return [r, scalar];
   }
 
   /** T5's _relative_position_bucket; relative_position = key - query. */
-  function t5RelativeBucket(relativePositions, bidirectional = true, numBuckets = 32, maxDistance = 128) {
+  function t5RelativeBucket(
+    relativePositions, bidirectional = D.t5_relative_bucket.bidirectional,
+    numBuckets = D.t5_relative_bucket.num_buckets, maxDistance = D.t5_relative_bucket.max_distance
+  ) {
     const [r, scalar] = asIntPositions("relative_position", relativePositions);
     let nb = checkPositiveInt("num_buckets", numBuckets);
     const md = checkPositiveInt("max_distance", maxDistance);
     const bidir = truthy(bidirectional);
     if (bidir) nb = Math.floor(nb / 2);
     const maxExact = Math.floor(nb / 2);
-    if (maxExact < 1) throw valueError(`num_buckets must be >= ${bidir ? 4 : 2}, got ${numBuckets}`);
+    if (maxExact < 1) throw valueError("num_buckets", `>= ${bidir ? 4 : 2}, got ${numBuckets}`);
     if (md <= maxExact) {
-      throw valueError(`max_distance must be > the ${maxExact} exact buckets, got ${maxDistance}`);
+      throw valueError("max_distance", `> the ${maxExact} exact buckets, got ${maxDistance}`);
     }
     const meF = fr(maxExact);
     const denom = logf32(md / maxExact); // log_float32(md / max_exact)
@@ -851,9 +732,9 @@
     const bs = checkPositiveInt("bucket_size", bucketSize);
     const mp = checkPositiveInt("max_position", maxPosition);
     const mid = Math.floor(bs / 2);
-    if (mid < 1) throw valueError(`bucket_size must be >= 2, got ${bucketSize}`);
+    if (mid < 1) throw valueError("bucket_size", `>= 2, got ${bucketSize}`);
     if (mp - 1 <= mid) {
-      throw valueError(`max_position must be > bucket_size/2 + 1 = ${mid + 1}, got ${maxPosition}`);
+      throw valueError("max_position", `> bucket_size/2 + 1 = ${mid + 1}, got ${maxPosition}`);
     }
     const midF = fr(mid);
     const denom = logf32(fr((mp - 1) / mid));
@@ -868,7 +749,150 @@
     return scalar ? out[0] : out;
   }
 
-  root.posecards = Object.freeze({
+  // ---------------------------------------------------------------------------------------
+  // unseen_angles.py
+  // ---------------------------------------------------------------------------------------
+  const TWO_PI = 2.0 * Math.PI;
+
+  /** min(2 pi, theta_k (length - 1)): the arc pair k reaches over a context of length tokens. */
+  function angleReach(invFreq, length) {
+    const theta = flat(invFreq).map(f64); // (pairs,)
+    if (!Array.isArray(invFreq) || !theta.every((x) => Number.isFinite(x) && x >= 0)) {
+      throw valueError("inv_freq", "a 1-D array of finite frequencies >= 0");
+    }
+    const n = checkPositiveInt("length", length);
+    return theta.map((x) => Math.min(TWO_PI, x * (n - 1)));
+  }
+
+  /** max(0, reach_test - reach_train) per pair, radians: the angles never reached in training. */
+  function unseenAngles(invFreqTrain, invFreqTest, trainLength, testLength) {
+    const train = angleReach(invFreqTrain, trainLength); // (pairs,)
+    const test = angleReach(invFreqTest, testLength); // (pairs,)
+    if (train.length !== test.length) {
+      throw valueError("inv_freq_train", `${train.length} pairs vs ${test.length} of inv_freq_test`);
+    }
+    return test.map((x, k) => Math.max(0.0, x - train[k]));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // what the page draws with (checked against sinusoidal_pe, offset_profile and alibi_bias)
+  // ---------------------------------------------------------------------------------------
+  /** sin(p·ω_i), cos(p·ω_i) of the sorted positions `rows` (rows, d) interleaved, and
+   * fsum[k] = Σ_i cos(k·ω_i) for k < n (so f(k) = fsum[k] / (d/2)): each step rotates the
+   * previous one (angle addition), every 64th is computed afresh. For drawing only. */
+  function peTable(d, base, n, rows) {
+    const omega = pairFrequencies(d, base);
+    n = checkPositiveInt("positions", n);
+    const half = omega.length;
+    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
+    const fsum = new Float64Array(n);
+    for (let i = 0; i < half; i++) {
+      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
+      let c = 1, sn = 0, r = 0;
+      for (let p = 0; p < n; p++) {
+        if ((p & 63) === 0) {
+          c = Math.cos(p * w);
+          sn = Math.sin(p * w);
+        }
+        fsum[p] += c;
+        while (r < rows.length && rows[r] === p) {
+          pe[r * d + 2 * i] = sn;
+          pe[r * d + 2 * i + 1] = c;
+          r++;
+        }
+        const c2 = c * cw - sn * sw;
+        sn = sn * cw + c * sw;
+        c = c2;
+      }
+    }
+    return { pe, fsum, half, n };
+  }
+
+  /** The last query (i = n - 1) over keys j = 0..i of equal content under ALiBi slope m:
+   * softmax_j(-m (i - j)), by distance δ = i - j: w_δ = exp(-m δ) / Σ exp(-m δ'), (n,). */
+  function alibiWeights(m, n) {
+    n = checkPositiveInt("length", n);
+    const w = new Float64Array(n);
+    let z = 0;
+    for (let dd = 0; dd < n; dd++) z += w[dd] = Math.exp(-m * dd);
+    for (let dd = 0; dd < n; dd++) w[dd] /= z;
+    return w;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // formatting.py: numbers as the cards print them (Python's exact round-half-even)
+  // ---------------------------------------------------------------------------------------
+  const MINUS = "\u2212";
+  const minus = (s) => (s.startsWith("-") ? MINUS + s.slice(1) : s);
+
+  /** f"{x:.{n}f}" for n >= 0, the digits of round(x, n) for n < 0: x rounded at 10^-n, half to
+   * even, decided on x's exact value: x = M·2^E is M·5^-E / 10^-E, all of its decimal digits. */
+  function fixed(x, n) {
+    F64B[0] = Math.abs(x);
+    const bits = U64B[0];
+    const be = Number((bits >> 52n) & 0x7ffn);
+    const m = be === 0 ? bits & ((1n << 52n) - 1n) : (bits & ((1n << 52n) - 1n)) | (1n << 52n);
+    const e = be === 0 ? -1074 : be - 1075; // |x| = m·2^e
+    let ip, fp;
+    if (e >= 0) {
+      ip = (m << BigInt(e)).toString();
+      fp = "";
+    } else {
+      const all = (m * 5n ** BigInt(-e)).toString().padStart(-e + 1, "0");
+      ip = all.slice(0, all.length + e);
+      fp = all.slice(all.length + e);
+    }
+    const digits = ip + fp.padEnd(n + 1, "0");
+    const cut = ip.length + n; // keep digits[0, cut): the value in units of 10^-n
+    let kept = "0";
+    if (cut >= 0) {
+      kept = digits.slice(0, cut) || "0";
+      const rest = digits.slice(cut);
+      const first = rest.charCodeAt(0) - 48;
+      const odd = (kept.charCodeAt(kept.length - 1) - 48) % 2 === 1;
+      if (first > 5 || (first === 5 && (/[1-9]/.test(rest.slice(1)) || odd))) {
+        const arr = kept.split("").map(Number);
+        let i = arr.length - 1;
+        for (; i >= 0 && arr[i] === 9; i--) arr[i] = 0;
+        if (i < 0) arr.unshift(1);
+        else arr[i] += 1;
+        kept = arr.join("");
+      }
+    }
+    let text;
+    if (n > 0) {
+      const k = kept.padStart(n + 1, "0");
+      text = k.slice(0, -n) + "." + k.slice(-n);
+    } else {
+      text = kept + "0".repeat(-n);
+    }
+    text = text.replace(/^0+(?=\d)/, "");
+    return x < 0 || Object.is(x, -0) ? "-" + text : text;
+  }
+  const grouped = (s) => s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+  /** num(0.98765, 2) -> "0.99"; negative zero prints as 0. */
+  function num(value, digits = D.num.digits) {
+    const s = fixed(toFloat(value), digits);
+    return s.startsWith("-") && Number(s) === 0 ? s.slice(1) : minus(s);
+  }
+  /** Thousands separators: 131072 -> "131,072" (round half to even). */
+  function group(value) {
+    const s = fixed(toFloat(value), 0); // round() to an int: no negative zero
+    return minus(s === "-0" ? "0" : s).replace(/\d+/, grouped);
+  }
+  /** Significant digits: sig(62831.85) -> "62,800", sig(0.0123) -> "0.0123". */
+  function sig(value, digits = D.sig.digits) {
+    const v = toFloat(value);
+    if (v === 0) return "0";
+    const exp = Math.floor(Math.log10(Math.abs(v)));
+    const places = digits - 1 - exp;
+    const rounded = Number(fixed(v, places));
+    if (Math.abs(rounded) >= 1000) return group(rounded);
+    return minus(fixed(rounded, Math.max(0, places)));
+  }
+
+  const api = {
     pairFrequencies: (...a) => Array.from(pairFrequencies(...a)),
     sinusoidalPE,
     offsetProfile,
@@ -879,14 +903,27 @@
     proportionalPairs,
     proportionalInvFreq: (...a) => Array.from(proportionalInvFreq(...a)),
     alibiSlopes,
+    alibiWeights: (...a) => Array.from(alibiWeights(...a)),
+    peTable: (...a) => {
+      const t = peTable(...a);
+      return { pe: Array.from(t.pe), fsum: Array.from(t.fsum) };
+    },
+    angleReach,
+    unseenAngles,
     t5RelativeBucket,
     debertaLogBucket,
+    num,
+    sig,
+    group,
+  };
+  return Object.freeze({
+    ...api,
     ROPE_TYPES: Object.freeze(ROPE_TYPES.slice()),
     SCALING_KEYS: Object.freeze(SCALING_KEYS.slice()),
     HEAD_ROPE_TYPES: Object.freeze(HEAD_ROPE_TYPES.slice()),
-    // internals the page and the tests use
+    // the typed arrays the page draws from, and internals the tests use
     _internal: Object.freeze({
-      pairFrequencies, ropeInvFreqArrays, logf32, logf32Exact, floatRepr, repr, FLOAT_KEYS,
+      pairFrequencies, ropeInvFreqArrays, peTable, alibiWeights, logf32, logf32Exact, MINUS,
     }),
   });
-})(typeof window !== "undefined" ? window : globalThis);
+}

@@ -1,18 +1,20 @@
 /* posecards explorer: controls and views. Every number drawn or printed here is computed on
- * the page by window.posecards (explore_math.js) from the current controls. */
+ * the page by window.posecards (math.js, built from the payload Python writes) from the
+ * current controls. */
 (function () {
   "use strict";
-  const P = window.posecards;
-  const M = P._internal;
   const DATA = JSON.parse(document.getElementById("explore-data").textContent);
+  const P = posecardsMath(DATA.math); // eslint-disable-line no-undef
+  window.posecards = P;
+  const M = P._internal;
   const $ = (id) => document.getElementById(id);
   const HEAT_MAX_POSITIONS = DATA.limits.heat_positions;
   // device pixels per heatmap column and row at least: fewer beat into false stripes (moiré)
-  const HEAT_MIN_COLUMN_PX = 2.4, HEAT_MIN_ROW_PX = 1.3;
+  const HEAT_MIN_COLUMN_PX = DATA.limits.heat_column_px, HEAT_MIN_ROW_PX = DATA.limits.heat_row_px;
   const ATTN_MAX_POSITIONS = DATA.limits.attention_positions;
 
   // ------------------------------------------------------------------------------------------
-  // text: strings from cards/explore.toml, numbers formatted here
+  // text: strings from cards/explore.toml, numbers formatted as posecards/formatting.py does
   // ------------------------------------------------------------------------------------------
   let lang = DATA.lang;
   const t = (id) => DATA.strings[id][lang];
@@ -22,30 +24,8 @@
       return values[k];
     });
   }
-  const MINUS = "\u2212";
-  function group(x) {
-    const s = Math.round(Math.abs(x)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-    return (x < 0 && Math.round(x) !== 0 ? MINUS : "") + s;
-  }
-  function num(x, digits) {
-    const s = x.toFixed(digits);
-    if (Number(s) === 0) return s.replace("-", "");
-    return s.replace("-", MINUS);
-  }
-  /** significant digits, grouped: sig(62831.85) -> "62,800", sig(0.012345) -> "0.0123" */
-  function sig(x, digits = 3) {
-    if (x === 0) return "0";
-    if (!Number.isFinite(x)) return x > 0 ? "∞" : MINUS + "∞";
-    const exp = Math.floor(Math.log10(Math.abs(x)));
-    if (exp >= 15 || exp < -5) {
-      const m = x / Math.pow(10, exp);
-      const sup = String(exp).replace("-", "⁻").replace(/\d/g, (d) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[d]);
-      return num(m, digits - 1) + "×10" + sup;
-    }
-    const dec = Math.max(0, digits - 1 - exp);
-    const r = Number(x.toFixed(dec));
-    return Math.abs(r) >= 1000 ? group(r) : num(r, dec);
-  }
+  const MINUS = M.MINUS;
+  const group = P.group, num = P.num, sig = P.sig;
 
   // ------------------------------------------------------------------------------------------
   // controls -> state
@@ -53,6 +33,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
+    "test",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -73,6 +54,7 @@
       partial: Number(v("partial")),
       factor: Number(v("factor")),
       orig: Math.round(Math.pow(2, Number(v("orig")))),
+      test: Math.round(Math.pow(2, Number(v("test")))),
       betaFast: Number(v("beta-fast")),
       betaSlow: Number(v("beta-slow")),
       truncate: $("truncate").checked,
@@ -83,12 +65,79 @@
       nb: Number(v("nb")),
       md: Number(v("md")),
       bidir: $("bidir").checked,
+      // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
+      extra: preset ? presetExtra(preset) : {},
+      partialInDefault: preset ? preset.partial_in_default : true,
     };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // presets: a published model's rope_parameters as posecards reads them (render/explore.presets)
+  // ------------------------------------------------------------------------------------------
+  const PRESETS = Object.fromEntries(DATA.presets.map((p) => [p.id, p]));
+  // rope_parameters keys a control holds, and how to set it (and read it back) from a value
+  const HELD = {
+    rope_type: ["rope-type", (v) => v, (s) => s.ropeType],
+    rope_theta: ["base", (v) => v, (s) => s.base],
+    partial_rotary_factor: ["partial", (v) => v, (s) => s.partial],
+    factor: ["factor", (v) => v, (s) => s.factor],
+    original_max_position_embeddings: ["orig", (v) => Math.log2(v), (s) => s.orig],
+    beta_fast: ["beta-fast", (v) => v, (s) => s.betaFast],
+    beta_slow: ["beta-slow", (v) => v, (s) => s.betaSlow],
+    low_freq_factor: ["low-ff", (v) => v, (s) => s.lowFF],
+    high_freq_factor: ["high-ff", (v) => v, (s) => s.highFF],
+  };
+  const PRESET_CONTROLS = ["base-exp", "base", "d", "layout", "rope-type", "partial", "factor",
+    "orig", "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff"];
+  let preset = null;
+  function presetExtra(p) {
+    const out = {};
+    for (const [k, v] of Object.entries(p.parameters)) {
+      if (!(k in HELD) && !["type", "truncate"].includes(k)) out[k] = v;
+    }
+    return out;
+  }
+  function presetLabel(p) {
+    return t(p.model) + (p.kind === "k_rope" ? "" : " — " + t(p.kind));
+  }
+  function presetNote() {
+    const el = $("preset-note");
+    if (!preset) {
+      el.textContent = t("preset_own_note");
+      return;
+    }
+    const keys = [`head_dim ${preset.head_dim}`, ...Object.entries(preset.parameters).map(([k, v]) => `${k} ${v}`),
+      `${t("c_layout")} ${preset.layout}`];
+    let text = fill("preset_note", { model: presetLabel(preset), source: preset.source, keys: keys.join(", ") });
+    const s = readState();
+    const off = Object.entries(preset.parameters).filter(([k, v]) => k in HELD && HELD[k][2](s) !== v).map(([k]) => k);
+    if (s.d !== preset.head_dim) off.push("head_dim");
+    if (off.length) text += " " + fill("preset_inexact", { keys: off.join(", ") });
+    el.textContent = text;
+  }
+  function applyPreset(id) {
+    preset = PRESETS[id] || null;
+    if (preset) {
+      const pr = preset.parameters;
+      for (const [k, [ctl, toValue]] of Object.entries(HELD)) if (k in pr) $(ctl).value = String(toValue(pr[k]));
+      // keys the config leaves out: what transformers then uses (no factor: 1; YaRN's betas)
+      if (!("partial_rotary_factor" in pr)) $("partial").value = "1";
+      if (!("factor" in pr)) $("factor").value = "1";
+      if (!("beta_fast" in pr)) $("beta-fast").value = String(DATA.math.yarn_defaults.beta_fast);
+      if (!("beta_slow" in pr)) $("beta-slow").value = String(DATA.math.yarn_defaults.beta_slow);
+      $("rope-type").value = pr.rope_type || pr.type || "default";
+      $("base-exp").value = String(Math.log10(pr.rope_theta));
+      $("d").value = String(preset.head_dim);
+      $("layout").value = preset.layout;
+      $("truncate").checked = "truncate" in pr ? Boolean(pr.truncate) : true;
+    }
+    update();
+    presetNote();
   }
 
   /** The Hugging Face rope_parameters dict (head_inv_freq's) and the call the views make. */
   function ropeCall(s) {
-    const sc = { rope_type: s.ropeType, rope_theta: s.base };
+    const sc = { ...s.extra, rope_type: s.ropeType, rope_theta: s.base };
     if (s.partial !== 1 || s.ropeType === "proportional") sc.partial_rotary_factor = s.partial;
     if (s.ropeType !== "default") sc.factor = s.factor;
     if (["yarn", "longrope", "llama3"].includes(s.ropeType)) sc.original_max_position_embeddings = s.orig;
@@ -109,7 +158,7 @@
     }
     const seqLen = ["dynamic", "longrope"].includes(s.ropeType) ? s.ctx : null;
     const mpe = s.ropeType === "dynamic" ? s.orig : null;
-    return { scaling: sc, seqLen, mpe };
+    return { scaling: sc, seqLen, mpe, partialInDefault: s.partialInDefault };
   }
 
   function syncControls() {
@@ -117,7 +166,7 @@
     const rt = $("rope-type").value;
     const show = {
       factor: rt !== "default",
-      orig: ["dynamic", "yarn", "longrope", "llama3"].includes(rt),
+      orig: true, // the RoPE view's training length, whatever the scaling
       "beta-fast": rt === "yarn",
       "beta-slow": rt === "yarn",
       truncate: rt === "yarn",
@@ -144,6 +193,7 @@
     out("partial", num(s.partial, 2));
     out("factor", sig(s.factor));
     out("orig", group(s.orig));
+    out("test", group(s.test));
     out("beta-fast", sig(s.betaFast));
     out("beta-slow", sig(s.betaSlow));
     out("low-ff", sig(s.lowFF));
@@ -204,7 +254,11 @@
     });
   }
   /** The canvas cleared, with a 2-D context in CSS pixels (no layout is read here). */
+  // values on hover: every line drawn on a canvas (polyline) is kept with its scale, and the
+  // values nearest the pointer are shown beside it
+  const traces = new Map(); // canvas -> {axes: [x label, y label], lines: [{xs, ys, X, color}]}
   function surface(cv) {
+    traces.set(cv, { axes: ["", ""], lines: [] });
     const { w, h, dpr } = sizes.get(cv);
     const g = cv.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -290,6 +344,8 @@
     g.textAlign = "center";
     g.textBaseline = "bottom";
     if (x.label) g.fillText(x.label, (box.x0 + box.x1) / 2, h - 2);
+    const trace = traces.get(g.canvas);
+    if (trace) trace.axes = [x.label || "x", y.label || "y"];
     if (y.label) {
       g.save();
       g.translate(12, (box.y0 + box.y1) / 2);
@@ -307,6 +363,8 @@
     g.clip();
   }
   function polyline(g, xs, ys, X, Y, color, width = 2, dash = []) {
+    const tr = traces.get(g.canvas);
+    if (tr) tr.lines.push({ xs, ys, X, color });
     g.strokeStyle = color;
     g.lineWidth = width;
     g.setLineDash(dash);
@@ -351,40 +409,11 @@
     views.push({ id, deps, draw, last: null });
   }
 
-  /** sin(p·ω_i), cos(p·ω_i) for p = 0..n-1, every pair, for drawing only: each step rotates
-   * the previous one (angle addition) and every 64th is computed afresh, so the error stays
-   * below 1e-13, far under a colour step or a pixel. Every number printed on the page comes
-   * from window.posecards. */
+  // the heatmap's and profile's table (math.js's peTable), kept while its inputs stay
   let table = null;
   function peTable(d, base, n, rows) {
-    // rows: sorted positions whose (sin, cos) the heatmap shows; the profile f(k) needs the
-    // cosines of every k < n, summed over the pairs
     const key = `${d}|${base}|${n}|${rows.join(",")}`;
-    if (table && table.key === key) return table;
-    const omega = M.pairFrequencies(d, base);
-    const half = omega.length;
-    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
-    const fsum = new Float64Array(n);
-    for (let i = 0; i < half; i++) {
-      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
-      let c = 1, sn = 0, r = 0;
-      for (let p = 0; p < n; p++) {
-        if ((p & 63) === 0) {
-          c = Math.cos(p * w);
-          sn = Math.sin(p * w);
-        }
-        fsum[p] += c;
-        while (r < rows.length && rows[r] === p) {
-          pe[r * d + 2 * i] = sn;
-          pe[r * d + 2 * i + 1] = c;
-          r++;
-        }
-        const c2 = c * cw - sn * sw;
-        sn = sn * cw + c * sw;
-        c = c2;
-      }
-    }
-    table = { key, pe, fsum, half, n };
+    if (!table || table.key !== key) table = { key, ...M.peTable(d, base, n, rows) };
     return table;
   }
   let lut = null;
@@ -560,7 +589,7 @@
       const c = ropeCall(s);
       try {
         // head_inv_freq: the rotated pairs only (partial), zeros for pairs that never turn
-        scaled = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen).invFreq.filter((w) => w > 0).map((w) => (2 * Math.PI) / w);
+        scaled = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault).invFreq.filter((w) => w > 0).map((w) => (2 * Math.PI) / w);
       } catch (e) {
         err = e;
       }
@@ -619,10 +648,11 @@
     const args = [String(s.d), JSON.stringify(shown).replace(/"(\[[^\]]*\])"/g, "$1")];
     if (c.mpe !== null) args.push(`max_position_embeddings=${c.mpe}`);
     if (c.seqLen !== null) args.push(`seq_len=${c.seqLen}`);
+    if (!c.partialInDefault) args.push("partial_in_default=False");
     $("call-scaling").textContent = `head_inv_freq(${args.join(", ")})`;
     let res, base;
     try {
-      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen);
+      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault);
       // unscaled: the same rotated pairs (proportional: the whole head's ladder)
       const p = s.ropeType === "proportional" ? 1 : s.partial;
       base = P.headInvFreq(s.d, { rope_type: "default", rope_theta: s.base, partial_rotary_factor: p }).invFreq;
@@ -656,7 +686,7 @@
     }
     const kept = ratio.filter((r) => r === 1).length;
     let text = fill("scaling_readout", {
-      af: num(res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
+      af: num(res.attentionFactor, 4), af2: num(res.attentionFactor * res.attentionFactor, 4), hi: sig(ratio[0], 4), lo: sig(ratio[ratio.length - 1], 4),
       kept: String(kept), pairs: String(ratio.length),
     });
     if (still) text += " " + fill("scaling_still", { n: String(still) });
@@ -664,14 +694,125 @@
     cv.setAttribute("aria-label", t("scaling_title"));
   });
 
-  function alibiWeights(m, n) {
-    // last query i = n-1 over keys j = 0..i with equal content: w_δ ∝ exp(-m·δ), δ = i - j
-    const w = new Float64Array(n);
-    let z = 0;
-    for (let d = 0; d < n; d++) z += w[d] = Math.exp(-m * d);
-    for (let d = 0; d < n; d++) w[d] /= z;
-    return w;
-  }
+  // RoPE: q and k turning, the score against distance, the angles never seen in training
+  let ropeDrawn = "";
+  view("rope", ["base", "d", "p", "k", "orig", "test", "rope"], (s) => {
+    const c = ropeCall(s);
+    let res, plain;
+    try {
+      res = P.headInvFreq(s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault);
+      // the training frequencies: the same rotated pairs, no scaling
+      const p = s.ropeType === "proportional" ? 1 : s.partial;
+      plain = P.headInvFreq(s.d, { rope_type: "default", rope_theta: s.base, partial_rotary_factor: p }).invFreq;
+    } catch (e) {
+      showError($("ro-rope"), e);
+      return;
+    }
+    const n = plain.length; // turning pairs (proportional: the rest has frequency 0)
+    const theta = res.invFreq.slice(0, n); // (pairs,) scaled
+    const af2 = res.attentionFactor * res.attentionFactor;
+    const typeName = s.ropeType === "default" ? "default" : `${s.ropeType} ×${sig(s.factor)}`;
+    // q at m = p + k and k at n = p: three pairs (fastest, middle, slowest)
+    {
+      const cv = $("cv-turn"), sf = surface(cv), g = sf.g;
+      const m = s.p + s.k, pairs = [0, Math.floor((n - 1) / 2), n - 1];
+      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 48) / 2 - 6);
+      pairs.forEach((i, j) => {
+        const cx = j * cw + cw / 2, cy = 6 + rad;
+        g.strokeStyle = colors.edge;
+        g.lineWidth = 1.5;
+        g.beginPath();
+        g.arc(cx, cy, rad, 0, 2 * Math.PI);
+        g.stroke();
+        for (const [pos, color] of [[m, colors.accent], [s.p, colors.warn]]) {
+          const a = pos * theta[i];
+          g.strokeStyle = color;
+          g.lineWidth = 3;
+          g.beginPath();
+          g.moveTo(cx, cy);
+          g.lineTo(cx + rad * Math.cos(a), cy - rad * Math.sin(a));
+          g.stroke();
+        }
+        const rel = (s.k * theta[i]) % (2 * Math.PI);
+        g.font = FONT;
+        g.textAlign = "center";
+        g.textBaseline = "top";
+        g.fillStyle = colors.text;
+        g.fillText(fill("rope_clock", { i: String(i) }), cx, cy + rad + 6);
+        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 24);
+      });
+      label(g, "q", 6, 22, colors.accent, "left", "bottom");
+      label(g, "k", 22, 22, colors.warn, "left", "bottom");
+    }
+    // the plots below do not depend on p and k: kept while only those move
+    const heavy = JSON.stringify([c, s.d, s.base, s.orig, s.test, lang, sizes.get($("cv-score")).w]);
+    if (!force && heavy === ropeDrawn) return;
+    ropeDrawn = heavy;
+    // the score against distance r = m - n: (1/pairs) Σ cos(r θ_i), times the factor squared
+    {
+      const cv = $("cv-score"), sf = surface(cv), g = sf.g;
+      const T = s.test, pts = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
+      const rs = Array.from({ length: pts }, (_, j) => Math.round((j * (T - 1)) / (pts - 1)));
+      const score = (th, f) => rs.map((r) => {
+        let acc = 0;
+        for (let i = 0; i < n; i++) acc += Math.cos(r * th[i]);
+        return (f * acc) / n;
+      });
+      const a = score(plain, 1), b = score(theta, af2);
+      const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance_mn") }, {
+        lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
+      });
+      clip(g, fr.box);
+      polyline(g, rs, a, fr.X, fr.Y, colors.muted, 2);
+      polyline(g, rs, b, fr.X, fr.Y, colors.accent, 2);
+      g.strokeStyle = colors.warn;
+      g.setLineDash([6, 4]);
+      g.beginPath();
+      g.moveTo(fr.X(Math.min(s.orig, T - 1)), fr.box.y0);
+      g.lineTo(fr.X(Math.min(s.orig, T - 1)), fr.box.y1);
+      g.stroke();
+      g.setLineDash([]);
+      g.restore();
+      label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(Math.min(s.orig, T - 1)) + 4, fr.box.y0 + 4, colors.warn, "left", "top");
+      label(g, t("rope_plain"), fr.box.x1 - 4, fr.box.y0 + 4, colors.muted, "right", "top");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 26, colors.accent, "right", "top");
+    }
+    // the arc each pair reaches: in training (plain θ over L) and at T, plain and scaled
+    const train = P.angleReach(plain, s.orig);
+    const test0 = P.angleReach(plain, s.test), test1 = P.angleReach(theta, s.test);
+    const unseen0 = P.unseenAngles(plain, plain, s.orig, s.test);
+    const unseen1 = P.unseenAngles(plain, theta, s.orig, s.test);
+    {
+      const cv = $("cv-unseen"), sf = surface(cv), g = sf.g;
+      const ks = Array.from({ length: n }, (_, i) => i);
+      const fr = frame(sf, { lo: 0, hi: Math.max(1, n - 1), label: t("ax_pair_speed") }, { lo: 0, hi: 2 * Math.PI * 1.08, label: t("ax_angle") });
+      clip(g, fr.box);
+      // the angles never seen: between the training arc and the test arc
+      g.fillStyle = colors.warn;
+      g.globalAlpha = 0.25;
+      g.beginPath();
+      ks.forEach((i) => g.lineTo(fr.X(i), fr.Y(test0[i])));
+      for (let i = n - 1; i >= 0; i--) g.lineTo(fr.X(i), fr.Y(train[i]));
+      g.fill();
+      g.globalAlpha = 1;
+      polyline(g, ks, train, fr.X, fr.Y, colors.text, 3);
+      polyline(g, ks, test0, fr.X, fr.Y, colors.warn, 2, [6, 4]);
+      polyline(g, ks, test1, fr.X, fr.Y, colors.accent, 2);
+      g.restore();
+      label(g, t("rope_train"), fr.box.x0 + 6, fr.box.y1 - 4, colors.text, "left", "bottom");
+      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 26, colors.warn, "left", "bottom");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 48, colors.accent, "left", "bottom");
+    }
+    const count = (u) => u.filter((x) => x > DATA.unseen_min).length; // card 4's rule
+    readout($("ro-rope"), fill("rope_readout", {
+      L: group(s.orig), T: group(s.test), pairs: String(n), n0: String(count(unseen0)), n1: String(count(unseen1)),
+      a0: num(Math.max(...unseen0), 2), a1: num(Math.max(...unseen1), 2), type: typeName, af2: num(af2, 4),
+      min: String(DATA.unseen_min),
+    }));
+    for (const id of ["cv-turn", "cv-score", "cv-unseen"]) $(id).setAttribute("aria-label", t("rope_title"));
+  });
+
+  const alibiWeights = M.alibiWeights;
 
   view("alibi", ["heads", "head", "ctx"], (s) => {
     const slopes = P.alibiSlopes(s.heads);
@@ -801,6 +942,8 @@
   }
   let force = true;
   let playing = false;
+  let hashReady = false; // the URL fragment is written from the first full update on
+  let hashTimer = 0;
   const timings = {};
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
@@ -820,12 +963,23 @@
       }
     }
     force = false;
+    if (hashReady) {
+      // the fragment once the controls rest (history.replaceState is slow for every move)
+      clearTimeout(hashTimer);
+      hashTimer = setTimeout(writeHash, 150);
+    }
   }
 
   function applyLang() {
     document.documentElement.lang = lang === "zh" ? "zh-Hans" : "en";
     for (const el of document.querySelectorAll("[data-s]")) el.textContent = t(el.dataset.s);
     document.title = t("page_title");
+    for (const o of $("preset").options) if (o.value) o.textContent = presetLabel(PRESETS[o.value]);
+    for (const a of document.querySelectorAll("a[data-card]")) {
+      a.textContent = fill("card_link", { n: a.dataset.card });
+      a.href = `${lang}/${DATA.card_pages[a.dataset.card]}`;
+    }
+    presetNote();
     $("play").textContent = t(playing ? "pause" : "play");
     force = true;
   }
@@ -847,6 +1001,17 @@
     $(id).addEventListener("input", update);
     $(id).addEventListener("change", update);
   }
+  // a control of the preset moved by hand: the settings are the user's own from now on
+  for (const id of PRESET_CONTROLS) {
+    $(id).addEventListener("input", () => {
+      if (!preset) return;
+      preset = null;
+      $("preset").value = "";
+      presetNote();
+      update();
+    });
+  }
+  $("preset").addEventListener("change", () => applyPreset($("preset").value));
   $("lang").addEventListener("change", () => {
     lang = $("lang").value;
     applyLang();
@@ -888,24 +1053,109 @@
     const row = narrow.matches && e.target.closest("[data-views]");
     if (!row) return;
     const top = $("controls").getBoundingClientRect().top;
-    const pics = row.dataset.views.split(" ").map((v) => $(`v-${v}`).querySelector("canvas"));
+    // "view" (its first picture) or "view:canvas"
+    const pics = row.dataset.views.split(" ").map((v) => {
+      const [sec, cv] = v.split(":");
+      return cv ? $(`cv-${cv}`) : $(`v-${sec}`).querySelector("canvas");
+    });
     const shown = (c) => { const r = c.getBoundingClientRect();
       return Math.min(r.bottom, top) - Math.max(r.top, 0) >= r.height / 2; };
     if (pics.some(shown)) return;
     const r = pics[0].getBoundingClientRect();
     scrollBy(0, r.height > top ? r.top : r.bottom - top + 8);
   }
+  // the state in the URL fragment (#d=128&rope-type=llama3&preset=...): every control that is
+  // not at its default, by its id and own value; a copied link reopens it (nothing is loaded)
+  const STATE_IDS = ["lang", "theme", ...CONTROL_IDS, "preset"];
+  const isBox = (el) => el.type === "checkbox";
+  const initial = (el) => (isBox(el) ? String(el.defaultChecked)
+    : el.tagName === "SELECT" ? ([...el.options].find((o) => o.defaultSelected) || el.options[0]).value
+      : el.defaultValue);
+  const current = (el) => (isBox(el) ? String(el.checked) : el.value);
+  let hashWritten = "";
+  function writeHash() {
+    const q = new URLSearchParams();
+    for (const id of STATE_IDS) {
+      const el = $(id);
+      const value = id === "lang" ? lang : id === "theme" ? document.body.dataset.theme : current(el);
+      const start = id === "lang" ? DATA.lang : id === "theme" ? DATA.theme : initial(el);
+      if (value !== start) q.set(id, value);
+    }
+    hashWritten = q.toString() ? "#" + q.toString() : "";
+    if (location.hash !== hashWritten) history.replaceState(null, "", hashWritten || location.pathname + location.search);
+  }
+  function readHash() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    for (const id of STATE_IDS) {
+      const el = $(id);
+      const value = q.has(id) ? q.get(id) : id === "lang" ? DATA.lang : id === "theme" ? DATA.theme : initial(el);
+      if (isBox(el)) el.checked = value === "true";
+      else el.value = value;
+    }
+    if (Number($("base").value) > 1) $("base-exp").value = String(Math.log10(Number($("base").value)));
+    preset = PRESETS[$("preset").value] || null;
+    if (!preset) $("preset").value = "";
+    // a preset alone (a card's link): its controls as choosing it sets them
+    const setsControls = preset && !PRESET_CONTROLS.some((id) => q.has(id));
+    lang = $("lang").value in DATA.strings.page_title ? $("lang").value : DATA.lang;
+    $("lang").value = lang;
+    if (!["light", "dark"].includes($("theme").value)) $("theme").value = DATA.theme;
+    applyTheme($("theme").value);
+    applyLang();
+    measure();
+    if (setsControls) applyPreset(preset.id);
+    else update();
+  }
+  window.addEventListener("hashchange", () => {
+    if (location.hash !== hashWritten) readHash();
+  });
+  $("reset").addEventListener("click", () => {
+    history.replaceState(null, "", location.pathname + location.search);
+    if (playing) $("play").click();
+    readHash();
+    writeHash();
+  });
+  const tip = $("tip");
+  function hover(e) {
+    const tr = traces.get(e.target);
+    if (!tr || !tr.lines.length) return (tip.hidden = true);
+    const r = e.target.getBoundingClientRect(), px = e.clientX - r.left;
+    const rows = tr.lines.map(({ xs, ys, X, color }) => {
+      let best = 0;
+      for (let i = 1; i < xs.length; i++) if (Math.abs(X(xs[i]) - px) < Math.abs(X(xs[best]) - px)) best = i;
+      return [xs[best], ys[best], color];
+    });
+    tip.replaceChildren(...rows.map(([x, y, color], i) => {
+      const line = document.createElement("div");
+      const mark = document.createElement("span");
+      mark.className = "mark";
+      mark.style.background = color;
+      const xs = Number.isInteger(x) ? group(x) : sig(x, 4);
+      line.append(mark, `${i ? "" : tr.axes[0] + " " + xs + " · "}${tr.axes[1]} ${sig(y, 4)}`);
+      return line;
+    }));
+    tip.hidden = false;
+    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
+    tip.style.top = `${e.clientY + 14}px`;
+  }
+  for (const cv of document.querySelectorAll("canvas")) {
+    cv.addEventListener("pointermove", hover);
+    cv.addEventListener("pointerleave", () => (tip.hidden = true));
+  }
   $("controls").addEventListener("focusin", showView);
   $("controls").addEventListener("input", showView);
   $("lang").value = lang;
   $("theme").value = DATA.theme;
-  applyTheme(DATA.theme);
-  applyLang();
-  measure();
-  update();
+  hashReady = true;
+  readHash(); // the link's state, or every default
 
   // for the benchmark and tests: time one full redraw of every view
   window.posecardsExplorer = Object.freeze({
+    /** the head_inv_freq call of the RoPE views now: [head_dim, parameters, mpe, seq_len, partial_in_default] */
+    ropeCall() {
+      const s = readState(), c = ropeCall(s);
+      return [s.d, c.scaling, c.mpe, c.seqLen, c.partialInDefault];
+    },
     redrawAll() {
       force = true;
       const t0 = performance.now();
