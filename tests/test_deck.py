@@ -336,7 +336,7 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--cards", "9"], "--cards: unknown value '9'"),
+        (["--cards", "99"], "--cards: unknown value '99'"),
         (["--format", "docx"], "--format: unknown value 'docx'"),
         (["--lang", "fr"], "--lang: unknown value 'fr'"),
         (["--theme", "pink"], "--theme: unknown value 'pink'"),
