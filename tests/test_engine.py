@@ -87,9 +87,11 @@ def test_card_1_in_chinese_starts_after_english_in_build_and_deck() -> None:
     # the plan's order: one language after the other, so that a language's pages are made
     # while the next one is drawn: they need its cards (and the first language's: formulas)
     assert names.index("card 7 (en)") < names.index("card 1 (zh)")
-    assert set(build.unit("pages (en)").needs) == {f"card {c} (en)" for c in range(1, 8)}
+    assert set(build.unit("pages (en)").needs) == {
+        f"card {c} (en)" for c in (1, 2, 3, 4, 5, 6, 7, 9)
+    }
     assert set(build.unit("pages (zh)").needs) == {
-        f"card {c} ({lang})" for c in range(1, 8) for lang in ("en", "zh")
+        f"card {c} ({lang})" for c in (1, 2, 3, 4, 5, 6, 7, 9) for lang in ("en", "zh")
     }
     assert build.unit("index").needs == ("pages (en)", "pages (zh)")
     deck = plan_deck_build(DeckConfig())

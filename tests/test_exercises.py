@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import transformers as T
 from markupsafe import Markup
 from transformers.models.bloom.modeling_bloom import build_alibi_tensor
 
@@ -214,6 +215,30 @@ def _bfloat16_position() -> list[str]:
     return [f"{n}", grouped(stored), fixed(abs(stored - 4001), 1)]
 
 
+def _resize_first_patch() -> list[str]:
+    # torch's area_pixel_compute_source_index (cubic, align_corners=False): (i + 1/2) n_in/n_out - 1/2;
+    # the same map as torch's linear resize (which reproduces a ramp exactly away from the border)
+    ramp = torch.arange(16, dtype=torch.float64)[None, None, None, :]
+    out = torch.nn.functional.interpolate(ramp, size=(1, 40), mode="bilinear", align_corners=False)
+    coords = (torch.arange(40, dtype=torch.float64) + 0.5) * 16 / 40 - 0.5
+    assert torch.allclose(out[0, 0, 0, 3:37], coords[3:37])
+    return ["0", fixed(float(coords[0]), 2)]
+
+
+def _video_interval() -> list[str]:
+    with torch.device("meta"):
+        model = T.AutoModel.from_config(T.AutoConfig.for_model("qwen2_5_vl"))
+    vc = model.config.vision_config
+    per_grid = vc.temporal_patch_size / 3.0  # seconds per temporal patch at 3 fps
+    ids, _ = model.get_rope_index(
+        torch.zeros(1, 4, dtype=torch.long),
+        torch.tensor([[2, 2, 2, 2]]),
+        video_grid_thw=torch.tensor([[4, 2, 2]]),
+        second_per_grid_ts=torch.tensor([per_grid]),
+    )
+    return [fixed(vc.tokens_per_second * per_grid, 3), f"{int(ids[0, 0, 3])}"]
+
+
 def _alibi_twelve_heads() -> list[str]:
     return [fixed(_bloom_slopes(12)[8], 4), fixed(2 ** (-8 * 9 / 12), 4)]
 
@@ -226,6 +251,7 @@ EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
     5: {"guessing-loss": _guessing_loss, "perplexity-ratio": _perplexity_ratio},
     6: {"mla-cache": _mla_cache, "scout-temperature": _scout_temperature},
     7: {"bfloat16-position": _bfloat16_position, "alibi-twelve-heads": _alibi_twelve_heads},
+    9: {"resize-first-patch": _resize_first_patch, "video-interval": _video_interval},
 }
 
 

@@ -363,8 +363,8 @@ def test_placeholders_command_lists_values_and_choices() -> None:
     assert "num(2) -> " in out and "{{" not in out
     assert "takeaways.alibi: " in out and "(offers held, not-held)" in out
     assert "deck.toml line" in out and "panels.c5-rope-scaling.pitfall: " in out
-    bad = run("placeholders", "9")
-    assert bad.returncode == 2 and bad.stderr.startswith("posecards: error: unknown card 9")
+    bad = run("placeholders", "99")
+    assert bad.returncode == 2 and bad.stderr.startswith("posecards: error: unknown card 99")
 
 
 # --- sources (issue 23): every card names its papers, as text --------------------------------

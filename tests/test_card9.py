@@ -1,0 +1,239 @@
+"""Card 9 (position in images, across scales and in time): ids, text, and every number of its
+panels recomputed with the transformers 5.23.0 module that computes it (or torch, for SE/CBAM
+and zero padding, which transformers does not have). The math layer itself is checked in
+tests/test_vision_position.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers as T
+from transformers.models.deformable_detr.modeling_deformable_detr import DeformableDetrEncoder
+from transformers.models.detr.modeling_detr import DetrSinePositionEmbedding
+from transformers.models.dinov3_vit.modeling_dinov3_vit import DINOv3ViTRopePositionEmbedding
+from transformers.models.gemma4.modeling_gemma4 import Gemma4VisionRotaryEmbedding
+from transformers.models.pixtral.modeling_pixtral import PixtralVisionRotaryEmbedding
+from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLVisionRotaryEmbedding
+from transformers.models.swin.modeling_swin import SwinRelativePositionBias
+from transformers.models.swinv2.modeling_swinv2 import Swinv2SelfAttention
+from transformers.models.vit.modeling_vit import ViTEmbeddings
+
+from posecards.config import PEParams
+from posecards.content import CardContent
+from posecards.content.card9 import EXTRA_IDS, PANEL_IDS, compute
+from posecards.encodings.grid2d import sincos_2d_pe
+from posecards.figures.card9 import DRAW
+from posecards.render.text import fill_card, load_card_text
+
+CONFIGS = Path(__file__).resolve().parent.parent / "posecards" / "data" / "configs"
+
+
+@pytest.fixture(scope="module")
+def card() -> CardContent:
+    return compute(PEParams())
+
+
+def test_ids_match_everywhere(card: CardContent) -> None:
+    text = load_card_text(9)
+    assert list(DRAW) == list(card.figures) == list(PANEL_IDS + EXTRA_IDS)
+    assert [p.id for p in text.panels] == list(PANEL_IDS)
+    assert [p.id for p in text.figures] == list(EXTRA_IDS)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_placeholder_has_a_value(card: CardContent, lang: str) -> None:
+    filled = fill_card(load_card_text(9), lang, card.numbers)
+    assert len(filled.panels) == 6 and len(filled.takeaways) == 3 and len(filled.pitfalls) == 3
+    blob = " ".join(
+        [filled.title, filled.thesis, filled.formula_note]
+        + [" ".join(p[1:]) for p in (*filled.panels, *filled.figures)]
+        + [v for _, v in filled.takeaways + filled.pitfalls]
+    )
+    assert "{{" not in blob and "}}" not in blob
+    for needle in ("169", "2,401", "2.14", "1.32", "62", "0.577", "30.8", "0.444", "0.208"):
+        assert needle in blob, needle
+
+
+def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
+    text = load_card_text(9)
+    entries = [text.thesis, text.formula_note, *(v for _, v in text.takeaways + text.pitfalls)]
+    entries += [
+        b for p in (*text.panels, *text.figures) for b in (p.alt, p.caption) if b is not None
+    ]
+    entries += list(text.labels.values())
+    allowed = {"0", "1", "2", "3", "4", "5", "6"}  # panel numbers, "3 × 3", "[−1, 1]"
+    names = (
+        r"Qwen2(\.5)?-VL|Gemma 4|DINOv3|Swin v2|2-D|align_corners=(False|True)|\(v2\)|v2|"
+        r"strides 8, 16, 32 and 64|步长 8、16、32、64|0\.01|MLP|q/k"
+    )
+    for entry in entries:
+        for lang in ("en", "zh"):
+            bare = re.sub(r"\{\{.*?\}\}", "", entry.get(lang))
+            bare = re.sub(names, "", bare)
+            found = set(re.findall(r"\d+(?:\.\d+)?", bare)) - allowed
+            assert not found, (entry.en[:50], lang, found)
+
+
+def test_formula_renders() -> None:
+    from matplotlib.mathtext import MathTextParser
+
+    MathTextParser("path").parse(load_card_text(9).formula_tex)
+
+
+# --- panel 1: ViTEmbeddings.interpolate_pos_encoding ------------------------------------------
+
+
+def test_vit_numbers_are_vits(card: CardContent) -> None:
+    n = card.numbers
+    d, a, b = n["vit_d"], n["vit_in"], n["vit_out"]
+    emb = ViTEmbeddings(T.ViTConfig(image_size=a * 16, patch_size=16, hidden_size=d)).double()
+    table = np.concatenate([np.zeros((1, d)), sincos_2d_pe(a, a, d, 10000.0)])
+    with torch.no_grad():
+        emb.position_embeddings.copy_(torch.tensor(table)[None])
+    dummy = torch.zeros(1, 1 + b * b, d, dtype=torch.float64)
+    off = emb.interpolate_pos_encoding(dummy, b * 16, b * 16)[0, 1:].detach()
+    grid = torch.tensor(table[1:]).reshape(1, a, a, d).permute(0, 3, 1, 2)
+    on = torch.nn.functional.interpolate(grid, size=(b, b), mode="bicubic", align_corners=True)
+    on = on.permute(0, 2, 3, 1).reshape(-1, d)
+    assert float((off - on).abs().max()) == pytest.approx(n["vit_corners_max"], rel=1e-9)
+    # the fastest frequency's columns: sin and cos of x, sin and cos of y
+    q = d // 4
+    fresh = torch.tensor(sincos_2d_pe(b, b, d, 10000.0))
+    assert float((off - fresh).pow(2).mean().sqrt()) == pytest.approx(n["vit_fresh_rms"], rel=1e-9)
+    cols = [0, q, 2 * q, 3 * q]
+    diff = (off - on)[:, cols]
+    assert float(diff.pow(2).mean().sqrt()) == pytest.approx(n["vit_corners_fast"], rel=1e-9)
+    assert n["vit_edge_shift"] == pytest.approx(0.5 * a / b - 0.5 + 0.5, abs=0.5)  # bounded
+    assert n["vit_edge_shift"] == pytest.approx(abs(0.5 * a / b - 0.5))
+
+
+# --- panel 2: Swin and Swin v2 -----------------------------------------------------------------
+
+
+def test_swin_numbers_are_swins(card: CardContent) -> None:
+    n = card.numbers
+    m = n["swin_window"]
+    bias = SwinRelativePositionBias(num_heads=2, window_size=(m, m))
+    assert bias.relative_position_bias_table.shape[0] == n["swin_entries"] == 169
+    assert bias.relative_position_index.numel() == n["swin_pairs"]
+    cfg = T.Swinv2Config(embed_dim=8, num_heads=[2], depths=[1])
+    small, large = n["swinv2_small"], n["swinv2_large"]
+    ref_s = Swinv2SelfAttention(cfg, 8, 2, small).relative_coords_table.double().numpy()
+    ref_l = Swinv2SelfAttention(cfg, 8, 2, large, [small, small]).relative_coords_table
+    reach = float(ref_l.double().max()) / float(ref_s.max())
+    assert reach == pytest.approx(n["swinv2_log_reach"], rel=1e-6)
+    assert n["swinv2_lin_reach"] == pytest.approx((large - 1) / (small - 1))
+
+
+# --- panel 3: the four rotary modules ------------------------------------------------------------
+
+
+def _step_from_module(name: str, d: int, base: float, grid: int) -> tuple[np.ndarray, np.ndarray]:
+    """(angle per step down, per step right) of every slot, read from the module's cos/sin."""
+    if name == "normalised":
+        cfg = T.DINOv3ViTConfig(
+            hidden_size=d * 2, num_attention_heads=2, patch_size=1, rope_theta=base
+        )
+        cos, sin = DINOv3ViTRopePositionEmbedding(cfg).eval()(torch.zeros(1, 3, grid, grid))
+        ang = torch.atan2(sin, cos).double().numpy().reshape(grid, grid, d)
+        wrap = lambda x: (x + np.pi) % (2 * np.pi) - np.pi  # noqa: E731
+        return np.abs(wrap(ang[1, 0] - ang[0, 0])), np.abs(wrap(ang[0, 1] - ang[0, 0]))
+    pos = torch.tensor([[1, 0], [0, 1]])
+    if name == "axial":
+        cfg = T.Qwen2_5_VLConfig().vision_config
+        cfg.hidden_size, cfg.num_heads = d * 2, 2
+        cfg.rope_parameters = {"rope_type": "axial", "rope_theta": base}
+        cos, sin = Qwen2_5_VLVisionRotaryEmbedding(cfg)(torch.zeros(1), pos)
+    elif name == "even_odd":
+        cfg = T.PixtralVisionConfig(hidden_size=d * 2, num_attention_heads=2, head_dim=d)
+        cfg.rope_parameters = {"rope_type": "axial", "rope_theta": base}
+        cos, sin = PixtralVisionRotaryEmbedding(cfg)(torch.zeros(1), pos)
+    else:
+        cfg = T.Gemma4VisionConfig(hidden_size=d * 2, num_attention_heads=2, head_dim=d)
+        cfg.rope_parameters = {"rope_type": "axial", "rope_theta": base}
+        cos, sin = Gemma4VisionRotaryEmbedding(cfg)(torch.zeros(1), pos[None])
+        cos, sin = cos[0], sin[0]
+    ang = torch.atan2(sin, cos).double().numpy()  # angles below pi: one step of each
+    return np.abs(ang[0]), np.abs(ang[1])
+
+
+def test_rope_wavelengths_are_the_modules(card: CardContent) -> None:
+    data, n = card.figures["c9-rope-2d"], card.numbers
+    d, grid = n["rope_head_dim"], n["rope_grid"]
+    for conv in data.conventions:
+        down, right = _step_from_module(conv, d, n[f"rope_{conv}_base"], grid)
+        first = np.asarray(getattr(data, f"first_{conv}"))
+        axis = np.asarray(getattr(data, f"axis_{conv}"))
+        step = np.where(axis == 0, down[first], right[first])  # (d/2,) along the pair's axis
+        other = np.where(axis == 0, right[first], down[first])
+        np.testing.assert_allclose(2 * np.pi / step, getattr(data, f"wavelength_{conv}"), rtol=1e-5)
+        assert np.all(other < 1e-6), conv  # the other axis does not turn the pair
+    assert n["rope_slots_moved"] == 32 and n["rope_freqs_moved"] == 16
+
+
+# --- panel 4: DETR, Deformable DETR ---------------------------------------------------------------
+
+
+def test_fpn_numbers_are_detrs(card: CardContent) -> None:
+    data, n = card.figures["c9-fpn"], card.numbers
+    cells = [int(c) for c in data.cells]
+    assert cells == [100, 50, 25, 13]
+    ref = DeformableDetrEncoder.get_reference_points(
+        [(c, c) for c in cells], torch.ones(1, 4, 2, dtype=torch.float64), "cpu"
+    )
+    start = 0
+    for c, j, centre, end in zip(cells, data.index, data.centre, data.end, strict=True):
+        assert ref[0, start + int(j), 0, 0].item() == pytest.approx(centre, abs=1e-15)
+        pos = DetrSinePositionEmbedding(2, normalize=True)((1, 3, 1, c), "cpu", torch.float64)
+        u = torch.atan2(pos[0, 2, 0], pos[0, 3, 0]).numpy() % (2 * np.pi) / (2 * np.pi)
+        assert u[int(j)] == pytest.approx(end % 1.0, abs=1e-6)
+        start += c * c
+    assert [n[f"fpn_index_{s}"] for s in (8, 16, 32, 64)] == [62, 31, 15, 7]
+
+
+# --- panel 5: get_rope_index ------------------------------------------------------------------------
+
+
+def test_video_ids_are_get_rope_index(card: CardContent) -> None:
+    data = card.figures["c9-video"]
+    with torch.device("meta"):
+        model = T.AutoModel.from_config(T.AutoConfig.for_model("qwen2_5_vl"))
+    vc = model.config.vision_config
+    for k, fps in enumerate(data.fps, start=1):
+        steps = len(getattr(data, f"seconds_{k}"))
+        ids, _ = model.get_rope_index(
+            torch.zeros(1, steps, dtype=torch.long),
+            torch.tensor([[2] * steps]),
+            video_grid_thw=torch.tensor([[steps, 2, 2]]),
+            second_per_grid_ts=torch.tensor([vc.temporal_patch_size / float(fps)]),
+        )
+        np.testing.assert_array_equal(ids[0, 0].numpy(), getattr(data, f"ids_qwen25_{k}"))
+    assert card.numbers["video_tps"] == vc.tokens_per_second
+    published = json.loads((CONFIGS / "qwen2.5-vl-7b.json").read_text(encoding="utf-8"))
+    text = published.get("text_config", published)
+    section = (text.get("rope_scaling") or text.get("rope_parameters"))["mrope_section"]
+    assert card.numbers["video_time_pairs"] == section[0]
+    assert card.numbers["video_theta"] == text["rope_theta"]
+
+
+# --- panel 6: SE / CBAM / zero padding with torch ----------------------------------------------------
+
+
+def test_channel_numbers_with_torch(card: CardContent) -> None:
+    data, n = card.figures["c9-channel"], card.numbers
+    assert n["ch_se_diff"] == 0.0 and np.array_equal(data.se_before, data.se_after)
+    assert n["ch_cbam_diff"] > 0.1
+    x = torch.ones(1, 1, 16, 16, dtype=torch.float64)
+    box = torch.full((1, 1, 3, 3), 1 / 9, dtype=torch.float64)
+    for _ in range(n["band_layers"]):
+        x = torch.nn.functional.conv2d(x, box, padding=1)
+    np.testing.assert_allclose(data.band, x[0, 0].numpy(), atol=1e-15)
+    one = torch.nn.functional.conv2d(torch.ones(1, 1, 5, 5, dtype=torch.float64), box, padding=1)
+    assert (n["band_corner"], n["band_edge"]) == pytest.approx(
+        (one[0, 0, 0, 0].item(), one[0, 0, 0, 2].item())
+    )
