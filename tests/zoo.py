@@ -94,9 +94,8 @@ def _tables_outcome(config: dict[str, Any], found: Any) -> Outcome:
         ref = hf_tables(config)
     except Exception as exc:  # noqa: BLE001 -- the reference cannot drive this model
         return Outcome("unreferenced", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
-    prefix = found.measured.text_prefix
     mine = [(t["tensor"], t["shape"], t["offset"]) for t in doc["position_tables"]]
-    theirs = [(f"{prefix}{t.name}.weight", [t.rows, t.width], t.offset) for t in ref]
+    theirs = [(f"{t.name}.weight", [t.rows, t.width], t.offset) for t in ref]
     assert mine == theirs, f"posecards {mine}, transformers {theirs}"
     assert doc["position_table"] == doc["position_tables"][0]
     assert doc["layers"] == [] and doc["num_layers"] is None and doc["softmax_scale"] is None
@@ -116,9 +115,8 @@ def _biases_outcome(config: dict[str, Any], found: Any, doc: dict[str, Any]) -> 
         ref = hf_biases(config)
     except Exception as exc:  # noqa: BLE001 -- the reference cannot drive this model
         return Outcome("unreferenced", f"{type(exc).__name__}: {exc}".splitlines()[0][:160])
-    prefix = found.measured.text_prefix
     mine = doc["relative_bias"]
-    assert [b["module"] for b in mine] == [f"{prefix}{b.name}" for b in ref]
+    assert [b["module"] for b in mine] == [b.name for b in ref]
     q = np.arange(300)
     for b, theirs in zip(mine, ref, strict=True):
         got = t5_relative_bucket(

@@ -197,7 +197,7 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
             softmax_scale=None,
             relative_bias=[
                 {
-                    "module": f"{measured.text_prefix}{b.name}",
+                    "module": b.name,
                     "num_buckets": b.num_buckets,
                     "max_distance": b.max_distance,
                     "bidirectional": b.bidirectional,
@@ -207,6 +207,7 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
                 for b in measured.biases
             ],
             model_class=measured.model_class,
+            text_config=measured.text_prefix.rstrip(".") or None,
             read_by="transformers",
         )
         layers = None
@@ -215,11 +216,11 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
         # rows, widths and offsets; their values, the layers and the softmax scale are not read
         tables = [
             {
-                "tensor": f"{measured.text_prefix}{t.name}.weight",
+                "tensor": f"{t.name}.weight",
                 "shape": [t.rows, t.width],
                 "offset": t.offset,
                 "module": t.module,
-                "added_by": f"{measured.text_prefix}{t.owner}".rstrip(".") or None,
+                "added_by": t.owner or None,
                 "values_read": False,
             }
             for t in measured.tables
@@ -229,6 +230,7 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
             position_table=tables[0],
             position_tables=tables,
             model_class=measured.model_class,
+            text_config=measured.text_prefix.rstrip(".") or None,
             read_by="transformers",
         )
         layers = None

@@ -342,7 +342,7 @@ def _measured(
         return RelativePositions(reading, ("model_type",) if "model_type" in config else ())
     first = reading.tables[0]
     return LearnedPositions(
-        tensor=f"{reading.text_prefix}{first.name}.weight",
+        tensor=f"{first.name}.weight",  # in the text model (model_class), as transformers names it
         shape=(first.rows, first.width),
         dtype="",
         offset=first.offset,
