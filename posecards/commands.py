@@ -243,6 +243,27 @@ def check(
 # --------------------------------------------------------------------------- inspect
 
 
+def no_table_values(name: str, found: Any) -> str:
+    """The line for a card asked of a learned table whose values the folder does not hold."""
+    if found.kind == "relative":
+        b = found.measured.biases[0]
+        return (
+            f"{name}: {found.measured.model_class} adds a T5 relative position bias inside its "
+            f"attention ({len(found.measured.biases)} table(s); {b.num_buckets} buckets, "
+            f"max_distance {b.max_distance}, {b.heads} heads, as transformers "
+            f"{found.measured.transformers_version} runs it); posecards inspect draws no card "
+            "for a relative bias yet: write the reading with --format json"
+        )
+    t = found.measured.tables[0]
+    return (
+        f"{name}: {found.measured.model_class} adds the learned position table {found.tensor} "
+        f"({t.rows} x {t.width}; position p reads row p + {t.offset}, as transformers "
+        f"{found.measured.transformers_version} runs it); its values are in the checkpoint's "
+        "weights, which this folder does not hold: add them to draw the card, or write the "
+        "reading with --format json"
+    )
+
+
 def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
     """`posecards inspect PATH`: read the model (only what the card needs), then make its card."""
     import warnings
@@ -299,6 +320,10 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
                     measured = activations_json(reading, on_text)
                     content = compute_activations_card(ckpt, reading, on_text)
                 document = weights_json(ckpt.name, found, reading, measured)
+            elif getattr(found, "measured", None) is not None:
+                content = None  # a learned table read from config.json alone: no values
+                if any(f != "json" for f in cfg.formats):
+                    raise PosecardsError(no_table_values(ckpt.name, found))
             else:
                 content = compute_inspection(ckpt, found)
     except KeyboardInterrupt:

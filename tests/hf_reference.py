@@ -51,6 +51,10 @@ def _attention_module(layer: Any) -> Any:
         mod = getattr(layer, name, None)
         if mod is not None:
             return mod
+    # RecurrentGemma: the temporal block is an attention or a recurrent block, by layer type
+    mod = getattr(layer, "temporal_block", None)
+    if mod is not None and "Attention" in type(mod).__name__:
+        return mod
     return None
 
 
@@ -88,6 +92,34 @@ def _call_attention(attn: Any, hidden: int, seq: int, lt: str | None) -> None:
     attn(**kwargs)
 
 
+def text_model_class(text: Any) -> Any:
+    """AutoModel's class for a text config or, where AutoModel lists none (CLIP's text config,
+    Qwen2.5-Omni's thinker), the class of its modeling module that takes this config class."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        found_cls = MODEL_MAPPING[type(text)]
+        return found_cls[0] if isinstance(found_cls, tuple | list) else found_cls
+    except (KeyError, ValueError):
+        pass
+    mod = importlib.import_module(type(text).__module__.replace(".configuration_", ".modeling_"))
+    found = sorted(
+        (
+            obj
+            for name, obj in vars(mod).items()
+            if isinstance(obj, type)
+            and issubclass(obj, T.PreTrainedModel)
+            and getattr(obj, "config_class", None) is type(text)
+            and name.endswith("Model")
+            and "For" not in name
+        ),
+        key=lambda c: (not c.__name__.endswith("TextModel"), c.__name__),
+    )
+    if not found:
+        raise ValueError(f"no model class takes {type(text).__name__}")
+    return found[0]
+
+
 def hf_reading(config: Mapping[str, Any]) -> HFReading:
     cfg_json = dict(config)
     model_type = cfg_json.pop("model_type")
@@ -95,9 +127,21 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
     text = cfg.get_text_config()
     text._attn_implementation = "eager"
     with torch.device("meta"):
-        model = T.AutoModel.from_config(text)
+        model = text_model_class(text)(text)
     mod = importlib.import_module(type(model).__module__)
-    rotary = type(model.rotary_emb)(config=text)  # on the CPU: real frequencies
+    # the model's rotary module (model.rotary_emb, or wherever one holds an inv_freq buffer),
+    # built again on the CPU: real frequencies
+    held = getattr(model, "rotary_emb", None) or next(
+        (
+            m
+            for m in model.modules()
+            if any(n.endswith("inv_freq") for n, _ in m.named_buffers(recurse=False))
+        ),
+        None,
+    )
+    if held is None:
+        raise AttributeError(f"{type(model).__name__} holds no rotary module")
+    rotary = type(held)(config=text)
     layer_types = getattr(text, "layer_types", None)
     per_type = hasattr(rotary, "layer_types") and not hasattr(rotary, "inv_freq")
     inv: dict[str, np.ndarray] = {}
@@ -129,7 +173,9 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
             originals[name] = getattr(mod, name)
             setattr(mod, name, _recorder(originals[name], calls))
 
-    def eager(module: Any, query: torch.Tensor, key: Any, value: Any, mask: Any, **kw: Any) -> Any:
+    def eager(
+        module: Any, query: torch.Tensor, key: Any, value: Any, mask: Any = None, **kw: Any
+    ) -> Any:
         probe.update(kw)
         b, heads, seq, _ = query.shape
         return torch.empty(b, seq, heads, value.shape[-1], device="meta"), None
@@ -144,7 +190,10 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
             attn = _attention_module(layer)
             lt = layer_types[i] if layer_types is not None else None
             if attn is None or lt == "linear_attention":
-                layers.append(HFLayer("linear", None, False, None, None))
+                # no self-attention module: linear attention where layer_types says so, else no
+                # attention over the text (Mamba layers, Mllama's cross-attention layers)
+                kind = "linear" if lt == "linear_attention" else "none"
+                layers.append(HFLayer(kind, None, False, None, None))
                 continue
             calls.clear()
             probe.clear()
@@ -171,3 +220,165 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
         for name, fn in originals.items():
             setattr(mod, name, fn)
     return HFReading(model_type, layers, inv, fac, axes, text)
+
+
+@dataclass
+class HFTable:
+    name: str  # the module's name in the text model
+    rows: int
+    width: int
+    offset: int  # the row read for position 0
+
+
+class _Looked(Exception):
+    pass
+
+
+def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
+    """The learned position tables of a text model without RoPE, found by what they do: the
+    model is built on the CPU (transformers' ``no_init_weights``: buffers computed as its
+    ``__init__`` computes them, parameters left uninitialised), and every trainable
+    ``nn.Embedding`` is looked up once through the nearest module that takes ``input_ids``
+    (six equal, non-special token ids); a table whose rows for the six tokens are consecutive
+    is a position table, its first row the offset (a token table reads the token id six times,
+    a token-type table one row)."""
+    from transformers.initialization import no_init_weights
+
+    cfg_json = dict(config)
+    model_type = cfg_json.pop("model_type")
+    cfg = T.AutoConfig.for_model(model_type, **cfg_json)
+    text = cfg.get_text_config()
+    with torch.device("cpu"), no_init_weights():
+        model = text_model_class(text)(text)
+    model.eval()
+    special = {
+        getattr(text, k, None)
+        for k in ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
+    }
+    token = next(t for t in range(3, 64) if t not in special)
+    real = torch.nn.functional.embedding
+    out = []
+    for name, m in model.named_modules():
+        if not isinstance(m, torch.nn.Embedding) or not m.weight.requires_grad:
+            continue
+        parts = name.split(".")
+        owner = None
+        for k in range(len(parts) - 1, -1, -1):
+            path = ".".join(parts[:k])
+            mod = model.get_submodule(path) if path else model
+            if "input_ids" in inspect.signature(mod.forward).parameters:
+                owner = mod
+                break
+        if owner is None:
+            continue
+        seen: list[torch.Tensor] = []
+
+        def look(
+            ids: Any, weight: Any, *a: Any, __w: Any = m.weight, __s: Any = seen, **kw: Any
+        ) -> Any:
+            if weight is __w:
+                __s.append(ids)
+                raise _Looked
+            return real(ids, weight, *a, **kw)
+
+        sig = inspect.signature(owner.forward).parameters
+        ids = torch.full((1, 6), token, dtype=torch.long)
+        kw: dict[str, Any] = {"input_ids": ids}
+        if "decoder_input_ids" in sig:
+            kw["decoder_input_ids"] = ids
+        torch.nn.functional.embedding = look
+        try:
+            with torch.no_grad():
+                owner(**kw)
+        except _Looked:
+            pass
+        except Exception:  # noqa: BLE001 -- not reached from token ids alone (bbox, pixels)
+            continue
+        finally:
+            torch.nn.functional.embedding = real
+        if not seen:
+            continue
+        rows = seen[0].reshape(-1, seen[0].shape[-1])[0].tolist()
+        if rows == list(range(rows[0], rows[0] + 6)):
+            out.append(HFTable(name, *(int(s) for s in m.weight.shape), int(rows[0])))
+    return out
+
+
+@dataclass
+class HFBias:
+    name: str  # the attention module holding the table
+    heads: int
+    buckets: np.ndarray  # (300, 300): the bucket of every (query, key) pair
+
+
+def hf_biases(config: Mapping[str, Any]) -> list[HFBias]:
+    """T5-style relative position biases of a text model: the model built on the CPU
+    (``no_init_weights``), every module holding a ``relative_attention_bias`` table asked for
+    ``compute_bias(300, 300)``, and the rows its table is looked up at recorded: transformers'
+    own bucket of every (query, key) pair."""
+    from transformers.initialization import no_init_weights
+
+    cfg_json = dict(config)
+    model_type = cfg_json.pop("model_type")
+    cfg = T.AutoConfig.for_model(model_type, **cfg_json)
+    text = cfg.get_text_config()
+    with torch.device("cpu"), no_init_weights():
+        model = text_model_class(text)(text)
+    real = torch.nn.functional.embedding
+    out = []
+    for name, m in model.named_modules():
+        table = getattr(m, "relative_attention_bias", None)
+        if not isinstance(table, torch.nn.Embedding):
+            continue
+        seen: list[torch.Tensor] = []
+
+        def look(
+            ids: Any, weight: Any, *a: Any, __w: Any = table.weight, __s: Any = seen, **kw: Any
+        ) -> Any:
+            if weight is __w:
+                __s.append(ids)
+            return real(ids, weight, *a, **kw)
+
+        torch.nn.functional.embedding = look
+        try:
+            with torch.no_grad():
+                m.compute_bias(300, 300)
+        finally:
+            torch.nn.functional.embedding = real
+        out.append(HFBias(name, int(table.weight.shape[1]), seen[0].numpy().copy()))
+    return out
+
+
+@dataclass
+class HFAlibi:
+    slopes: np.ndarray  # (heads,) what each head's bias grows by per token of distance
+    layers: int
+    scaling: float  # what q·k is multiplied by in the first layer
+
+
+def hf_alibi(config: Mapping[str, Any]) -> HFAlibi:
+    """BLOOM and MPT: the ALiBi tensor as the model builds it in its forward (BLOOM's
+    ``build_alibi_tensor`` over an all-ones mask; MPT's ``build_mpt_alibi_tensor`` with the
+    arguments its forward passes), its slope per head read at distance 1, and the scale each
+    attention module multiplies q·k by (the model built on the meta device)."""
+    cfg_json = dict(config)
+    model_type = cfg_json.pop("model_type")
+    cfg = T.AutoConfig.for_model(model_type, **cfg_json)
+    with torch.device("meta"):
+        model = text_model_class(cfg)(cfg)
+    if model_type == "bloom":
+        heads = cfg.n_head
+        ones = torch.ones(1, 4, dtype=torch.long)
+        alibi = model.build_alibi_tensor(ones, heads, torch.float32).reshape(heads, 4)
+        slopes = (alibi[:, 1] - alibi[:, 0]).double().numpy()
+        layers = list(model.h)
+        scaling = float(layers[0].self_attention.inv_norm_factor)
+    elif model_type == "mpt":
+        heads = cfg.n_heads
+        alibi = model.build_mpt_alibi_tensor(heads, 4, device="cpu").reshape(heads, 4)
+        slopes = (alibi[:, 1] - alibi[:, 0]).double().numpy()
+        layers = list(model.blocks)
+        scaling = float(layers[0].attn.softmax_scale)
+    else:
+        raise ValueError(f"no ALiBi reference for {model_type}")
+    return HFAlibi(slopes, len(layers), scaling)

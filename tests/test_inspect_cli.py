@@ -320,3 +320,90 @@ def test_one_language_alone_gets_its_pages_and_index(tmp_path: Path) -> None:
     assert "<footer>模型 llama-3.1-8b · 读取 config.json" in (out / "index.html").read_text(
         encoding="utf-8"
     )
+
+
+def test_a_learned_table_without_its_weights(tmp_path: Path) -> None:
+    """config.json alone of a model that adds a learned table: the table's rows, width and
+    offset come from transformers' own code (RoBERTa: position p reads row p + pad_token_id + 1;
+    BART: p + 2 in the encoder and the decoder); no card is drawn (one line, exit 2), since the
+    table's values are the checkpoint's."""
+    roberta = tmp_path / "roberta"
+    roberta.mkdir()
+    T.RobertaConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        max_position_embeddings=70,
+        pad_token_id=5,
+    ).to_json_file(str(roberta / "config.json"))
+    bart = tmp_path / "bart"
+    bart.mkdir()
+    T.BartConfig(max_position_embeddings=40, d_model=16).to_json_file(str(bart / "config.json"))
+    out = tmp_path / "out"
+    _ok(str(roberta), "--out", str(out), "--format", "json", "--quiet")
+    doc = json.loads((out / "roberta.json").read_text())
+    table = doc["position_table"]
+    assert (table["tensor"], table["shape"], table["offset"]) == (
+        "embeddings.position_embeddings.weight",
+        [70, 32],
+        5 + 1,
+    )
+    assert table["values_read"] is False and doc["read_by"] == "transformers"
+    assert doc["layers"] == [] and doc["num_layers"] is None and doc["softmax_scale"] is None
+    _ok(str(bart), "--out", str(tmp_path / "bart-out"), "--format", "json", "--quiet")
+    doc = json.loads((tmp_path / "bart-out" / "bart.json").read_text())
+    assert [
+        (t["tensor"], t["shape"], t["offset"], t["added_by"]) for t in doc["position_tables"]
+    ] == [
+        ("encoder.embed_positions.weight", [42, 16], 2, "encoder"),
+        ("decoder.embed_positions.weight", [42, 16], 2, "decoder"),
+    ]
+    drawn = run("inspect", str(roberta), "--out", str(tmp_path / "card"), "--quiet")
+    assert drawn.returncode == 2
+    line = drawn.stderr.strip()
+    assert "\n" not in line and "row p + 6" in line and "--format json" in line
+    assert not (tmp_path / "card").exists()
+
+
+def test_a_t5_relative_bias_from_its_config(tmp_path: Path) -> None:
+    """config.json alone of a T5: the buckets of each stack's bias, as transformers computes them
+    (the encoder's bidirectional, the decoder's not); no card (one line, exit 2)."""
+    from posecards.encodings.buckets import t5_relative_bucket
+
+    t5 = tmp_path / "t5"
+    t5.mkdir()
+    cfg = T.T5Config(
+        d_model=16,
+        d_kv=4,
+        d_ff=8,
+        num_layers=2,
+        num_heads=3,
+        relative_attention_num_buckets=16,
+        relative_attention_max_distance=40,
+    )
+    cfg.to_json_file(str(t5 / "config.json"))
+    _ok(str(t5), "--out", str(tmp_path / "out"), "--format", "json", "--quiet")
+    doc = json.loads((tmp_path / "out" / "t5.json").read_text())
+    assert [(b["module"], b["bidirectional"]) for b in doc["relative_bias"]] == [
+        ("encoder.block.0.layer.0.SelfAttention", True),
+        ("decoder.block.0.layer.0.SelfAttention", False),
+    ]
+    assert {(b["num_buckets"], b["max_distance"], b["heads"]) for b in doc["relative_bias"]} == {
+        (16, 40, 3)
+    }
+    # the decoder's buckets from the document are transformers' own
+    model = T.T5Model(cfg)
+    rel = torch.arange(-50, 50)
+    want = (
+        model.decoder.block[0]
+        .layer[0]
+        .SelfAttention._relative_position_bucket(
+            rel, bidirectional=False, num_buckets=16, max_distance=40
+        )
+    )
+    assert np.array_equal(t5_relative_bucket(rel.numpy(), False, 16, 40), want.numpy())
+    drawn = run("inspect", str(t5), "--out", str(tmp_path / "card"), "--quiet")
+    assert drawn.returncode == 2
+    line = drawn.stderr.strip()
+    assert "\n" not in line and "16 buckets" in line and "--format json" in line

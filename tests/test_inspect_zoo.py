@@ -68,4 +68,4 @@ def test_the_record_counts() -> None:
     kinds = [r["outcome"] for r in rows.values()]
     assert "WRONG" not in kinds
     assert set(rows) == set(zoo())
-    assert kinds.count("exact") >= 178
+    assert kinds.count("exact") >= 306

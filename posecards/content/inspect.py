@@ -353,4 +353,7 @@ def compute_inspection(ckpt: Checkpoint, found: Found) -> CardContent:
         return _rope(ckpt, found)
     if isinstance(found, LayeredPositions):
         return layers_content(ckpt, found)
-    return _alibi(ckpt, found)
+    if isinstance(found, AlibiPositions):
+        return _alibi(ckpt, found)
+    # a reading whose values the folder does not hold (commands.inspect draws no card for it)
+    raise ValueError(f"no inspection card draws {found.kind} positions")

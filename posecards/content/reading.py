@@ -181,7 +181,7 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
     if reading is not None:
         return document_bytes(reading_document(name, reading))
     layers, scale = _plain_layers(config)
-    position = "alibi" if found.kind == "alibi" else "learned"
+    position = {"alibi": "alibi", "relative": "relative"}.get(found.kind, "learned")
     model_type = config.get("model_type")
     extra: dict[str, Any] = {
         "softmax_scale": scale,
@@ -189,19 +189,67 @@ def inspection_json(name: str, config: Mapping[str, Any], found: Any) -> bytes:
         "config_keys": list(found.config_keys),
         "defaults": list(found.defaults),
     }
-    if found.kind == "learned":
+    measured = getattr(found, "measured", None)
+    if found.kind == "relative" and measured is not None:
+        # T5-style biases read through transformers from config.json alone: each attention
+        # module holding a bias table, its buckets (checked against encodings.t5_relative_bucket)
+        extra.update(
+            softmax_scale=None,
+            relative_bias=[
+                {
+                    "module": b.name,
+                    "num_buckets": b.num_buckets,
+                    "max_distance": b.max_distance,
+                    "bidirectional": b.bidirectional,
+                    "heads": b.heads,
+                    "values_read": False,
+                }
+                for b in measured.biases
+            ],
+            model_class=measured.model_class,
+            text_config=measured.text_prefix.rstrip(".") or None,
+            read_by="transformers",
+        )
+        layers = None
+    elif found.kind == "learned" and measured is not None:
+        # read through transformers from config.json alone (model/probe/tables.py): the tables'
+        # rows, widths and offsets; their values, the layers and the softmax scale are not read
+        tables = [
+            {
+                "tensor": f"{t.name}.weight",
+                "shape": [t.rows, t.width],
+                "offset": t.offset,
+                "module": t.module,
+                "added_by": t.owner or None,
+                "values_read": False,
+            }
+            for t in measured.tables
+        ]
+        extra.update(
+            softmax_scale=None,
+            position_table=tables[0],
+            position_tables=tables,
+            model_class=measured.model_class,
+            text_config=measured.text_prefix.rstrip(".") or None,
+            read_by="transformers",
+        )
+        layers = None
+    elif found.kind == "learned":
         extra["position_table"] = {
             "tensor": found.tensor,
             "shape": list(found.shape),
             "offset": found.offset,
+            "values_read": True,
         }
-    else:
+    elif found.kind == "alibi":
         extra["alibi"] = {"heads": found.n_heads, "max_bias": found.max_bias}
+    version = measured.transformers_version if measured is not None else "5.23.0"
     doc = plain_document(
         name, model_type if isinstance(model_type, str) else "", layers or 0, position, extra
     )
+    doc["transformers"] = version
     if layers is None:
-        doc["num_layers"] = None  # config.json names no layer count
+        doc["num_layers"] = None  # config.json names no layer count (or they are not read)
     return document_bytes(doc)
 
 

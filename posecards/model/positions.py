@@ -27,7 +27,7 @@ from posecards.encodings.rope_partial import rotary_dim
 from posecards.encodings.rope_scaling import ROPE_REGISTRY
 from posecards.model.checkpoint import Checkpoint, CheckpointError
 from posecards.model.layers import ModelLayers, has_rope_keys
-from posecards.model.probed import read_model, transformers_knows
+from posecards.model.probed import TablesReading, read_model, transformers_knows
 
 # Known learned position tables (name patterns): GPT-2 wpe, BERT/RoBERTa position_embeddings,
 # OPT/BART embed_positions.
@@ -179,10 +179,14 @@ class LearnedPositions:
     shape: tuple[int, int]
     dtype: str
     offset: int  # table rows before the row of position 0
-    offset_rule: str  # "none", "padding" (pad_token_id + 1), "fixed" (OPT: 2), "option"
+    offset_rule: str  # "none", "padding" (pad_token_id + 1), "fixed" (OPT: 2), "option",
+    # "measured" (the rows transformers' code reads, from a folder without the table)
     config_keys: tuple[str, ...]
     defaults: tuple[str, ...] = ()
     kind: str = "learned"
+    # read through transformers from config.json alone: every table, no values (None: the
+    # table's tensor is in the folder and is drawn)
+    measured: TablesReading | None = None
 
 
 @dataclass(frozen=True)
@@ -226,7 +230,18 @@ class AlibiPositions:
     kind: str = "alibi"
 
 
-Found = LearnedPositions | RopePositions | LayeredPositions | AlibiPositions
+@dataclass(frozen=True)
+class RelativePositions:
+    """T5-style relative position biases read through transformers from config.json: each
+    attention's buckets (``measured.biases``); the bias values are the checkpoint's."""
+
+    measured: TablesReading
+    config_keys: tuple[str, ...]
+    defaults: tuple[str, ...] = ()
+    kind: str = "relative"
+
+
+Found = LearnedPositions | RopePositions | LayeredPositions | AlibiPositions | RelativePositions
 
 
 @dataclass(frozen=True)
@@ -319,7 +334,28 @@ def is_plain(reading: ModelLayers) -> bool:
     )
 
 
-def _rope(config: Mapping[str, Any]) -> RopePositions | LayeredPositions | None:
+def _measured(
+    reading: TablesReading, config: Mapping[str, Any]
+) -> LearnedPositions | RelativePositions:
+    """A learned table or relative bias read through transformers from config.json alone: its
+    values are the checkpoint's, which this folder does not hold."""
+    if reading.biases:
+        return RelativePositions(reading, ("model_type",) if "model_type" in config else ())
+    first = reading.tables[0]
+    return LearnedPositions(
+        tensor=f"{first.name}.weight",  # in the text model (model_class), as transformers names it
+        shape=(first.rows, first.width),
+        dtype="",
+        offset=first.offset,
+        offset_rule="measured",
+        config_keys=("model_type",) if "model_type" in config else (),
+        measured=reading,
+    )
+
+
+def _rope(
+    config: Mapping[str, Any],
+) -> RopePositions | LayeredPositions | LearnedPositions | RelativePositions | None:
     model_type = config.get("model_type")
     if (
         not has_rope_keys(config)
@@ -328,6 +364,8 @@ def _rope(config: Mapping[str, Any]) -> RopePositions | LayeredPositions | None:
     ):
         return None
     reading = read_model(config)
+    if isinstance(reading, TablesReading):
+        return _measured(reading, config)
     if not is_plain(reading):
         return LayeredPositions(
             reading=reading,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from posecards.model.layers import (
     read_layers,
     softmax_value,
 )
+from posecards.model.probe.types import ProbedBias, ProbedTable
 
 _FREQUENCY_KEYS = (*SCALING_KEYS, "rope_type", "type", "rope_theta", "partial_rotary_factor")
 INV_FREQ_RTOL = 2e-6  # posecards' float64 against transformers' float32 buffer
@@ -46,6 +47,19 @@ _NOT_FREQUENCY = (
     "llama_4_scaling_beta",
     "max_position_embeddings",  # Ministral 3's class copies it in; its yarn reads the model's
 )
+
+
+@dataclass(frozen=True)
+class TablesReading:
+    """A text model with no RoPE that adds learned position tables to its input (each table's
+    rows, width and offset as transformers' own code reads it), or T5-style relative position
+    biases inside its attention (each bias's buckets); the tables' values are the checkpoint's."""
+
+    model_class: str
+    tables: tuple[ProbedTable, ...]  # in the order the model holds them (encoder first)
+    transformers_version: str
+    text_prefix: str  # "text_config." where the text model is nested
+    biases: tuple[ProbedBias, ...] = ()
 
 
 def _text_type(config: Mapping[str, Any]) -> str | None:
@@ -67,7 +81,7 @@ def transformers_knows(model_type: Any) -> bool:
     return model_type in CONFIG_MAPPING
 
 
-def read_model(config: Mapping[str, Any]) -> ModelLayers:
+def read_model(config: Mapping[str, Any]) -> ModelLayers | TablesReading:
     """Every layer of the text model of ``config`` (a config.json dict), as transformers runs it."""
     from posecards.model import probe as P
 
@@ -187,9 +201,17 @@ def _head_slots(p: Any, table_kind: RopeKind | None, key: str) -> int:
     return table_kind.head_slots
 
 
-def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
+def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers | TablesReading:
     """The reading of a probe: the layers, frequencies and softmax scale transformers uses."""
     text = p.config
+    if (p.tables or p.biases) and not p.rope:
+        return TablesReading(
+            p.model_class,
+            tuple(p.tables),
+            p.transformers_version,
+            "".join(f"{k}." for k in p.text_path),
+            tuple(p.biases),
+        )
     if p.learned and not p.rope:
         raise CheckpointError(
             f"{p.model_class} adds a learned position table ({p.learned[0]}): posecards draws "
@@ -241,6 +263,13 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers:
             linear = la.index < len(types) and types[la.index] == "linear_attention"
             layers.append(Layer(la.index, "linear" if linear else "none", None, "none", None))
             continue
+        if la.mask == "widened":
+            raise CheckpointError(
+                f"layer {la.index}: transformers {p.transformers_version}'s {p.model_class} "
+                "widens its attention mask by a rule of its own (an or_mask_function beside the "
+                f"{'sliding-window' if la.window else 'causal'} mask): posecards does not draw "
+                "that mask"
+            )
         kind = la.mask or _unmasked(text, la.index)
         layers.append(Layer(la.index, kind, la.window, "rope" if la.rope else "none", la.rope))
     scales = [la.scaling for la in p.layers if la.attention]

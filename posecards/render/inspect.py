@@ -125,17 +125,22 @@ def plan_inspection(
     out: Path,
     ckpt: Checkpoint,
     found: Found,
-    content: CardContent,
+    content: CardContent | None,
     document: bytes | None = None,
 ) -> Plan:
     """Every unit of an inspection: a drawing per language, then the pages. Not cached: the
-    units' input is the model reading, computed afresh each time."""
-    card = str(content.card)
+    units' input is the model reading, computed afresh each time. ``content`` None: nothing is
+    drawn (``--format json`` of a learned table whose values the folder does not hold)."""
+    card = str(content.card) if content is not None else "inspect-learned"
     text = load_card_text(card)
     stem = model_slug(ckpt.name)
     name = text_name(card)
-    footers = tuple(
-        (lang, inspect_footer(ckpt, found, cfg.look, lang, cfg.weights)) for lang in cfg.langs
+    footers = (
+        tuple(
+            (lang, inspect_footer(ckpt, found, cfg.look, lang, cfg.weights)) for lang in cfg.langs
+        )
+        if content is not None
+        else ()
     )
     drawn = tuple(f for f in cfg.formats if f != "json")  # --format json alone draws nothing
     html, first = "html" in cfg.formats, cfg.langs[0]
@@ -151,7 +156,7 @@ def plan_inspection(
             cache=False,
         )
         for lang, footer in footers
-        if drawn
+        if drawn and content is not None
     ]
     if "json" in cfg.formats:
         units.append(
@@ -165,7 +170,7 @@ def plan_inspection(
                 cache=False,
             )
         )
-    if html:
+    if html and content is not None:
         units.append(_pages_unit(cfg, card, drawn, stem, content, footers, units))
     return Plan(
         made_by="posecards inspect",

@@ -24,19 +24,30 @@ guesses: whatever transformers cannot build or run, or this probe cannot follow,
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from posecards.model.probe import model as M
 from posecards.model.probe import record as R
 from posecards.model.probe.reading import reading
-from posecards.model.probe.types import ProbedLayer, ProbedRope, ProbeError, ProbeReading
+from posecards.model.probe.tables import measure_biases, measure_tables
+from posecards.model.probe.types import (
+    ProbedBias,
+    ProbedLayer,
+    ProbedRope,
+    ProbedTable,
+    ProbeError,
+    ProbeReading,
+)
 
 __all__ = [
     "ProbeError",
     "ProbeReading",
+    "ProbedBias",
     "ProbedLayer",
     "ProbedRope",
+    "ProbedTable",
     "probe",
     "transformers_available",
 ]
@@ -104,7 +115,24 @@ def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:
         model = cls(text)
     model.eval()
     stage[0] = type(model).__name__
-    M.no_rotary_position(model, modules)
+    scheme = M.no_rotary_position(model, modules)
+    if scheme is not None:
+        # no rotary code: the rows a learned table reads, or a relative bias's buckets, measured
+        if "input_ids" not in inspect.signature(model.forward).parameters:
+            raise ProbeError(
+                f"{type(model).__name__} is not a text model (its forward takes no input_ids)"
+            )
+        return ProbeReading(
+            transformers_version=T.__version__,
+            model_type=str(getattr(text, "model_type", "")),
+            text_path=path,
+            model_class=cls.__name__,
+            layers=(),
+            rope={},
+            config=text,
+            tables=measure_tables(cls, text) if scheme == "learned" else (),
+            biases=measure_biases(cls, text) if scheme == "bias" else (),
+        )
     n_layers = getattr(text, "num_hidden_layers", None)
     decoder = M.decoder_layers(model, n_layers)
     rec = R.Recorder()

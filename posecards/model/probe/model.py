@@ -178,22 +178,25 @@ def relative_modules(model: Any) -> tuple[str, ...]:
     )
 
 
-def no_rotary_position(model: Any, modules: list[Any]) -> None:
-    """A model with no rotary code at all but a position table or bias: said before running it."""
+def no_rotary_position(model: Any, modules: list[Any]) -> str | None:
+    """A model with no rotary code at all: what it adds position by, when posecards measures it
+    (``"learned"``: tables added to its input; ``"bias"``: T5-style relative biases), or a
+    refusal said before running it (another relative position scheme). None: rotary code."""
+    from posecards.model.probe.tables import bias_modules, learned_modules
+
     rotary = any(
         n.endswith("inv_freq") for m in model.modules() for n, _ in m.named_buffers(recurse=False)
     ) or any(name.startswith("apply_rotary") for mod in modules for name in vars(mod))
     if rotary:
-        return
+        return None
     relative = relative_modules(model)
+    t5 = {f"{name}.relative_attention_bias" for name, _ in bias_modules(model)}
+    if relative and t5 and set(relative) <= t5 and not learned_modules(model):
+        return "bias"
     if relative:
+        other = next((r for r in relative if r not in t5), relative[0])
         raise ProbeError(
-            f"{type(model).__name__} puts position inside attention through {relative[0]} "
+            f"{type(model).__name__} puts position inside attention through {other} "
             "(relative position): posecards inspect does not draw that yet"
         )
-    learned = learned_tables(model)
-    if learned:
-        raise ProbeError(
-            f"{type(model).__name__} adds a learned position table ({learned[0]}): posecards "
-            "draws it from the checkpoint's tensor, and this folder has none"
-        )
+    return "learned" if learned_modules(model) else None

@@ -183,7 +183,10 @@ def _patch_masks(mod: Any, rec: Recorder, patch: Patch) -> None:
             emb = kw.get("inputs_embeds", kw.get("input_embeds"))
             seq = emb.shape[1] if emb is not None else _SEQ
             m = torch.empty(1, 1, seq, seq, device="meta")
-            rec.masks[id(m)] = (__kind, window)
+            # a mask widened by another rule (unlimited OCR's sliding window that keeps every
+            # prefill token) is neither of the kinds posecards draws
+            widened = kw.get("or_mask_function") is not None
+            rec.masks[id(m)] = ("widened" if widened else __kind, window)
             return m
 
         patch(mod, fname, mask_fn)

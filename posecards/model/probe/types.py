@@ -41,6 +41,30 @@ class ProbedLayer:
 
 
 @dataclass(frozen=True)
+class ProbedTable:
+    """A learned position table added to the input: position p reads row p + offset."""
+
+    name: str  # the module's name in the text model ("embeddings.position_embeddings")
+    rows: int
+    width: int
+    offset: int  # measured: the row transformers reads for position 0
+    module: str  # the table's class ("Embedding", "BartLearnedPositionalEmbedding")
+    owner: str  # the module whose forward adds it ("embeddings", "encoder", "" for the model)
+
+
+@dataclass(frozen=True)
+class ProbedBias:
+    """A T5-style relative position bias: one learned value per (bucket, head), added to q·k."""
+
+    name: str  # the attention module holding the table ("encoder.block.0.layer.0.SelfAttention")
+    num_buckets: int
+    max_distance: int
+    bidirectional: bool  # False in a decoder: keys after the query share bucket 0
+    heads: int
+    rows: int  # the table's rows (= num_buckets)
+
+
+@dataclass(frozen=True)
 class ProbeReading:
     transformers_version: str
     model_type: str  # the text model's
@@ -52,3 +76,5 @@ class ProbeReading:
     relative: tuple[str, ...] = ()  # relative-position modules inside attention (bias tables, ...)
     absolute: tuple[str, ...] = ()  # other names outside the layers that speak of position
     config: Any = field(repr=False, default=None)  # the text config object
+    tables: tuple[ProbedTable, ...] = ()  # learned position tables, measured (no RoPE only)
+    biases: tuple[ProbedBias, ...] = ()  # T5-style relative biases, measured (no RoPE only)
