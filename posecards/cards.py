@@ -72,7 +72,7 @@ CARDS: tuple[CardSpec, ...] = (
     CardSpec(5, data=DataFrom.MEASUREMENTS),
     CardSpec(6, data=DataFrom.CONFIGS),
     CardSpec(7),
-    CardSpec(8, deck=False),
+    CardSpec(8),
 )
 
 # `posecards inspect`'s cards, one per position scheme a model can have (model/positions.py)
