@@ -114,7 +114,6 @@ def _terms(params: PEParams, numbers: dict[str, Scalar]) -> Terms:
         terms_cp=float(rms[1]),
         terms_pc=float(rms[2]),
         terms_pp=float(rms[3]),
-        terms_position_share=float(np.sqrt(np.mean((t.total - t.cc) ** 2))) / float(rms[0]),
     )
     _kernel_claim(x, p, wq, wk, numbers)
     return Terms(
@@ -294,7 +293,6 @@ def _deberta(numbers: dict[str, Scalar]) -> Deberta:
         deb_rms_c2c=rms["c2c"],
         deb_rms_c2p=rms["c2p"],
         deb_rms_p2c=rms["p2c"],
-        deb_slot_first=int(slots[0, -1]),  # query 0, last key: δ = bucket(-(n - 1))
         deb_delta_first=int(rel[0, -1]),
         deb_distance_first=-(DEB_TOKENS - 1),
         deb_slots_used=int(np.unique(slots).size),
