@@ -42,6 +42,7 @@ def test_ids_match_everywhere(card: CardContent) -> None:
     assert list(DRAW) == list(PANEL_IDS + EXTRA_IDS)
     assert list(card.figures) == list(PANEL_IDS + EXTRA_IDS)
     assert [p.id for p in text.panels] == list(PANEL_IDS)
+    assert [p.id for p in text.figures] == list(EXTRA_IDS)
     assert len(PANEL_IDS) <= 6
 
 
@@ -237,3 +238,19 @@ def test_kernel_claim_numbers(card: CardContent) -> None:
     assert num["kernel_pos_linear"] > 0 and num["kernel_pos_softmax"] > 0
     assert num["kernel_flatter"] > 1  # linear attention's outputs move less for both
     assert np.isfinite(s).all()
+
+
+def test_transformer_xl_shift_page(card: CardContent) -> None:
+    """Transformer-XL's zero-pad shift (kimiyoung/transformer-xl, RelMultiHeadAttn._rel_shift):
+    where the causal query sees the key the cell is M + i − j (XLNet's too); the others are the
+    padded zero or a number of the next row, hidden by the mask."""
+    data = card.figures["c8-shift-xl"]
+    q_len, m = SHIFT_QUERIES, SHIFT_MEMORY
+    i, j = np.meshgrid(np.arange(q_len), np.arange(m + q_len), indexing="ij")
+    seen = j <= m + i
+    np.testing.assert_array_equal(data.visible, seen.astype(np.int64))
+    np.testing.assert_array_equal(data.shifted[seen], (m + i - j)[seen])
+    flat = np.concatenate([np.zeros((q_len, 1)), data.columns], axis=1).ravel()
+    for r, c in zip(*np.nonzero(~seen), strict=True):  # leftovers: flat index q + r·K + c
+        assert data.shifted[r, c] == flat[q_len + r * (m + q_len) + c]
+    assert card.numbers["shift_xl_hidden"] == int(np.sum(~seen))

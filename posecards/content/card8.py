@@ -20,7 +20,15 @@ import numpy as np
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Placeholders, Scalar
-from posecards.content.figdata.card8 import Deberta, Linear, Shaw, Shift, Terms, XlTerms
+from posecards.content.figdata.card8 import (
+    Deberta,
+    Linear,
+    Shaw,
+    Shift,
+    ShiftXl,
+    Terms,
+    XlTerms,
+)
 from posecards.encodings.disentangled import (
     deberta_relative_positions,
     disentangled_scale,
@@ -28,7 +36,13 @@ from posecards.encodings.disentangled import (
     disentangled_terms,
 )
 from posecards.encodings.linear_attention import elu_feature_map, linear_attention
-from posecards.encodings.rel_shift import rel_shift, rel_shift_columns, xl_relative_distances
+from posecards.encodings.rel_shift import (
+    rel_shift,
+    rel_shift_columns,
+    rel_shift_zero_pad,
+    rel_shift_zero_pad_columns,
+    xl_relative_distances,
+)
 from posecards.encodings.rope import apply_rope
 from posecards.encodings.score_terms import score_terms
 from posecards.encodings.shaw import shaw_index, shaw_table_rows
@@ -38,7 +52,7 @@ from posecards.encodings.xl_attention import xl_terms
 
 CARD = 8
 PANEL_IDS = ("c8-terms", "c8-shaw", "c8-xl", "c8-shift", "c8-deberta", "c8-linear")
-EXTRA_IDS: tuple[str, ...] = ()
+EXTRA_IDS = ("c8-shift-xl",)  # figure page only
 
 SEED = 8
 
@@ -258,6 +272,23 @@ def _shift(numbers: dict[str, Scalar]) -> Shift:
     return Shift(columns=columns, picked=rel_shift_columns(q_len, k_len), shifted=shifted, memory=m)
 
 
+def _shift_xl(numbers: dict[str, Scalar]) -> ShiftXl:
+    """c8-shift-xl: Transformer-XL's ``_rel_shift`` of its distances K - 1 .. 0 (R = K): where a
+    causal query sees the key, the cell holds M + i - j; beyond, a zero or a leftover."""
+    q_len, m = SHIFT_QUERIES, SHIFT_MEMORY
+    k_len = m + q_len
+    dist = np.arange(k_len - 1, -1, -1, dtype=np.float64)  # (K,) K-1 .. 0
+    columns = np.tile(dist, (q_len, 1))  # (Q, K)
+    shifted = rel_shift_zero_pad(columns)  # (Q, K)
+    visible = (rel_shift_zero_pad_columns(q_len, k_len) >= 0).astype(np.int64)  # (Q, K)
+    numbers.update(
+        shift_xl_rows=k_len,
+        shift_xl_first=int(dist[0]),
+        shift_xl_hidden=int(np.sum(visible == 0)),
+    )
+    return ShiftXl(columns=columns, shifted=shifted, visible=visible, memory=m)
+
+
 def deberta_example() -> dict[str, Any]:
     """The seeded hidden states, projections and relative embeddings of c8-deberta (one head,
     biases 0), shared with tests/test_card8.py, which runs them through DebertaV2."""
@@ -374,6 +405,7 @@ def compute(params: PEParams) -> CardContent:
         "c8-shift": _shift(numbers),
         "c8-deberta": _deberta(numbers),
         "c8-linear": _linear(numbers),
+        "c8-shift-xl": _shift_xl(numbers),
     }
     assert tuple(figures) == PANEL_IDS + EXTRA_IDS
     return CardContent(card=CARD, figures=figures, numbers=numbers)

@@ -19,7 +19,15 @@ from posecards.figures.style import Theme
 
 # the data each figure draws (content/figdata/card8.py), as content/card8.py computes it
 if TYPE_CHECKING:
-    from posecards.content.figdata.card8 import Deberta, Linear, Shaw, Shift, Terms, XlTerms
+    from posecards.content.figdata.card8 import (
+        Deberta,
+        Linear,
+        Shaw,
+        Shift,
+        ShiftXl,
+        Terms,
+        XlTerms,
+    )
 
 
 def _minus(v: float) -> str:
@@ -170,6 +178,25 @@ def draw_shift(fig: FigureBase, data: Shift, t: Labels, theme: Theme) -> None:
     left.set_ylabel(t("query_i"))
 
 
+def draw_shift_xl(fig: FigureBase, data: ShiftXl, t: Labels, theme: Theme) -> None:
+    """Transformer-XL's zero-pad shift: left, the distances of bd's columns; right, what lands
+    at (i, j), the cells a causal query does not see marked (their numbers are leftovers)."""
+    columns = np.asarray(data.columns)
+    visible = np.asarray(data.visible)
+    q_len, r_len = columns.shape
+    left, right = fig.subplots(1, 2)
+    _grid_cells(left, np.zeros_like(columns), columns, theme)
+    _grid_cells(right, 1 - visible, data.shifted, theme)
+    left.set_title(t("shift_before"), loc="left")
+    right.set_title(t("shift_xl_after", m=int(data.memory)), loc="left")
+    for ax, label in ((left, "column_c"), (right, "key_j")):
+        ax.set_xticks(range(r_len), labels=[str(c) for c in range(r_len)])
+        ax.set_xlabel(t(label))
+    left.set_yticks(range(q_len), labels=[str(i) for i in range(q_len)])
+    right.set_yticks([])
+    left.set_ylabel(t("query_i"))
+
+
 def draw_deberta(fig: FigureBase, data: Deberta, t: Labels, theme: Theme) -> None:
     """DeBERTa's three terms over √(3d), on one colour scale."""
     axes = fig.subplots(1, 3)
@@ -208,4 +235,5 @@ DRAW: dict[str, DrawFn] = {
     "c8-shift": draw_shift,
     "c8-deberta": draw_deberta,
     "c8-linear": draw_linear,
+    "c8-shift-xl": draw_shift_xl,
 }

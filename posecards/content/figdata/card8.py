@@ -53,6 +53,16 @@ class Shift:
 
 
 @dataclass(frozen=True, eq=False)
+class ShiftXl:
+    """c8-shift-xl (figure page): Transformer-XL's own shift, a zero column padded on the left."""
+
+    columns: F64  # (Q, R) the distance each column of bd holds, K - 1 .. 0
+    shifted: F64  # (Q, R) what the zero-pad shift puts at (i, j)
+    visible: I64  # (Q, R) 1 where a causal query sees the key (j <= M + i), else 0
+    memory: int  # M
+
+
+@dataclass(frozen=True, eq=False)
 class Deberta:
     """c8-deberta: the three disentangled terms, each over √(3d)."""
 
