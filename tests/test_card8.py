@@ -240,6 +240,38 @@ def test_kernel_claim_numbers(card: CardContent) -> None:
     assert np.isfinite(s).all()
 
 
+def test_kernel_claim_over_seeds_with_torch(card: CardContent) -> None:
+    """The 20-draw count, recomputed with torch's softmax and elu (not the math layer)."""
+    from posecards.content.card8 import _kernel_draw
+
+    p = torch.from_numpy(terms_example(PEParams())["p"])
+    n, d = p.shape
+
+    def soft(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(q @ k.T / q.shape[1] ** 0.5, dim=-1) @ v
+
+    def lin(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+        return (fq @ fk.T) @ v / (fq @ fk.T).sum(dim=1, keepdim=True)
+
+    def share(attend, x, wq, wk, v) -> float:  # type: ignore[no-untyped-def]
+        full = attend((x + p) @ wq, (x + p) @ wk, v)
+        no_pos, no_content = attend(x @ wq, x @ wk, v), attend(p @ wq, p @ wk, v)
+        return float(
+            (full - no_pos).pow(2).mean().sqrt() / (full - no_content).pow(2).mean().sqrt()
+        )
+
+    below, ratios = 0, []
+    for seed in range(card.numbers["kernel_seeds"]):
+        ex = _kernel_draw(n, d, 64, seed)
+        draw = [torch.from_numpy(ex[k]) for k in ("x", "wq", "wk", "v")]
+        s, li = share(soft, *draw), share(lin, *draw)
+        below += li < s
+        ratios.append(li / s)
+    assert card.numbers["kernel_seeds_below"] == below
+    assert card.numbers["kernel_ratio_median"] == pytest.approx(np.median(ratios), rel=1e-10)
+
+
 def test_transformer_xl_shift_page(card: CardContent) -> None:
     """Transformer-XL's zero-pad shift (kimiyoung/transformer-xl, RelMultiHeadAttn._rel_shift):
     where the causal query sees the key the cell is M + i − j (XLNet's too); the others are the

@@ -73,6 +73,9 @@ SCHEME_KINDS: dict[str, tuple[str, str, str, str]] = {
     "alibi": ("kind_abs", "kind_none", "kind_none", "kind_scalar"),
 }
 
+KERNEL_SEEDS = 20  # item 6: further draws of the example, to see whether one seed is typical
+KERNEL_SEED_BASE = 1000
+
 # --- 2 Shaw -------------------------------------------------------------------------------------
 SHAW_TOKENS = 9
 SHAW_CLIP = 3  # k of the picture
@@ -158,7 +161,7 @@ def _kernel_claim(x: Any, p: Any, wq: Any, wk: Any, numbers: dict[str, Scalar]) 
     linear = (u > 0) & (u + w > 0)  # where φ(u + w) = φ(u) + w exactly
     v = np.random.default_rng(SEED + 1).standard_normal((x.shape[0], 4))  # (n, 4) values
 
-    def effects(attend: Any) -> tuple[float, float]:
+    def effects(attend: Any, x: Any, wq: Any, wk: Any, v: Any) -> tuple[float, float]:
         """rms change of the outputs when the positions, then the contents, are taken away."""
         full = attend((x + p) @ wq, (x + p) @ wk, v)
         no_pos = attend(x @ wq, x @ wk, v)
@@ -171,7 +174,21 @@ def _kernel_claim(x: Any, p: Any, wq: Any, wk: Any, numbers: dict[str, Scalar]) 
     def lin(q: Any, k: Any, vv: Any) -> Any:
         return linear_attention(q, k, vv).outputs
 
-    (s_pos, s_content), (l_pos, l_content) = effects(soft), effects(lin)
+    (s_pos, s_content) = effects(soft, x, wq, wk, v)
+    (l_pos, l_content) = effects(lin, x, wq, wk, v)
+    # the same ratio over KERNEL_SEEDS other draws of tokens, weights and values
+    below, ratios = 0, []
+    for seed in range(KERNEL_SEEDS):
+        ex = _kernel_draw(x.shape[0], x.shape[1], wq.shape[1], seed)
+        draw = (ex["x"], ex["wq"], ex["wk"], ex["v"])
+        (sp, sc), (lp, lc) = effects(soft, *draw), effects(lin, *draw)
+        below += int(lp / lc < sp / sc)
+        ratios.append((lp / lc) / (sp / sc))
+    numbers.update(
+        kernel_seeds=KERNEL_SEEDS,
+        kernel_seeds_below=below,
+        kernel_ratio_median=float(np.median(ratios)),
+    )
     numbers.update(
         kernel_factor_gap=gap,
         kernel_linear_share=float(np.mean(linear)),
@@ -179,6 +196,17 @@ def _kernel_claim(x: Any, p: Any, wq: Any, wk: Any, numbers: dict[str, Scalar]) 
         kernel_pos_linear=l_pos / l_content,
         kernel_flatter=s_content / l_content,
     )
+
+
+def _kernel_draw(n: int, d: int, d_head: int, seed: int) -> dict[str, Any]:
+    """One more draw of item 6's example: tokens x, W_q, W_k and values v (sinusoids unchanged)."""
+    rng = np.random.default_rng(KERNEL_SEED_BASE + seed)
+    return {
+        "x": rng.standard_normal((n, d)) * np.sqrt(0.5),  # (n, d)
+        "wq": rng.standard_normal((d, d_head)) / np.sqrt(d),  # (d, d_head)
+        "wk": rng.standard_normal((d, d_head)) / np.sqrt(d),  # (d, d_head)
+        "v": rng.standard_normal((n, 4)),  # (n, 4)
+    }
 
 
 def _rms(a: Any) -> float:
