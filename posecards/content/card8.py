@@ -124,7 +124,7 @@ def _terms(params: PEParams, numbers: dict[str, Scalar]) -> Terms:
     t = score_terms(x, p, wq, wk)
     rms = np.array([np.sqrt(np.mean(m**2)) for m in (t.cc, t.cp, t.pc, t.pp)])  # (4,)
     numbers.update(
-        terms_tokens=n,
+        terms_n=n,
         terms_d_model=d,
         terms_head=TERMS_HEAD,
         terms_cc=float(rms[0]),
@@ -222,7 +222,7 @@ def _shaw(params: PEParams, numbers: dict[str, Scalar]) -> Shaw:
     numbers.update(
         shaw_clip=k,
         shaw_rows=rows,
-        shaw_tokens=n,
+        shaw_n=n,
         shaw_pairs=n * n,
         shaw_edge_pairs=int(np.sum(np.abs(clipped) == k)),  # pairs on the two shared vectors
         shaw_beyond_pairs=int(
@@ -341,7 +341,7 @@ def _deberta(numbers: dict[str, Scalar]) -> Deberta:
     slots = disentangled_slots(rel, DEB_BUCKETS)
     rms = {k: float(np.sqrt(np.mean((getattr(t, k) / scale) ** 2))) for k in ("c2c", "c2p", "p2c")}
     numbers.update(
-        deb_tokens=DEB_TOKENS,
+        deb_n=DEB_TOKENS,
         deb_head=DEB_HEAD,
         deb_buckets=DEB_BUCKETS,
         deb_rows=2 * DEB_BUCKETS,
@@ -384,7 +384,7 @@ def _linear(numbers: dict[str, Scalar]) -> Linear:
     rotated_den = (apply_rope(fq, n, inv) @ apply_rope(fk, n, inv).T).sum(axis=1)  # (n,)
     negative = int(np.sum(rot.numerator < 0))
     numbers.update(
-        lin_tokens=n,
+        lin_n=n,
         lin_head=LIN_HEAD,
         lin_pairs=n * n,
         lin_order_plain=float(np.max(np.abs(plain_rev.outputs - plain.outputs[rev]))),
