@@ -74,6 +74,19 @@ _API: dict[str, str] = {
     "unit_rows": "position_table",
     "table_similarity": "position_table",
     "table_offset_profile": "position_table",
+    "score_terms": "score_terms",
+    "shaw_index": "shaw",
+    "shaw_attention": "shaw",
+    "xl_relative_distances": "rel_shift",
+    "rel_shift": "rel_shift",
+    "rel_shift_zero_pad": "rel_shift",
+    "xl_terms": "xl_attention",
+    "xl_attention": "xl_attention",
+    "deberta_relative_positions": "disentangled",
+    "disentangled_terms": "disentangled",
+    "disentangled_scale": "disentangled",
+    "elu_feature_map": "linear_attention",
+    "linear_attention": "linear_attention",
 }
 
 

@@ -72,6 +72,7 @@ CARDS: tuple[CardSpec, ...] = (
     CardSpec(5, data=DataFrom.MEASUREMENTS),
     CardSpec(6, data=DataFrom.CONFIGS),
     CardSpec(7),
+    CardSpec(8),
     CardSpec(9),
 )
 

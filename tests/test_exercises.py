@@ -243,6 +243,22 @@ def _alibi_twelve_heads() -> list[str]:
     return [fixed(_bloom_slopes(12)[8], 4), fixed(2 ** (-8 * 9 / 12), 4)]
 
 
+def _shaw_table() -> list[str]:
+    k, n = 4, 512  # Shaw et al.: a^K has a row per clipped distance -k..k
+    return [f"2k + 1 = {2 * k + 1} ", f"{len(set(range(-n + 1, n))):,}"]
+
+
+def _shift_cell() -> list[str]:
+    from transformers.models.xlnet.modeling_xlnet import XLNetRelativeAttention
+
+    q_len, m, i, j = 3, 5, 2, 1
+    k_len = m + q_len
+    cols = torch.arange(k_len + q_len, dtype=torch.float64).repeat(1, 1, q_len, 1)  # (1,1,Q,R)
+    col = int(XLNetRelativeAttention.rel_shift_bnij(cols, klen=k_len)[0, 0, i, j])
+    # XLNet's relative_positional_encoding ("bi"): column c holds distance K - c
+    return [f"Q − i + j = {col}", f"{k_len - col}"]
+
+
 EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
     1: {"pair-wavelength": _pair_wavelength, "counter-digits": _counter_digits},
     2: {"similarity-at-offset": _similarity_at_offset, "first-slow-pair": _first_slow_pair},
@@ -251,6 +267,7 @@ EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
     5: {"guessing-loss": _guessing_loss, "perplexity-ratio": _perplexity_ratio},
     6: {"mla-cache": _mla_cache, "scout-temperature": _scout_temperature},
     7: {"bfloat16-position": _bfloat16_position, "alibi-twelve-heads": _alibi_twelve_heads},
+    8: {"shaw-table": _shaw_table, "shift-cell": _shift_cell},
     9: {"resize-first-patch": _resize_first_patch, "video-interval": _video_interval},
 }
 

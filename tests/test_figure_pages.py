@@ -30,9 +30,10 @@ FIGURE_PAGE_ONLY = {
     4: ("c4-alibi-slopes", "c4-deberta", "c4-unseen-angles"),  # + why RoPE fails (issue 36)
     6: ("c6-models",),  # card 6's table of the nine configs it reads
     7: ("c7-channel-speeds",),  # card 7's channel speeds: the detail of its first panel
+    8: ("c8-shift-xl",),  # Transformer-XL's own zero-pad shift beside XLNet's (c8-shift)
     9: ("c9-align-corners",),  # card 9: where each resized patch reads the table
 }
-PANELS_ON_CARD = {1: 4, 2: 4, 3: 4, 4: 4, 6: 6, 7: 6, 9: 6}
+PANELS_ON_CARD = {1: 4, 2: 4, 3: 4, 4: 4, 6: 6, 7: 6, 8: 6, 9: 6}
 EXTRA = [(c, fid) for c, ids in FIGURE_PAGE_ONLY.items() for fid in ids]
 
 
