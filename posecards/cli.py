@@ -462,7 +462,10 @@ def measure(
     jobs: OptJobs = None,
     quiet: OptQuiet = False,
 ) -> None:
-    """Train a small transformer per position scheme and seed (CPU); measure loss by position."""
+    """Train a small transformer per task, position scheme and seed (CPU); measure its loss.
+
+    Two tasks: each token depends on the token two back (loss by position), and recall of a
+    key's value written at a random earlier position (loss at the questions, by distance)."""
     seeds_ = seeds if seeds is not None else (QUICK_SEEDS if quick else _MEASURE.seeds)
     steps_ = steps if steps is not None else (QUICK_STEPS if quick else _MEASURE.steps)
     if not 1 <= seeds_ <= MAX_MEASURE_SEEDS:

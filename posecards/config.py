@@ -113,6 +113,10 @@ class MeasureSetup:
     eval_sequences: int = 64
     t5_buckets: int = 32
     rope_base: float = 10000.0
+    # the long-range task (experiment.recall): K keys, V values, facts per sequence
+    recall_keys: int = 8
+    recall_values: int = 8
+    recall_pairs: int = 4
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,7 @@ class MeasureConfig:
     jobs: int = 1  # the CLI defaults to one per core
     quiet: bool = False
     setup: MeasureSetup = field(default_factory=MeasureSetup)
+    tasks: tuple[str, ...] = ("local", "recall")  # experiment.tasks.TASK_IDS, every task
 
 
 QUICK_SEEDS = 1

@@ -40,6 +40,8 @@ def _per_seed(doc: dict[str, Any], scheme: str, scaling: str | None, length: int
     L = doc["config"]["train_length"]
     out = []
     for r in doc["results"]:
+        if r.get("task", "local") != "local":
+            continue
         if (r["scheme"], r["inference_scaling"], r["eval_length"]) == (scheme, scaling, length):
             out.append(r["loss"] if length == L else r["loss_beyond"])
     return np.array(out)
@@ -84,7 +86,10 @@ def test_curves_are_window_means_of_the_file(card: CardContent, doc: dict[str, A
             [
                 r["loss_by_position"]
                 for r in doc["results"]
-                if r["scheme"] == s and r["inference_scaling"] is None and r["eval_length"] == n
+                if r["task"] == "local"
+                and r["scheme"] == s
+                and r["inference_scaling"] is None
+                and r["eval_length"] == n
             ]
         )
         w = curves.reshape(curves.shape[0], -1, WINDOW).mean(axis=2)
@@ -139,7 +144,8 @@ def test_spreads_compare_like_with_like(card: CardContent, doc: dict[str, Any]) 
     assert n["spread_1x_all"] == pytest.approx(np.ptp(list(at1.values())), abs=1e-5)
     assert n["spread_max_all"] == pytest.approx(np.ptp(list(atmax.values())), abs=1e-5)
     assert n["spread_1x_all"] > 5 * n["spread_1x"]  # NoPE is the outlier at 1x
-    assert n["n_models"] == len(SCHEMES) * len(doc["config"]["seeds"])  # 18 models, not six
+    # 36 models: every scheme and seed on each task, not six
+    assert n["n_models"] == len(SCHEMES) * len(doc["config"]["seeds"]) * len(doc["config"]["tasks"])
 
 
 def test_points_under_the_best_possible_are_said_to_be_noise(card: CardContent) -> None:
@@ -194,7 +200,7 @@ def _shifted(doc: dict[str, Any], scheme: str, delta: float) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     L = out["config"]["train_length"]
     for r in out["results"]:
-        if r["scheme"] == scheme and r["inference_scaling"] is None:
+        if r["task"] == "local" and r["scheme"] == scheme and r["inference_scaling"] is None:
             curve = [v + delta if i >= L else v for i, v in enumerate(r["loss_by_position"])]
             r["loss_by_position"] = curve
             r["loss"] = float(np.mean(curve))
@@ -254,7 +260,8 @@ def card_mean(doc: dict[str, Any]) -> list[list[float]]:
                     [
                         np.mean(r["loss_by_position"] if n == L else r["loss_by_position"][L:])
                         for r in doc["results"]
-                        if (r["scheme"], r["inference_scaling"], r["eval_length"]) == (s, sc, n)
+                        if r["task"] == "local"
+                        and (r["scheme"], r["inference_scaling"], r["eval_length"]) == (s, sc, n)
                     ]
                 )
             )
@@ -342,3 +349,45 @@ def test_lines_differ_by_more_than_colour_and_colours_survive_deuteranopia(
             for i, a in enumerate(colours):
                 for b in colours[i + 1 :]:
                     assert delta_e(a, b, "deuteranomaly") >= 10.0, (theme_name, fid, a, b)
+
+
+# --- the long-range task -------------------------------------------------------------------------
+
+
+def test_shipped_file_has_both_tasks(doc: dict[str, Any]) -> None:
+    assert doc["config"]["tasks"] == ["local", "recall"]
+    assert {r["task"] for r in doc["results"]} == {"local", "recall"}
+
+
+def test_recall_numbers_are_the_results_file(card: CardContent, doc: dict[str, Any]) -> None:
+    L = doc["config"]["train_length"]
+    fig = card.figures["c5-table"]
+    for i, (scheme, scaling, key) in enumerate(ROWS):
+        for j, n in enumerate(doc["config"]["eval_lengths"]):
+            part = "accuracy" if n == L else "accuracy_beyond"
+            v = 100 * np.array(
+                [
+                    r[part]
+                    for r in doc["results"]
+                    if r["task"] == "recall"
+                    and (r["scheme"], r["inference_scaling"], r["eval_length"])
+                    == (scheme, scaling, n)
+                ]
+            )
+            assert v.size == len(doc["config"]["seeds"])
+            assert card.numbers[f"recall_{key}_{n // L}x"] == pytest.approx(v.mean(), abs=1e-9)
+            if j in (0, len(doc["config"]["eval_lengths"]) - 1):  # the table's two columns
+                col = 0 if j == 0 else 1
+                assert fig.recall_accuracy[i, col] == pytest.approx(v.mean(), abs=1e-9)
+    assert fig.recall_chance == pytest.approx(100 / doc["config"]["recall"]["values"])
+
+
+def test_orders_of_the_two_tasks(card: CardContent) -> None:
+    n = card.numbers
+    last = {s: n[f"{s}_8x"] for s in SCHEMES}
+    acc = {s: n[f"recall_{s}_8x"] for s in SCHEMES}
+    assert list(n["local_order"]) == sorted(SCHEMES, key=lambda s: last[s])
+    assert list(n["recall_order"]) == sorted(SCHEMES, key=lambda s: -acc[s])
+    moved = [s for s in SCHEMES if n["local_order"].index(s) != n["recall_order"].index(s)]
+    assert list(n["moved"]) == moved
+    assert card.variants["takeaways.recall"] == ("reordered" if moved else "same-order")

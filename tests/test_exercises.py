@@ -181,7 +181,10 @@ def _perplexity_ratio() -> list[str]:
         rows = [
             r
             for r in doc["results"]
-            if r["scheme"] == scheme and r["inference_scaling"] is None and r["eval_length"] == n
+            if r.get("task", "local") == "local"  # the two-back task's loss by position
+            and r["scheme"] == scheme
+            and r["inference_scaling"] is None
+            and r["eval_length"] == n
         ]
         return float(np.mean([np.mean(r["loss_by_position"][L:]) for r in rows]))
 

@@ -25,10 +25,19 @@ from posecards.encodings.rope import apply_rope
 from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sinusoidal import sinusoidal_pe
 from posecards.experiment import positions as P
-from posecards.experiment import results, task
+from posecards.experiment import recall, results, task
 from posecards.experiment.model import PositionModel, rope_tables, rotate_half
 from posecards.experiment.run import run_all, to_json
-from posecards.experiment.train import loss_by_position, measure_run, train_model
+from posecards.experiment.tasks import TASK_IDS, TASKS
+from posecards.experiment.train import (
+    distance_bins,
+    loss_by_position,
+    measure_run,
+    recall_answers,
+    recall_row,
+    task_batch,
+    train_model,
+)
 
 TINY = MeasureSetup(
     train_length=8,
@@ -41,6 +50,7 @@ TINY = MeasureSetup(
     warmup=2,
     eval_sequences=4,
     t5_buckets=8,
+    recall_pairs=2,
 )
 TINY_STEPS = 6
 
@@ -71,6 +81,88 @@ def test_samples_follow_the_table() -> None:
     lag1 = np.zeros((vocab, vocab))
     np.add.at(lag1, (x[:, :-1].ravel(), x[:, 1:].ravel()), 1)
     np.testing.assert_allclose(lag1 / lag1.sum(axis=1, keepdims=True), 1 / vocab, atol=0.03)
+
+
+# --- the long-range task: recall at a random distance ---------------------------------------
+
+
+@pytest.mark.parametrize("length,pairs", [(64, 4), (512, 4), (8, 2), (17, 3)])
+def test_recall_questions_are_answered_by_their_fact(length: int, pairs: int) -> None:
+    keys, values = 8, 8
+    tokens, dist = recall.sample(np.random.default_rng(5), 300, length, keys, values, pairs)
+    assert tokens.shape == (300, length + 1) and dist.shape == (300, length)
+    fact0, ask0 = values, values + keys * values  # first fact symbol, first question symbol
+    for row, d in zip(tokens, dist, strict=True):
+        asks = np.flatnonzero(d)
+        assert len(asks) == pairs
+        assert (row[asks] >= ask0).all()  # a question where a distance is recorded
+        assert ((row[:length] >= ask0).sum()) == pairs  # and nowhere else
+        facts = np.flatnonzero((row >= fact0) & (row < ask0))
+        assert len(facts) == pairs and (facts < length // 2).all() and (asks >= length // 2).all()
+        for a in asks:
+            f = a - d[a]  # the fact this question points back to
+            key, value = divmod(int(row[f]) - fact0, values)
+            assert int(row[a]) - ask0 == key  # asks the key written there
+            assert row[a + 1] == value  # and the next token is its value
+            assert 1 <= d[a] <= length - 1
+    # at the training length no distance reaches it: beyond it, every far one is unseen
+    assert dist.max() < length
+
+
+def test_recall_answers_are_uniform_and_distances_spread() -> None:
+    keys, values, length = 8, 8, 512
+    tokens, dist = recall.sample(np.random.default_rng(9), 2000, length, keys, values, 4)
+    answers = tokens[:, 1:][dist > 0]  # (8000,)
+    freq = np.bincount(answers, minlength=values) / answers.size
+    np.testing.assert_allclose(freq, 1 / values, atol=0.02)  # standard error 0.004
+    far = dist[dist > 0] >= 64
+    assert far.mean() > 0.9  # at 8x most questions reach past the training length
+    assert recall.chance_loss(values) == pytest.approx(math.log(values), rel=1e-15)
+    assert recall.vocabulary(keys, values) == values + keys * values + keys
+
+
+def test_recall_refuses_more_pairs_than_fit() -> None:
+    with pytest.raises(ValueError, match="pairs must be from 1 to 2 at length 8"):
+        recall.sample(np.random.default_rng(0), 1, 8, 8, 8, 3)
+
+
+def test_task_registry_keeps_the_first_task_streams() -> None:
+    # the first task's evaluation text and training batches are those it had before recall came
+    assert TASK_IDS == MeasureConfig().tasks == ("local", "recall")
+    tokens, dist = task_batch(TINY, "local", 16)
+    expected = task.sample(np.random.default_rng([4242, 16]), 4, 17, TINY.vocab, TINY.follow)
+    assert dist is None and np.array_equal(tokens, expected)
+    assert TASKS["local"].train_stream == (1,) and TASKS["recall"].train_stream == (2,)
+
+
+def test_recall_row_bins_and_beyond() -> None:
+    nll = np.array([0.1, 0.2, 0.3, 0.4, 1.0])
+    hit = np.array([True, True, False, True, False])
+    dist = np.array([1, 7, 8, 15, 20])
+    row = recall_row("alibi", None, 0, 32, (nll, hit, dist), TINY)
+    assert distance_bins(TINY) == [(1, 8), (8, 16), (16, 32)]
+    assert row["loss"] == pytest.approx(0.4) and row["accuracy"] == pytest.approx(0.6)
+    assert row["loss_beyond"] == pytest.approx((0.3 + 0.4 + 1.0) / 3)  # distance >= 8
+    assert row["accuracy_beyond"] == pytest.approx(1 / 3)
+    assert [(b["from"], b["questions"], b["loss"]) for b in row["by_distance"]] == [
+        (1, 2, pytest.approx(0.15)),
+        (8, 2, pytest.approx(0.35)),
+        (16, 1, pytest.approx(1.0)),
+    ]
+    near = recall_row("alibi", None, 0, 8, (nll[:2], hit[:2], dist[:2]), TINY)
+    assert near["loss_beyond"] is None and near["accuracy_beyond"] is None
+
+
+@pytest.mark.slow  # trains 250 steps (about a minute on an idle core)
+def test_recall_is_learnt_within_the_budget() -> None:
+    """The reason for one-token facts: a 1-layer model learns the recall at its training length
+    (well under chance ln V) in a few hundred small steps; an answer scored only at questions."""
+    s = replace(TINY, d_model=32, heads=2, d_ff=64, batch=32, train_length=32, warmup=10)
+    s = replace(s, eval_sequences=32, recall_pairs=4, lr=3e-3)
+    model, _ = train_model("rope", 0, 250, s, task_id="recall")
+    nll, hit, dist = recall_answers(model, replace(s, vocab=TASKS["recall"].vocab(s)), 32)
+    assert nll.shape == hit.shape == dist.shape == (32 * 4,)
+    assert nll.mean() < 0.5 * math.log(s.recall_values) and hit.mean() > 0.6
 
 
 # --- position code: the math layer's functions, nothing else ---------------------------------
@@ -176,6 +268,24 @@ def test_rope_model_needs_its_tables_and_refuses_too_long_input() -> None:
 
 
 @pytest.mark.parametrize("scheme", P.SCHEMES)
+def test_each_scheme_learns_recall_and_is_scored_at_every_length(scheme: str) -> None:
+    out = measure_run(scheme, 0, TINY_STEPS, TINY, task_id="recall")
+    lengths = [TINY.train_length * m for m in TINY.eval_multiples]
+    scalings = (None, *P.SCALINGS) if scheme == "rope" else (None,)
+    assert [(r["inference_scaling"], r["eval_length"]) for r in out["rows"]] == [
+        (s, n) for s in scalings for n in lengths
+    ]
+    for r in out["rows"]:
+        assert r["task"] == "recall" and r["questions"] == TINY.eval_sequences * TINY.recall_pairs
+        total = sum(b["questions"] for b in r["by_distance"])
+        assert total == r["questions"]
+        mean = sum(b["questions"] * b["loss"] for b in r["by_distance"]) / total
+        assert r["loss"] == pytest.approx(mean, abs=1e-5)
+        assert (r["loss_beyond"] is None) == (r["eval_length"] == TINY.train_length)
+    assert out["task"] == "recall" and math.isfinite(out["train_loss"])
+
+
+@pytest.mark.parametrize("scheme", P.SCHEMES)
 def test_each_scheme_trains_and_is_evaluated_at_every_length(scheme: str) -> None:
     out = measure_run(scheme, 0, TINY_STEPS, TINY)
     lengths = [TINY.train_length * m for m in TINY.eval_multiples]
@@ -232,8 +342,10 @@ def test_schema(tiny_doc: dict, tmp_path: Path) -> None:
     assert set(cfg["positions_beyond_training"]) == set(P.SCHEMES)
     env = tiny_doc["environment"]
     assert env["seconds"] > 0 and env["torch"] == torch.__version__
-    n = (len(P.SCHEMES) + len(P.SCALINGS)) * 2 * 3
+    n = (len(P.SCHEMES) + len(P.SCALINGS)) * 2 * 3 * len(TASK_IDS)
     assert len(tiny_doc["results"]) == n
+    assert cfg["tasks"] == list(TASK_IDS) and cfg["recall"]["pairs"] == TINY.recall_pairs
+    assert env["cpu_seconds"] > 0
     # the file round-trips through JSON, and load() accepts it
     path = tmp_path / "m.json"
     path.write_bytes(to_json(tiny_doc))
@@ -243,10 +355,17 @@ def test_schema(tiny_doc: dict, tmp_path: Path) -> None:
     by = {
         (r["inference_scaling"], r["seed"]): r
         for r in tiny_doc["results"]
-        if r["scheme"] == "rope" and r["eval_length"] == 8
+        if r["scheme"] == "rope" and r["eval_length"] == 8 and r["task"] == "local"
     }
     for s in P.SCALINGS:
         assert by[(s, 0)]["loss_by_position"] == by[(None, 0)]["loss_by_position"]
+    recall_by = {
+        (r["inference_scaling"], r["seed"]): r
+        for r in tiny_doc["results"]
+        if r["scheme"] == "rope" and r["eval_length"] == 8 and r["task"] == "recall"
+    }
+    for s in P.SCALINGS:
+        assert recall_by[(s, 0)]["by_distance"] == recall_by[(None, 0)]["by_distance"]
 
 
 @pytest.mark.parametrize(
@@ -256,6 +375,10 @@ def test_schema(tiny_doc: dict, tmp_path: Path) -> None:
         (lambda d: d["results"][0]["loss_by_position"].pop(), "one value per position"),
         (lambda d: d["results"][0].__setitem__("loss", float("nan")), "finite"),
         (lambda d: d["results"][0].__setitem__("scheme", "xpos"), "unknown scheme"),
+        (lambda d: d["results"][-1].__setitem__("task", "passkey"), "not one of the config"),
+        (lambda d: d["results"][-1].pop("by_distance"), "lacks one of"),
+        (lambda d: d["results"][-1]["by_distance"][0].__setitem__("loss", None), "finite"),
+        (lambda d: d["config"].__setitem__("tasks", ["local"]), "not one of the config"),
         (lambda d: d["results"][0].__setitem__("inference_scaling", "yarn"), "inference_scaling"),
         (lambda d: d.pop("environment"), "environment"),
         (lambda d: d["config"].pop("train_length"), "train_length"),
@@ -330,7 +453,8 @@ def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
     # one progress bar per run on stderr, each reaching its last step
     for scheme in P.SCHEMES:
         assert f"{scheme} seed 0" in r.stderr
-    assert r.stderr.count("12/12 steps") == len(P.SCHEMES)
+    assert r.stderr.count("12/12 steps") == len(P.SCHEMES) * len(TASK_IDS)
+    assert {r["task"] for r in doc["results"]} == set(TASK_IDS)
 
 
 def test_freed_memory_is_kept_where_glibc_allows_it() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from posecards.content import DECK_FIELD, CardContent, Placeholders, Scalar
 from posecards.content.figdata.card5 import (
     Beyond,
     Quoted,
+    Recall,
     RopeScaling,
     Table,
 )
@@ -45,7 +47,8 @@ def _curves(doc: dict[str, Any], scheme: str, scaling: str | None, length: int) 
     rows = [
         r
         for r in doc["results"]
-        if r["scheme"] == scheme
+        if r.get("task", "local") == "local"
+        and r["scheme"] == scheme
         and r["inference_scaling"] == scaling
         and r["eval_length"] == length
     ]
@@ -67,6 +70,85 @@ def _windows(curves: F64) -> tuple[F64, F64, F64, F64]:
     w = curves[:, : n - n % WINDOW].reshape(seeds, -1, WINDOW).mean(axis=2)  # (seeds, n/W)
     centres = np.arange(w.shape[1], dtype=np.float64) * WINDOW + (WINDOW - 1) / 2.0
     return centres, w.mean(axis=0), w.min(axis=0), w.max(axis=0)
+
+
+def _recall_summary(
+    doc: dict[str, Any], scheme: str, scaling: str | None, length: int, key: str
+) -> tuple[F64, float]:
+    """The recall task at one length: (mean, min, max) over seeds of the accuracy in percent,
+    and the mean loss; at 1x over every question, beyond over the questions whose fact lies at
+    least train_length back (``accuracy_beyond``, ``loss_beyond``)."""
+    L = int(doc["config"]["train_length"])
+    rows = [
+        r
+        for r in doc["results"]
+        if r.get("task") == "recall"
+        and r["scheme"] == scheme
+        and r["inference_scaling"] == scaling
+        and r["eval_length"] == length
+    ]
+    part = "" if length == L else "_beyond"
+    acc = np.array([100.0 * r[f"accuracy{part}"] for r in rows], dtype=np.float64)  # (seeds,)
+    loss = float(np.mean([r["loss" + part] for r in rows]))
+    return np.array([acc.mean(), acc.min(), acc.max()], dtype=np.float64), loss
+
+
+def _recall(
+    doc: dict[str, Any], lengths: list[int], multiples: list[int], numbers: dict[str, Scalar]
+) -> Recall:
+    """c5-recall and its placeholders: recall_<row>_<m>x (accuracy %), recall_order, and
+    local_order / recall_order_changed: how the long-range task reorders the schemes at the
+    longest length."""
+    cfg = doc["config"]
+    rc = cfg["recall"]
+    acc = np.empty((len(ROWS), len(lengths), 3), dtype=np.float64)  # (rows, lengths, stat)
+    loss = np.empty((len(ROWS), len(lengths)), dtype=np.float64)
+    for i, (scheme, scaling, key) in enumerate(ROWS):
+        for j, (n, m) in enumerate(zip(lengths, multiples, strict=True)):
+            acc[i, j], loss[i, j] = _recall_summary(doc, scheme, scaling, n, key)
+            numbers[f"recall_{key}_{m}x"] = float(acc[i, j, 0])
+            numbers[f"recall_loss_{key}_{m}x"] = float(loss[i, j])
+    top = [float(acc[SCHEMES.index(s), -1, 0]) for s in SCHEMES]  # accuracy at the longest length
+    order = sorted(range(len(SCHEMES)), key=lambda i: -top[i])
+    numbers["recall_best_at_max"] = SCHEMES[order[0]]
+    numbers["recall_best_at_max_acc"] = top[order[0]]
+    numbers["recall_worst_at_max"] = SCHEMES[order[-1]]
+    numbers["recall_chance"] = 100.0 / int(rc["values"])
+    numbers["recall_keys"] = int(rc["keys"])
+    numbers["recall_values"] = int(rc["values"])
+    numbers["recall_pairs"] = int(rc["pairs"])
+    return Recall(
+        rows=[key for _s, _sc, key in ROWS],
+        eval_lengths=np.array(lengths, dtype=np.float64),
+        multiples=np.array(multiples, dtype=np.float64),
+        accuracy=acc[:, :, 0].copy(),  # (rows, lengths)
+        lo=acc[:, :, 1].copy(),
+        hi=acc[:, :, 2].copy(),
+        loss=loss,
+        chance=100.0 / int(rc["values"]),
+        chance_loss=float(rc["chance_loss"]),
+        train_length=int(cfg["train_length"]),
+        keys=int(rc["keys"]),
+        values=int(rc["values"]),
+        pairs=int(rc["pairs"]),
+    )
+
+
+def _orders(
+    last: list[float], recall: Recall, numbers: dict[str, Scalar]
+) -> dict[str, tuple[str, ...]]:
+    """Both tasks' orders of the schemes at the longest length (best first), and the schemes
+    whose place differs."""
+    local = tuple(SCHEMES[i] for i in sorted(range(len(SCHEMES)), key=lambda i: last[i]))
+    acc = recall.accuracy[: len(SCHEMES), -1]
+    far = tuple(SCHEMES[i] for i in sorted(range(len(SCHEMES)), key=lambda i: -float(acc[i])))
+    moved = tuple(s for s in SCHEMES if local.index(s) != far.index(s))
+    # schemes that did not learn recall at the training length (under half the questions right)
+    unlearnt = tuple(s for i, s in enumerate(SCHEMES) if recall.accuracy[i, 0] < 50.0)
+    numbers["recall_all_learnt"] = not unlearnt
+    numbers["recall_same_order"] = local == far
+    numbers["n_moved"] = len(moved)
+    return {"local_order": local, "recall_order": far, "moved": moved, "recall_unlearnt": unlearnt}
 
 
 def quoted() -> dict[str, Any]:
@@ -101,6 +183,8 @@ def _run_numbers(cfg: dict[str, Any], env: dict[str, Any]) -> dict[str, Scalar]:
         "window": WINDOW,
         "held": FLAT,
         "seconds": float(env["seconds"]),
+        # CPU time of the runs (files from before it was recorded: the wall time)
+        "cpu_seconds": float(env.get("cpu_seconds", env["seconds"])),
         "minutes": float(env["seconds"]) / 60.0,
         "cpu": str(env["cpu"]),
         "cores": int(env.get("cores") or 0),
@@ -152,7 +236,10 @@ def _comparisons(
     numbers["nope_gap_1x"] = first[SCHEMES.index("nope")] - max(first[i] for i in with_pos)
     numbers["n_schemes"] = len(SCHEMES)
     numbers["n_with_positions"] = len(with_pos)
-    numbers["n_models"] = len({(r["scheme"], r["seed"]) for r in doc["results"]})
+    numbers["n_models"] = len(
+        {(r.get("task", "local"), r["scheme"], r["seed"]) for r in doc["results"]}
+    )
+    numbers["n_tasks"] = len({r.get("task", "local") for r in doc["results"]})
     numbers["n_rows"] = len(ROWS)  # the table's rows: the schemes and RoPE's rescalings
     numbers["n_scalings"] = len(SCALINGS)
     # windows of WINDOW positions can dip below the best possible mean loss (test-set noise)
@@ -299,6 +386,9 @@ def _figures(
         held=FLAT,
         # the cells the table shades: within FLAT nats of the row's 1x value
         held_cells=(table[:, :, 0] - table[:, :1, 0]) < FLAT,  # (rows, lengths) bool
+        recall_multiples=np.zeros(2, dtype=np.float64),  # filled by compute from the recall task
+        recall_accuracy=np.zeros((len(ROWS), 2), dtype=np.float64),
+        recall_chance=0.0,
     )
     # the page's exercises: the uniform guess's loss, and RoPE vs ALiBi beyond the training length
     numbers["drill_uniform"] = math.log(int(cfg["vocab"]))  # H(uniform over V) = ln V nats
@@ -324,6 +414,14 @@ def compute(params: PEParams) -> CardContent:
     ppl = np.array(q["perplexity"], dtype=np.float64)  # (methods, lengths); nan = out of memory
     orders = _quoted_comparison(q, ppl, last, table, numbers)
     figures = _figures(doc, numbers, table, lengths, multiples, q, ppl)
+    recall = _recall(doc, lengths, multiples, numbers)
+    orders.update(_orders(last, recall, numbers))
+    figures["c5-table"] = replace(
+        figures["c5-table"],
+        recall_multiples=recall.multiples[[0, -1]].copy(),
+        recall_accuracy=recall.accuracy[:, [0, -1]].copy(),  # (rows, 2)
+        recall_chance=recall.chance,
+    )
     assert all(not isinstance(v, float) or math.isfinite(v) for v in numbers.values())
     return CardContent(
         card=5, figures=figures, numbers={**numbers, **orders}, variants=variants(numbers)
@@ -333,15 +431,14 @@ def compute(params: PEParams) -> CardContent:
 def variants(n: dict[str, Scalar]) -> dict[str, str]:
     """Which phrasing of the card's (and its slides') text the measurements support."""
     pi_worse = float(n["rope_linear_8x"]) > float(n["rope_8x"])
-    uniform = float(n["uniform"])
-    both_worse = float(n["learned_2x"]) > uniform and float(n["sinusoidal_2x"]) > uniform
     if n["same_order_as_quoted"]:
         same_order = "same-order"
     else:  # do our seeds agree where the two orders differ?
         same_order = "other-order-within-noise" if n["flipped_within_noise"] else "other-order"
     return {
         "takeaways.alibi": "held" if n["alibi_held"] else "not-held",
-        "takeaways.absolute": "worse-than-guessing" if both_worse else "otherwise",
+        "takeaways.recall": "same-order" if n["recall_same_order"] else "reordered",
+        "panels.c5-table.caption": "all-learnt" if n["recall_all_learnt"] else "some-unlearnt",
         "takeaways.rope": "pi-worse" if pi_worse else "otherwise",
         "pitfalls.toy": same_order,
         "pitfalls.nope": "learnt" if n["nope_learnt"] else "still-learning",

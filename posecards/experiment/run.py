@@ -1,4 +1,4 @@
-"""`posecards measure`: every (scheme, seed) run in its own process, then one results file.
+"""`posecards measure`: every (task, scheme, seed) run in its own process, then one results file.
 
 Runs are independent and each uses one thread, so ``jobs`` processes (spawned, not forked) run
 them in parallel and the numbers do not depend on ``jobs``. Timing lives under "environment";
@@ -21,7 +21,10 @@ from typing import Any
 
 from posecards.config import MeasureConfig, MeasureSetup
 from posecards.experiment.positions import BEYOND, SCALINGS, SCHEMES
+from posecards.experiment.recall import TASK_NAME as RECALL_NAME
+from posecards.experiment.recall import chance_loss, vocabulary
 from posecards.experiment.task import TASK_NAME, entropy_rate
+from posecards.experiment.tasks import TASK_IDS
 
 Echo = Callable[[str], None]
 BAR = 20
@@ -43,52 +46,58 @@ def bar(label: str, done: int, steps: int) -> str:
     return f"{label:<18} [{'#' * k}{'.' * (BAR - k)}] {done:>6}/{steps} steps"
 
 
-def _label(scheme: str, seed: int) -> str:
-    return f"{scheme} seed {seed}"
+def _label(task: str, scheme: str, seed: int) -> str:
+    return f"{task} {scheme} seed {seed}"
 
 
 def _quarters(steps: int) -> set[int]:
     return {max(1, steps * q // 4) for q in (1, 2, 3, 4)}
 
 
-def _worker(scheme: str, seed: int, steps: int, setup: MeasureSetup, q: Any) -> dict[str, Any]:
+def _worker(
+    task: str, scheme: str, seed: int, steps: int, setup: MeasureSetup, q: Any
+) -> dict[str, Any]:
     from posecards.experiment.train import measure_run
 
     marks = _quarters(steps)
 
     def progress(done: int, total: int) -> None:
         if q is not None and done in marks:
-            q.put(bar(_label(scheme, seed), done, total))
+            q.put(bar(_label(task, scheme, seed), done, total))
 
-    return measure_run(scheme, seed, steps, setup, progress)
+    return measure_run(scheme, seed, steps, setup, progress, task)
 
 
 def run_all(cfg: MeasureConfig, echo: Echo | None = None) -> dict[str, Any]:
-    """Train and evaluate every (scheme, seed); return the results document."""
+    """Train and evaluate every (task, scheme, seed); return the results document."""
     t0 = time.perf_counter()
-    specs = [(scheme, seed) for seed in range(cfg.seeds) for scheme in SCHEMES]
+    tasks = [t for t in TASK_IDS if t in cfg.tasks]
+    specs = [(t, scheme, seed) for t in tasks for seed in range(cfg.seeds) for scheme in SCHEMES]
     runs: list[dict[str, Any]] = []
     if cfg.jobs == 1:
         from posecards.experiment.train import measure_run
 
         marks = _quarters(cfg.steps)
-        for scheme, seed in specs:
+        for task, scheme, seed in specs:
 
             def progress(
-                done: int, total: int, label: str = _label(scheme, seed), marks: set[int] = marks
+                done: int,
+                total: int,
+                label: str = _label(task, scheme, seed),
+                marks: set[int] = marks,
             ) -> None:
                 if echo is not None and done in marks:
                     echo(bar(label, done, total))
 
-            runs.append(measure_run(scheme, seed, cfg.steps, cfg.setup, progress))
+            runs.append(measure_run(scheme, seed, cfg.steps, cfg.setup, progress, task))
     else:
         ctx = mp.get_context("spawn")
         with ctx.Manager() as manager:
             q = manager.Queue() if echo is not None else None
             with ProcessPoolExecutor(max_workers=min(cfg.jobs, len(specs)), mp_context=ctx) as ex:
                 futures: list[Future[dict[str, Any]]] = [
-                    ex.submit(_worker, scheme, seed, cfg.steps, cfg.setup, q)
-                    for scheme, seed in specs
+                    ex.submit(_worker, task, scheme, seed, cfg.steps, cfg.setup, q)
+                    for task, scheme, seed in specs
                 ]
                 while not all(f.done() for f in futures):
                     _drain(q, echo, timeout=0.2)
@@ -117,17 +126,20 @@ def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> 
 
     s = cfg.setup
     order = {name: i for i, name in enumerate(SCHEMES)}
+    task_order = {name: i for i, name in enumerate(TASK_IDS)}
     scaling_order = {name: i for i, name in enumerate((None, *SCALINGS))}
     rows = [row for run in runs for row in run["rows"]]
     rows.sort(
         key=lambda r: (
+            task_order[r["task"]],
             order[r["scheme"]],
             scaling_order[r["inference_scaling"]],
             r["seed"],
             r["eval_length"],
         )
     )
-    runs = sorted(runs, key=lambda r: (order[r["scheme"]], r["seed"]))
+    runs = sorted(runs, key=lambda r: (task_order[r["task"]], order[r["scheme"]], r["seed"]))
+    tasks = [t for t in TASK_IDS if t in cfg.tasks]
     return {
         "config": {
             "task": TASK_NAME,
@@ -151,6 +163,16 @@ def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> 
             "rope_base": s.rope_base,
             "t5": {"num_buckets": s.t5_buckets, "max_distance": s.train_length},
             "positions_beyond_training": dict(BEYOND),
+            "tasks": tasks,
+            "recall": {
+                "task": RECALL_NAME,
+                "keys": s.recall_keys,
+                "values": s.recall_values,
+                "pairs": s.recall_pairs,
+                "vocab": vocabulary(s.recall_keys, s.recall_values),
+                "chance_loss": round(chance_loss(s.recall_values), 6),
+                "scored": "the answer after each question; beyond = fact >= train_length back",
+            },
             "setup": asdict(s),
         },
         "environment": {
@@ -164,13 +186,26 @@ def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> 
             "jobs": cfg.jobs,
             "seconds": round(seconds, 1),
             "run_seconds": [
-                {"scheme": r["scheme"], "seed": r["seed"], "seconds": round(r["seconds"], 1)}
+                {
+                    "task": r["task"],
+                    "scheme": r["scheme"],
+                    "seed": r["seed"],
+                    "seconds": round(r["seconds"], 1),
+                    "cpu_seconds": round(r["cpu_seconds"], 1),
+                }
                 for r in runs
             ],
+            "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs), 1),
             "command": "posecards measure " + " ".join(sys.argv[2:]) if _is_cli() else None,
         },
         "training": [
-            {"scheme": r["scheme"], "seed": r["seed"], "train_loss": r["train_loss"]} for r in runs
+            {
+                "task": r["task"],
+                "scheme": r["scheme"],
+                "seed": r["seed"],
+                "train_loss": r["train_loss"],
+            }
+            for r in runs
         ],
         "results": rows,
     }

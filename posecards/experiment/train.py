@@ -1,8 +1,10 @@
-"""Train one model (one scheme, one seed) and measure its loss by position (torch, CPU).
+"""Train one model (one task, scheme and seed) and measure its loss (torch, CPU).
 
 Reproducible: one thread, deterministic algorithms, torch.manual_seed(seed) for the weights and
-numpy Generator([seed, 1]) for the training batches. The evaluation sequences come from a fixed
-generator, the same for every scheme and seed, so all models are scored on identical text.
+numpy Generator([seed, *stream]) for the training batches (the stream is the task's). The
+evaluation sequences come from a fixed generator per task and length, the same for every scheme
+and seed, so all models are scored on identical text. The first task (``local``) is scored by
+position; the long-range task (``recall``) at its questions, by distance back to the fact.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import functools
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +25,7 @@ from posecards.config import MeasureSetup
 from posecards.experiment import task
 from posecards.experiment.model import PositionModel, rope_tables
 from posecards.experiment.positions import SCALINGS
+from posecards.experiment.tasks import TASKS
 
 EVAL_SEED = 4242
 EVAL_CHUNK = 16  # sequences per forward pass at evaluation (bounds memory at 8x length)
@@ -66,6 +70,20 @@ def eval_batch(s: MeasureSetup, length: int) -> np.ndarray:
     return task.sample(rng, s.eval_sequences, length + 1, s.vocab, s.follow)
 
 
+def task_batch(s: MeasureSetup, task_id: str, length: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A task's evaluation text at one length: tokens (eval_sequences, length + 1) and the
+    distances of its scored positions (None: every position)."""
+    t = TASKS[task_id]
+    rng = np.random.default_rng([EVAL_SEED, length, *t.eval_stream])
+    return t.sample(rng, s.eval_sequences, length, s)
+
+
+def task_setup(s: MeasureSetup, task_id: str) -> MeasureSetup:
+    """The setup a task's model is built from: the same but for its vocabulary."""
+    vocab = TASKS[task_id].vocab(s)
+    return s if vocab == s.vocab else replace(s, vocab=vocab)
+
+
 def lr_at(step: int, steps: int, s: MeasureSetup) -> float:
     """Linear warm-up over s.warmup steps, then cosine decay to 10 % of s.lr."""
     if step < s.warmup:
@@ -75,22 +93,35 @@ def lr_at(step: int, steps: int, s: MeasureSetup) -> float:
 
 
 def train_model(
-    scheme: str, seed: int, steps: int, s: MeasureSetup, progress: Progress | None = None
+    scheme: str,
+    seed: int,
+    steps: int,
+    s: MeasureSetup,
+    progress: Progress | None = None,
+    task_id: str = "local",
 ) -> tuple[PositionModel, float]:
-    """The trained model and the mean training loss over its last 10 % of steps."""
+    """The trained model and the mean training loss over its last 10 % of steps (at the scored
+    positions of the task)."""
+    t = TASKS[task_id]
+    s = task_setup(s, task_id)
     torch.manual_seed(seed)
     model = PositionModel(scheme, s, max_length=max(eval_lengths(s)))
     rope = rope_tables(s, s.train_length) if scheme == "rope" else None
     opt = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
-    rng = np.random.default_rng([seed, 1])
+    rng = np.random.default_rng([seed, *t.train_stream])
     tail: list[float] = []
     model.train()
     for step in range(steps):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, steps, s)
-        batch = torch.from_numpy(task.sample(rng, s.batch, s.train_length + 1, s.vocab, s.follow))
+        tokens, distance = t.sample(rng, s.batch, s.train_length, s)
+        batch = torch.from_numpy(tokens)  # (B, L + 1)
         logits = model(batch[:, :-1], rope)  # (B, L, V)
-        loss = F.cross_entropy(logits.reshape(-1, s.vocab), batch[:, 1:].reshape(-1))
+        if distance is None:  # every position scored
+            loss = F.cross_entropy(logits.reshape(-1, s.vocab), batch[:, 1:].reshape(-1))
+        else:  # the questions only
+            scored = torch.from_numpy(distance > 0)  # (B, L)
+            loss = F.cross_entropy(logits[scored], batch[:, 1:][scored])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -120,30 +151,68 @@ def loss_by_position(
     return (total / tokens.shape[0]).numpy()
 
 
+@torch.no_grad()
+def recall_answers(
+    model: PositionModel, s: MeasureSetup, length: int, scaling: str | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """At every question of the recall task's evaluation text: the loss of the answer (nats,
+    float64), whether the most likely symbol is the answer (bool) and the distance back to the
+    fact (int64); each (eval_sequences * pairs,), questions in text order."""
+    model.eval()
+    tokens_np, distance = task_batch(s, "recall", length)
+    assert distance is not None
+    tokens = torch.from_numpy(tokens_np)  # (N, length + 1)
+    rope = None
+    if model.scheme == "rope":
+        rope = rope_tables(s, length, scaling, factor=length / s.train_length)
+    nll: list[np.ndarray] = []
+    hit: list[np.ndarray] = []
+    for start in range(0, tokens.shape[0], EVAL_CHUNK):
+        chunk = tokens[start : start + EVAL_CHUNK]
+        scored = torch.from_numpy(distance[start : start + EVAL_CHUNK] > 0)  # (b, length)
+        logits = model(chunk[:, :-1], rope)[scored]  # (questions, V)
+        target = chunk[:, 1:][scored]  # (questions,)
+        nll.append(F.cross_entropy(logits, target, reduction="none").double().numpy())
+        hit.append((logits.argmax(dim=-1) == target).numpy())
+    return np.concatenate(nll), np.concatenate(hit), distance[distance > 0]
+
+
 def measure_run(
-    scheme: str, seed: int, steps: int, s: MeasureSetup, progress: Progress | None = None
+    scheme: str,
+    seed: int,
+    steps: int,
+    s: MeasureSetup,
+    progress: Progress | None = None,
+    task_id: str = "local",
 ) -> dict[str, Any]:
-    """Train one model and evaluate it at every eval length (and every RoPE scaling)."""
+    """Train one model on one task and evaluate it at every eval length (and RoPE scaling)."""
     keep_freed_memory()
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     try:
-        t0 = time.perf_counter()
-        model, train_loss = train_model(scheme, seed, steps, s, progress)
+        t0, c0 = time.perf_counter(), time.process_time()
+        model, train_loss = train_model(scheme, seed, steps, s, progress, task_id)
         rows: list[dict[str, Any]] = []
         scalings: tuple[str | None, ...] = (None, *SCALINGS) if scheme == "rope" else (None,)
         for scaling in scalings:
             for length in eval_lengths(s):
-                curve = loss_by_position(model, s, length, scaling)
-                rows.append(result_row(scheme, scaling, seed, length, curve, s.train_length))
+                if task_id == "recall":
+                    nll, hit, dist = recall_answers(model, task_setup(s, task_id), length, scaling)
+                    row = recall_row(scheme, scaling, seed, length, (nll, hit, dist), s)
+                else:
+                    curve = loss_by_position(model, s, length, scaling)
+                    row = result_row(scheme, scaling, seed, length, curve, s.train_length)
+                rows.append(row)
         return {
+            "task": task_id,
             "scheme": scheme,
             "seed": seed,
             "train_loss": round(train_loss, 6),
             "rows": rows,
             "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,  # this process's CPU time: load-proof
         }
     finally:
         torch.set_num_threads(threads)
@@ -157,6 +226,7 @@ def result_row(
     positions >= train_length (None at 1x)."""
     beyond = curve[train_length:]
     return {
+        "task": "local",
         "scheme": scheme,
         "inference_scaling": scaling,
         "seed": seed,
@@ -164,4 +234,55 @@ def result_row(
         "loss": round(float(curve.mean()), 6),
         "loss_beyond": round(float(beyond.mean()), 6) if beyond.size else None,
         "loss_by_position": [round(float(v), 5) for v in curve],
+    }
+
+
+def distance_bins(s: MeasureSetup) -> list[tuple[int, int]]:
+    """The recall task's distance bins [lo, hi): [1, L), [L, 2L), [2L, 4L), ... up to 8L."""
+    edges = [1, *eval_lengths(s)]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def recall_row(
+    scheme: str,
+    scaling: str | None,
+    seed: int,
+    length: int,
+    answers: tuple[np.ndarray, np.ndarray, np.ndarray],
+    s: MeasureSetup,
+) -> dict[str, Any]:
+    """One entry of the results file for the recall task: loss and accuracy over every question,
+    over the questions whose fact is at least train_length back (None where there are none: at
+    1x), and per distance bin (bins the length reaches)."""
+    nll, hit, dist = answers  # (questions,) each
+    far = dist >= s.train_length
+
+    def mean(x: np.ndarray, digits: int) -> float | None:
+        return round(float(x.mean()), digits) if x.size else None
+
+    bins = []
+    for lo, hi in distance_bins(s):
+        inside = (dist >= lo) & (dist < hi)
+        if inside.any():
+            bins.append(
+                {
+                    "from": lo,
+                    "to": hi,
+                    "questions": int(inside.sum()),
+                    "loss": mean(nll[inside], 6),
+                    "accuracy": mean(hit[inside].astype(np.float64), 6),
+                }
+            )
+    return {
+        "task": "recall",
+        "scheme": scheme,
+        "inference_scaling": scaling,
+        "seed": seed,
+        "eval_length": length,
+        "questions": int(nll.size),
+        "loss": mean(nll, 6),
+        "loss_beyond": mean(nll[far], 6),
+        "accuracy": mean(hit.astype(np.float64), 6),
+        "accuracy_beyond": mean(hit[far].astype(np.float64), 6),
+        "by_distance": bins,
     }

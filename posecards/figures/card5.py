@@ -199,17 +199,19 @@ def draw_table(fig: FigureBase, data: Table, t: Labels, theme: Theme) -> None:
     mean = np.asarray(data.mean, dtype=np.float64)  # (rows, lengths)
     lengths = np.asarray(data.eval_lengths, dtype=np.float64)
     multiples = np.asarray(data.multiples, dtype=np.float64)
+    recall = np.asarray(data.recall_accuracy, dtype=np.float64)  # (rows, 2), percent
     cells = [
-        [t(f"row_{key}"), *(f"{v:.2f}" for v in row)]
-        for key, row in zip(data.rows, mean, strict=True)
+        [t(f"row_{key}"), *(f"{v:.2f}" for v in row), *(f"{v:.0f}" for v in far)]
+        for key, row, far in zip(data.rows, mean, recall, strict=True)
     ]
     header = [
         "",
         *(t("length_col", n=int(n), m=int(m)) for n, m in zip(lengths, multiples, strict=True)),
+        *(t("recall_col", m=int(m)) for m in np.asarray(data.recall_multiples)),
     ]
     # cells whose loss held (within data.held nats of the row's 1x value) are tinted
-    tint = [[bool(v) for v in row] for row in np.asarray(data.held_cells)]
-    _table(ax, cells, header, theme, tint)
+    tint = [[bool(v) for v in row] + [False, False] for row in np.asarray(data.held_cells)]
+    _table(ax, cells, header, theme, tint, first=0.25)
     ax.set_title(
         t(
             "table_title",
@@ -217,6 +219,7 @@ def draw_table(fig: FigureBase, data: Table, t: Labels, theme: Theme) -> None:
             m_lo=int(multiples[1]),
             m_hi=int(multiples[-1]),
             h=float(data.held),
+            c=float(data.recall_chance),
         ),
         fontsize=roles.fontsize("subplot_title"),
     )

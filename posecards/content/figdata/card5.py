@@ -112,6 +112,32 @@ class Table:
     train_length: int
     held: float
     held_cells: npt.NDArray[np.bool_]  # (9, 4)
+    # the long-range task beside it: recall accuracy (%) at 1x (every question) and at the
+    # longest length (questions whose fact lies >= train_length back), mean over seeds
+    recall_multiples: F64  # (2,)
+    recall_accuracy: F64  # (9, 2)
+    recall_chance: float  # percent
+
+
+@dataclass(frozen=True, eq=False)
+class Recall:
+    """The long-range task (in c5-table's last columns and the text), accuracy (%) per row and evaluation length, mean and
+    range over seeds: at 1x over every question, beyond over the questions whose fact lies at
+    least train_length tokens back."""
+
+    rows: list[str]
+    eval_lengths: F64  # (4,)
+    multiples: F64  # (4,)
+    accuracy: F64  # (9, 4) percent
+    lo: F64  # (9, 4)
+    hi: F64  # (9, 4)
+    loss: F64  # (9, 4) nats, mean over seeds
+    chance: float  # percent: 100 / V
+    chance_loss: float  # ln V
+    train_length: int
+    keys: int
+    values: int
+    pairs: int
 
 
 @dataclass(frozen=True, eq=False)
