@@ -13,7 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posecards.encodings.critical_dim import critical_dim, extrapolation_bound, turning_pairs
+from posecards.encodings.critical_dim import (
+    critical_dimension,
+    extrapolation_bound,
+    turning_pairs,
+)
 from posecards.encodings.rope_base_bound import base_holds, cos_sum, smallest_base
 from posecards.encodings.scaling_needed import METHODS, factor_needed, unseen_at
 
@@ -83,7 +87,7 @@ def test_bad_arguments_are_value_errors() -> None:
 def test_llama2_settings_give_92() -> None:
     # Liu et al.'s closed form at LLaMA 2's settings (head dim 128, base 10000, 4096 tokens):
     # (d/2) log_b(T / 2 pi) = 45.03, so 46 pairs turn and d_extra = 2 x 46
-    assert critical_dim(128, 10000.0, 4096) == 92 and turning_pairs(128, 10000.0, 4096) == 46
+    assert critical_dimension(128, 10000.0, 4096) == 92 and turning_pairs(128, 10000.0, 4096) == 46
     assert extrapolation_bound(128, 10000.0, 4096) == pytest.approx(
         2 * math.pi * 10000.0 ** (92 / 128), rel=1e-12
     )
@@ -98,9 +102,9 @@ def test_critical_dim_counts_the_pairs_that_turn(d: int, base: float, context: i
     assert turning_pairs(d, base, context) == count
     x = (d / 2) * math.log(context / (2 * math.pi)) / math.log(base)
     if abs(x - round(x)) > 1e-9:  # off the measure-zero case of an integer x
-        assert critical_dim(d, base, context) == 2 * count
+        assert critical_dimension(d, base, context) == 2 * count
     # the first pair past the critical dimension does not turn within the context
-    if critical_dim(d, base, context) < d:
+    if critical_dimension(d, base, context) < d:
         assert extrapolation_bound(d, base, context) > context
 
 

@@ -21,13 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posecards.content.weights import summarize, weights_reading
+from posecards.encodings.critical_dim import critical_dimension
 from posecards.encodings.rope import rope_pair_slots
+from posecards.encodings.rope_base_bound import base_holds, minimum_base
 from posecards.encodings.rope_use import (
     bias_score,
-    cos_sum_holds,
-    critical_dimension,
     kv_head_of,
-    minimum_base,
     pair_cosines,
     pair_norms,
     pair_rows,
@@ -129,8 +128,8 @@ def test_critical_dimension_closed_form() -> None:
 def test_minimum_base_is_the_first_on_its_grid() -> None:
     for d, L in ((16, 256), (64, 1024), (128, 2048)):
         b = minimum_base(d, L)
-        assert cos_sum_holds(d, b, L)
-        assert not cos_sum_holds(d, b / 1.01, L)
+        assert base_holds(L, d, b)
+        assert not base_holds(L, d, b / 1.01)
         # brute force: B(m) >= 0 for all m < L at b, and some m < L where it fails just below
         k = np.arange(d // 2)
         m = np.arange(L, dtype=np.float64)[:, None]

@@ -25,13 +25,12 @@ import numpy as np
 from posecards.content import CardContent
 from posecards.content.reading import kind_frequencies
 from posecards.encodings._checks import F64
+from posecards.encodings.critical_dim import critical_dimension
+from posecards.encodings.rope_base_bound import base_holds, minimum_base
 from posecards.encodings.rope_use import (
     bias_score,
-    cos_sum_holds,
     cosines_from,
-    critical_dimension,
     kv_head_of,
-    minimum_base,
     norms_from,
     pair_rows,
     pair_use,
@@ -359,7 +358,7 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         "cos_r": float(np.nanmedian(s.qk_cos_r)) if np.any(np.isfinite(s.qk_cos_r)) else math.nan,
         "cos_abs": float(np.nanmean(np.abs(w.q_cos))),
     }
-    holds = bool(ctx >= 2 and cos_sum_holds(w.rotated_dim, w.base, ctx))
+    holds = bool(ctx >= 2 and base_holds(ctx, w.rotated_dim, w.base))
     variants = {
         "panels.w-use.alt": "beyond" if beyond else "all-turn",
         "panels.w-cos-sum.alt": "holds" if holds else "fails",

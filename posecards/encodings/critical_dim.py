@@ -13,7 +13,7 @@ period reaches:
 
     T_extra = 2 pi b^(d_extra / d).
 
-``turning_pairs`` counts the pairs by their periods (the direct computation); ``critical_dim``
+``turning_pairs`` counts the pairs by their periods (the direct computation); ``critical_dimension``
 is Liu et al.'s closed form; ``extrapolation_bound`` is T_extra.
 """
 
@@ -35,7 +35,7 @@ def turning_pairs(head_dim: int, base: float, context: int) -> int:
     return int((periods <= check_positive_int("context", context)).sum())
 
 
-def critical_dim(head_dim: int, base: float, context: int) -> int:
+def critical_dimension(head_dim: int, base: float, context: int) -> int:
     """d_extra = 2 ceil((d/2) log_b(T / 2 pi)), clipped to [0, d] (Liu et al. 2024)."""
     d = check_even_dim("head_dim", head_dim)
     x = (d / 2) * math.log(check_positive_int("context", context) / (2 * math.pi))
@@ -46,5 +46,5 @@ def critical_dim(head_dim: int, base: float, context: int) -> int:
 def extrapolation_bound(head_dim: int, base: float, context: int) -> float:
     """T_extra = 2 pi b^(d_extra / d): the period of the first pair past the critical dimension."""
     d = check_even_dim("head_dim", head_dim)
-    bound: float = 2 * math.pi * check_base(base) ** (critical_dim(d, base, context) / d)
+    bound: float = 2 * math.pi * check_base(base) ** (critical_dimension(d, base, context) / d)
     return bound

@@ -12,7 +12,7 @@ min_{0 <= m < L} B(m) >= 0.
 
 ``cos_sum`` is B(m); ``base_holds`` asks whether B stays >= 0 over a context; ``smallest_base``
 finds the bound (a geometric scan of bases, then bisection inside the step where it first
-holds). The frequencies come from ``rope_inv_freq``.
+holds); ``minimum_base`` is the first base of a 1 % grid that holds (the weights card's). The frequencies come from ``rope_inv_freq``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ F64 = npt.NDArray[np.float64]
 
 CHUNK = 1 << 16  # most distances per pass (bounds memory: CHUNK x d/2 float64)
 GRID_RATIO = 1.001  # the scan's step between bases (0.1 %)
+MIN_BASE_STEP = 1.01  # the grid of minimum_base: bases 2 · 1.01^j (1 %)
 
 
 def cos_sum(distances: npt.ArrayLike, head_dim: int, base: float) -> F64:
@@ -110,3 +111,19 @@ def smallest_base(
         else:
             lo = mid
     return math.exp(hi)
+
+
+def minimum_base(head_dim: int, context: int, hi: float = 1e12) -> float:
+    """The first base of the grid 2 · 1.01^j for which B(m) >= 0 over ``context`` tokens (to
+    1 %: what the weights card and its JSON give; ``smallest_base`` refines it). The grid is
+    scanned upwards, since B is not monotone in the base."""
+    d = check_even_dim("head_dim", head_dim)
+    if isinstance(context, bool) or not isinstance(context, int | np.integer) or context < 2:
+        raise ValueError(f"context must be an integer >= 2, got {context!r}")
+    steps = int(math.ceil(math.log(hi / 2.0) / math.log(MIN_BASE_STEP)))
+    grid = 2.0 * MIN_BASE_STEP ** np.arange(steps + 1, dtype=np.float64)  # (steps + 1,)
+    for start in range(0, grid.size, 256):  # 256 bases at a time, lowest first
+        i = _first_holding(int(context), d, grid[start : start + 256])
+        if i is not None:
+            return float(grid[start + i])
+    raise ValueError(f"no base up to {hi:g} keeps the sum non-negative over {context}")

@@ -22,12 +22,10 @@ the head size, the base and the context. Every function that forms pairs names i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import numpy.typing as npt
 
-from posecards.encodings._checks import F64, I64, check_base, check_even_dim, check_layout
+from posecards.encodings._checks import F64, I64, check_even_dim, check_layout
 
 
 def pair_rows(rotated_dim: int, layout: str) -> I64:
@@ -159,49 +157,3 @@ def bias_score(b_q: F64, b_k: F64, inv_freq: F64, rows: I64, distances: F64) -> 
     rest = np.einsum("...s,...s->...", b_q[..., ~rotated], b_k[..., ~rotated])  # (...)
     out: F64 = a @ np.cos(angle).T + b @ np.sin(angle).T + np.asarray(rest)[..., None]
     return out  # (..., distances)
-
-
-def critical_dimension(head_dim: int, base: float, context: int) -> int:
-    """Liu et al. (ICLR 2024): the slots whose pair turns a full period inside the training
-    context, ``d_extra = 2 ⌈(d/2) log_base(T / 2π)⌉`` (clipped to 0 .. d). Pairs beyond it never
-    see a whole period in training."""
-    d = check_even_dim("head_dim", head_dim)
-    b = check_base(base)
-    if context <= 0:
-        raise ValueError(f"context must be a positive integer, got {context}")
-    x = (d / 2) * math.log(context / (2 * math.pi)) / math.log(b)
-    return int(min(d, max(0, 2 * math.ceil(x))))
-
-
-def cos_sum_holds(head_dim: int, base: float, context: int) -> bool:
-    """Whether ``B(m) = Σ_k cos(m θ_k) ≥ 0`` (θ_k = base^(−2k/d)) for every m in 0 .. context − 1,
-    checked in blocks from the farthest distances down, the first of 256 (a base that fails
-    usually fails far out, so it is rejected after one small block)."""
-    k = np.arange(head_dim // 2, dtype=np.float64)  # (pairs,)
-    theta = base ** (-2.0 * k / head_dim)  # (pairs,)
-    stop, size = context, 256
-    while stop > 0:
-        m = np.arange(max(0, stop - size), stop, dtype=np.float64)  # (block,)
-        if float(np.cos(np.outer(m, theta)).sum(axis=1).min()) < 0:  # (block, pairs) summed
-            return False
-        stop, size = stop - size, 4096
-    return True
-
-
-MIN_BASE_STEP = 1.01  # the grid of minimum_base: bases 2 · 1.01^j
-
-
-def minimum_base(head_dim: int, context: int, hi: float = 1e12) -> float:
-    """Men et al. (2024): the smallest base for which ``B(m) = Σ_k cos(m θ_k) ≥ 0`` for every
-    distance m < context (a query's score with a key equal to it, summed over pairs, stays
-    positive), on the grid 2 · 1.01^j (so to 1 %). The condition is not monotone in the base
-    (a base a little above the smallest may fail again), so the grid is scanned upwards."""
-    d = check_even_dim("head_dim", head_dim)
-    if isinstance(context, bool) or not isinstance(context, int | np.integer) or context < 2:
-        raise ValueError(f"context must be an integer >= 2, got {context!r}")
-    j = 0
-    while (base := 2.0 * MIN_BASE_STEP**j) <= hi:
-        if cos_sum_holds(d, base, int(context)):
-            return base
-        j += 1
-    raise ValueError(f"no base up to {hi:g} keeps the sum non-negative over {context}")
