@@ -112,13 +112,14 @@ def load_model(ckpt: Checkpoint) -> Any:
 
         folder, name = _gguf_file(ckpt)
         cfg = T.AutoConfig.from_pretrained(folder, gguf_file=name)
-        cfg._attn_implementation = "eager"
         with torch.device("meta"):
             shell = T.AutoModelForCausalLM.from_config(cfg)  # type: ignore[no-untyped-call]
         tensors = load_gguf_checkpoint(  # type: ignore[no-untyped-call]
             str(ckpt.weights[0]), return_tensors=True, model_to_load=shell
         )["tensors"]
-        model = T.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)  # type: ignore[no-untyped-call]
+        model = T.AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+            cfg, dtype=torch.float32, attn_implementation="eager"
+        )
         missing, unexpected = model.load_state_dict(
             {k: v.to(torch.float32) for k, v in tensors.items()}, strict=False
         )
