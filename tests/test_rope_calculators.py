@@ -147,3 +147,14 @@ def test_ntk_needs_more_than_linear() -> None:
 
 def test_no_factor_needed_within_the_training_length() -> None:
     assert factor_needed("yarn", 64, 10000.0, 4096, 4096) == 1.0
+
+
+def test_lowest_mean_cos_is_the_running_minimum_of_the_mean_cosine() -> None:
+    from posecards.encodings.rope_base_bound import lowest_mean_cos
+
+    d, base, n = 16, 30.0, 400
+    theta = base ** (-np.arange(0, d, 2) / d)  # (d/2,)
+    mean = np.cos(np.outer(np.arange(n), theta)).mean(axis=1)  # (n,)
+    want = np.minimum.accumulate(mean)
+    np.testing.assert_allclose(lowest_mean_cos(d, base, n), want, rtol=0, atol=1e-13)
+    assert lowest_mean_cos(d, base, n).min() < 0  # base 30 fails within 400: the curve dips

@@ -91,7 +91,7 @@ def activations_reading(
             f"{ckpt.name}'s tokenizer; posecards measures attention by distance on at least "
             f"{MIN_TOKENS}"
         )
-    check_memory(ckpt, len(ids), w.heads, len(w.layers))
+    check_memory(ckpt, len(ids), w.heads)
     rows = pair_rows(w.rotated_dim, w.layout)  # (pairs, 2) in the model's own order
     edges = distance_edges(len(ids))
     per: dict[int, tuple[F64, F64, Any, Any, F64, F64]] = {}

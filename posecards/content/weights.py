@@ -26,7 +26,7 @@ from posecards.content import CardContent
 from posecards.content.reading import kind_frequencies
 from posecards.encodings._checks import F64
 from posecards.encodings.critical_dim import critical_dimension
-from posecards.encodings.rope_base_bound import base_holds, minimum_base
+from posecards.encodings.rope_base_bound import base_holds, lowest_mean_cos, minimum_base
 from posecards.encodings.rope_use import (
     bias_score,
     cosines_from,
@@ -259,21 +259,6 @@ def summarize(w: WeightsReading) -> Summary:
     )
 
 
-def lowest_cos_mean(rotated_dim: int, base: float, context: int) -> F64:
-    """``(context,)`` min over m' <= m of the mean over pairs of cos(m' θ_k), θ_k = base^(−2k/d)
-    (Men et al.'s B(m) / (d/2), lowest so far), for m = 0 .. context − 1, in blocks."""
-    k = np.arange(rotated_dim // 2, dtype=np.float64)  # (pairs,)
-    theta = base ** (-2.0 * k / rotated_dim)  # (pairs,)
-    out = np.empty(context, dtype=np.float64)  # (context,)
-    lo = np.inf
-    for start in range(0, context, 4096):
-        m = np.arange(start, min(context, start + 4096), dtype=np.float64)  # (block,)
-        block = np.minimum.accumulate(np.cos(np.outer(m, theta)).mean(axis=1))  # (block,)
-        out[start : start + m.size] = np.minimum(block, lo)
-        lo = float(out[start + m.size - 1])
-    return out
-
-
 def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> CardContent:
     s = summarize(w)
     pairs = w.inv_freq.size
@@ -310,9 +295,9 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         },
         "w-cos-sum": {
             "distance": m,
-            "model": lowest_cos_mean(w.rotated_dim, w.base, max(ctx, 2))[shown],
+            "model": lowest_mean_cos(w.rotated_dim, w.base, max(ctx, 2))[shown],
             "minimum": (
-                lowest_cos_mean(w.rotated_dim, s.min_base, max(ctx, 2))[shown]
+                lowest_mean_cos(w.rotated_dim, s.min_base, max(ctx, 2))[shown]
                 if s.min_base
                 else m * 0
             ),

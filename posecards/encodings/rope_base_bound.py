@@ -55,6 +55,21 @@ def first_negative(context: int, head_dim: int, base: float) -> int | None:
     return None
 
 
+def lowest_mean_cos(head_dim: int, base: float, context: int) -> F64:
+    """``(context,)``: for m = 0 .. context − 1, the lowest B(m′) / (d/2) over m′ <= m (the mean
+    over pairs of cos(m′ θ_i), lowest so far): the curve the weights card draws against the
+    line 0 that ``base_holds`` asks about. In passes of CHUNK distances."""
+    n = check_positive_int("context", context)
+    out = np.empty(n, dtype=np.float64)  # (context,)
+    low = np.inf
+    for start in range(0, n, CHUNK):
+        m = np.arange(start, min(n, start + CHUNK), dtype=np.float64)  # (chunk,)
+        mean = cos_sum(m, head_dim, base) / (head_dim // 2)  # (chunk,)
+        out[start : start + m.size] = np.minimum(np.minimum.accumulate(mean), low)
+        low = float(out[start + m.size - 1])
+    return out
+
+
 def base_holds(context: int, head_dim: int, base: float) -> bool:
     """B(m) >= 0 for every distance 0 <= m < context."""
     return first_negative(context, head_dim, base) is None
