@@ -69,7 +69,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     allowed = {"0", "1", "2", "3", "4", "5", "6"}  # panel numbers, "3 × 3", "[−1, 1]"
     names = (
         r"Qwen2(\.5)?-VL|Gemma 4|DINOv3|Swin v2|2-D|align_corners=(False|True)|\(v2\)|v2|"
-        r"strides 8, 16, 32 and 64|步长 8、16、32、64|0\.01|MLP|q/k"
+        r"strides 8, 16, 32 and 64|步长 8、16、32、64|0\.01|MLP|q/k|ERNIE 4\.5"
     )
     for entry in entries:
         for lang in ("en", "zh"):
@@ -77,6 +77,14 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
             bare = re.sub(names, "", bare)
             found = set(re.findall(r"\d+(?:\.\d+)?", bare)) - allowed
             assert not found, (entry.en[:50], lang, found)
+
+
+def test_every_computed_number_is_used() -> None:
+    """No placeholder computed for nothing: the card and its slides use every number."""
+    from posecards.deck.placeholders import placeholder_report
+
+    report = placeholder_report(9, PEParams())
+    assert "computed but not used" not in report, report.rsplit("\n\n", 1)[-1]
 
 
 def test_formula_renders() -> None:
@@ -217,8 +225,148 @@ def test_video_ids_are_get_rope_index(card: CardContent) -> None:
     published = json.loads((CONFIGS / "qwen2.5-vl-7b.json").read_text(encoding="utf-8"))
     text = published.get("text_config", published)
     section = (text.get("rope_scaling") or text.get("rope_parameters"))["mrope_section"]
-    assert card.numbers["video_time_pairs"] == section[0]
-    assert card.numbers["video_theta"] == text["rope_theta"]
+    assert card.numbers["video_q25_time_pairs"] == section[0]
+    assert card.numbers["video_q25_theta"] == text["rope_theta"]
+
+
+def _ernie_config() -> T.Ernie4_5_VLMoeConfig:
+    """transformers' ERNIE 4.5 VL defaults (its rotary section and base), one tiny layer."""
+    return T.Ernie4_5_VLMoeConfig(
+        text_config={
+            "hidden_size": 256,  # head_dim 128, as the default config's 2560 / 20
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "num_hidden_layers": 1,
+            "intermediate_size": 16,
+            "moe_num_experts": 2,
+            "moe_intermediate_size": [16, 16],
+            "vocab_size": 64,
+        },
+        vision_config={"depth": 1, "hidden_size": 32, "num_heads": 2, "intermediate_size": 16},
+    )
+
+
+def test_video_patch_ids_are_qwen2_vl_and_ernie_get_rope_index(card: CardContent) -> None:
+    """The open markers: one id per temporal patch in Qwen2-VL (second_per_grid_ts not read)
+    and in ERNIE 4.5 VL (T frames merged temporal_merge_size at a time)."""
+    data = card.figures["c9-video"]
+    with torch.device("meta"):
+        qwen2 = T.AutoModel.from_config(T.AutoConfig.for_model("qwen2_vl"))
+        ernie = T.AutoModel.from_config(_ernie_config())
+    merge = ernie.config.vision_config.temporal_merge_size
+    assert merge == card.numbers["video_patch"]
+    for k in range(1, len(data.fps) + 1):
+        steps = len(getattr(data, f"seconds_{k}"))
+        ids, _ = qwen2.get_rope_index(
+            torch.zeros(1, steps, dtype=torch.long),
+            torch.tensor([[2] * steps]),
+            video_grid_thw=torch.tensor([[steps, 2, 2]]),
+        )
+        np.testing.assert_array_equal(ids[0, 0].numpy(), getattr(data, f"ids_qwen2_{k}"))
+        ids, _ = ernie.get_rope_index(
+            torch.zeros(1, steps, dtype=torch.long),
+            torch.tensor([[2] * steps]),
+            video_grid_thw=torch.tensor([[steps * merge, 2, 2]]),  # frames, before the merge
+        )
+        np.testing.assert_array_equal(ids[0, 0].numpy(), getattr(data, f"ids_qwen2_{k}"))
+
+
+def _time_pairs(module: torch.nn.Module, n_freq: int, layout: str) -> tuple[np.ndarray, ...]:
+    """(pairs whose angle moves when only t moves, their inv_freq) from a text rotary module:
+    t = 1, h = w = 0. ``layout`` is where pair j's slot is: "half" (j) or "interleaved" (2j)."""
+    pos = torch.zeros(3, 1, 1, dtype=torch.long)
+    pos[0] = 1
+    cos, sin = module(torch.zeros(1, dtype=torch.float32), pos)
+    slots = np.arange(n_freq) if layout == "half" else 2 * np.arange(n_freq)
+    angle = torch.atan2(sin, cos)[0, 0].double().numpy()[slots]  # (n_freq,)
+    return np.flatnonzero(angle != 0), angle
+
+
+def test_video_time_pairs_are_the_rotary_modules(card: CardContent) -> None:
+    """Which pairs the time id turns, and their wavelengths, from each model's own text rotary
+    module: Qwen2.5-VL and Qwen3-VL from the published configs, ERNIE from transformers'
+    defaults (the card's rows)."""
+    from transformers.models.ernie4_5_vl_moe.modeling_ernie4_5_vl_moe import (
+        Ernie4_5_VLMoeTextRotaryEmbedding,
+    )
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import (
+        Qwen2_5_VLRotaryEmbedding,
+    )
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+
+    data, n = card.figures["c9-video"], card.numbers
+
+    def published(name: str) -> T.PretrainedConfig:
+        raw = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+        return T.AutoConfig.for_model(raw.pop("model_type"), **raw).get_text_config()
+
+    modules = {
+        "q25": (Qwen2_5_VLRotaryEmbedding(published("qwen2.5-vl-7b.json")), "half"),
+        "q3": (Qwen3VLTextRotaryEmbedding(published("qwen3-vl-8b.json")), "half"),
+        "ernie": (Ernie4_5_VLMoeTextRotaryEmbedding(_ernie_config().text_config), "interleaved"),
+    }
+    assert list(modules) == data.models
+    for key, (module, layout) in modules.items():
+        pairs, angle = _time_pairs(module, n["video_pairs"], layout)
+        axes = np.asarray(getattr(data, f"axes_{key}"))
+        np.testing.assert_array_equal(np.flatnonzero(axes == 0), pairs, err_msg=key)
+        wl = np.asarray(getattr(data, f"wavelength_{key}"))
+        np.testing.assert_allclose(2 * np.pi / angle[pairs], wl[pairs], rtol=1e-6, err_msg=key)
+        assert n[f"video_{key}_time_pairs"] == pairs.size
+        assert n[f"video_{key}_wl_fast"] == pytest.approx(wl[pairs].min())
+        assert n[f"video_{key}_wl_slow"] == pytest.approx(wl[pairs].max())
+        assert n[f"video_{key}_theta"] == module.config.rope_parameters["rope_theta"]
+    # the fastest pairs (Qwen2.5-VL), every speed (Qwen3-VL), the slowest (ERNIE)
+    assert n["video_q25_time_pairs"] == 16 and n["video_ernie_time_pairs"] == 20
+    assert np.flatnonzero(data.axes_ernie == 0).tolist() == list(range(44, 64))
+    assert np.flatnonzero(data.axes_q3 == 0)[-n["video_q3_tail"] - 1 :].tolist() == [
+        57,
+        60,
+        61,
+        62,
+        63,
+    ]
+    assert n["video_wl_slow_s"] == pytest.approx(n["video_q25_wl_slow"] / n["video_tps"])
+
+
+def test_qwen3_vl_writes_the_time_as_text(card: CardContent) -> None:
+    """Qwen3-VL's processor writes each temporal step's time before it (the card's
+    <0.5 seconds>, <2.5 seconds> at 1 fps); get_rope_index's t ids of the steps then follow the
+    tokens in between, and no frame rate enters them."""
+    from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
+
+    from posecards.encodings.mrope import mrope_position_ids
+    from posecards.encodings.video_time import patch_timestamps, timestamped_video_segments
+
+    n = card.numbers
+    fps, frames = n["video_fps_1"], int(n["video_seconds"] * n["video_fps_1"])
+    ref = Qwen3VLProcessor._calculate_timestamps(None, list(range(frames)), fps, 2)  # type: ignore[arg-type]
+    assert (n["video_stamp_1"], n["video_stamp_2"]) == (ref[0], ref[1])
+    np.testing.assert_array_equal(patch_timestamps(np.arange(frames), fps, 2), ref)
+    assert f"<{ref[0]:.1f} seconds>" == "<0.5 seconds>"
+    with torch.device("meta"):
+        model = T.AutoModel.from_config(T.AutoConfig.for_model("qwen3_vl"))
+    merge = model.config.vision_config.spatial_merge_size
+    for stamp_tokens, grid in ((5, (4, 2, 2)), (7, (3, 4, 6))):
+        segments = timestamped_video_segments(grid, stamp_tokens)
+        mine = mrope_position_ids(segments, merge)  # (3, L)
+        types = np.concatenate(
+            [
+                np.full(
+                    s[1] if s[0] == "text" else s[1][1] * s[1][2] // merge**2, 2 * (s[0] != "text")
+                )
+                for s in segments
+            ]
+        )
+        ids, _ = model.get_rope_index(
+            torch.zeros(1, types.size, dtype=torch.long),
+            torch.tensor(types)[None],
+            video_grid_thw=torch.tensor([list(grid)]),
+        )
+        np.testing.assert_array_equal(ids[:, 0].numpy(), mine)
+        t_of_step = mine[0][types == 2].reshape(grid[0], -1)[:, 0]
+        step = stamp_tokens + 2 + max(grid[1], grid[2]) // merge  # text + start/end + the grid
+        assert np.all(np.diff(t_of_step) == step)
 
 
 # --- panel 6: SE / CBAM / zero padding with torch ----------------------------------------------------

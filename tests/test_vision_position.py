@@ -1,7 +1,8 @@
 """Card 9's math layer against transformers 5.23.0 itself: ViT's ``interpolate_pos_encoding``,
 Swin's relative position bias (SwinRelativePositionBias) and Swin v2's log-spaced coordinates, the 2-D RoPE of Qwen2.5-VL,
 Pixtral, Gemma 4 vision and DINOv3, DETR's and Deformable DETR's normalised coordinates and
-reference points, Qwen2.5-VL's video time ids; SE, CBAM and zero-padded convolutions against
+reference points, Qwen2.5-VL's video time ids, ERNIE 4.5 VL's time-last MRoPE axes and
+Qwen3-VL's text timestamps; SE, CBAM and zero-padded convolutions against
 small torch implementations (transformers has none).
 
 Modules run in float64 where they take it (ViT, DETR); the rotary modules compute in float32:
@@ -41,7 +42,7 @@ from posecards.encodings.channel_gates import (
     se_gates,
 )
 from posecards.encodings.grid2d import swin_relative_position_index
-from posecards.encodings.mrope import mrope_position_ids
+from posecards.encodings.mrope import mrope_axes, mrope_position_ids
 from posecards.encodings.pyramid_coords import (
     cell_index,
     level_cells,
@@ -64,7 +65,11 @@ from posecards.encodings.table_resize import (
     resize_grid,
     resize_source_coordinates,
 )
-from posecards.encodings.video_time import second_per_grid, video_time_interval
+from posecards.encodings.video_time import (
+    patch_timestamps,
+    second_per_grid,
+    video_time_interval,
+)
 
 # --- ViT: a learned table at another resolution ----------------------------------------------
 
@@ -325,6 +330,70 @@ def test_video_time_ids_are_get_rope_index(qwen25: Any, fps: float) -> None:
     )
     np.testing.assert_array_equal(mine, ref[:, 0].numpy())
     assert vc.tokens_per_second == 4 and vc.temporal_patch_size == 2
+
+
+@pytest.mark.parametrize("hwt", [(22, 22, 20), (6, 6, 4), (4, 4, 8)])
+def test_time_last_axes_are_ernies_rotary_module(hwt: tuple[int, int, int]) -> None:
+    """ERNIE 4.5 VL: drive its text rotary module with one axis at a time; its pairs are
+    interleaved (slots 2j, 2j + 1), its config's section is [h, w, t]."""
+    from transformers.models.ernie4_5_vl_moe.modeling_ernie4_5_vl_moe import (
+        Ernie4_5_VLMoeTextRotaryEmbedding,
+    )
+
+    n_freq = sum(hwt)
+    cfg = T.Ernie4_5_VLMoeTextConfig(
+        hidden_size=4 * n_freq,
+        num_attention_heads=2,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 500000.0,
+            "mrope_section": list(hwt),
+        },
+    )
+    module = Ernie4_5_VLMoeTextRotaryEmbedding(cfg)
+    ref = np.full(n_freq, -1)
+    for a in range(3):
+        pos = torch.zeros(3, 1, 1, dtype=torch.long)
+        pos[a] = 1
+        _, sin = module(torch.zeros(1), pos)
+        moved = sin[0, 0, 0::2].numpy() != 0  # (n_freq,) the first slot of each pair
+        assert np.array_equal(moved, sin[0, 0, 1::2].numpy() != 0)
+        ref[moved] = a
+    h, w, t = hwt
+    np.testing.assert_array_equal(mrope_axes((t, h, w), n_freq, "time_last"), ref)
+
+
+def test_time_last_needs_as_many_h_as_w_pairs() -> None:
+    with pytest.raises(ValueError, match="s_h must equal s_w"):
+        mrope_axes((4, 5, 3), 12, "time_last")
+    with pytest.raises(ValueError, match="chunked, interleaved, time_last"):
+        mrope_axes((4, 4, 4), 12, "ernie")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    first=st.integers(0, 50),
+    gaps=st.lists(st.integers(1, 4), min_size=0, max_size=12),
+    fps=st.sampled_from([0.5, 1.0, 2.0, 24.0, 29.97]),
+    patch=st.sampled_from([1, 2, 3]),
+)
+def test_patch_timestamps_are_qwen3_vls_processor(
+    first: int, gaps: list[int], fps: float, patch: int
+) -> None:
+    """Any sampled frames (odd counts are padded with the last frame): the times Qwen3-VL's
+    processor writes before each temporal step."""
+    from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
+
+    indices = list(np.cumsum([first, *gaps]))
+    ref = Qwen3VLProcessor._calculate_timestamps(None, list(indices), fps, patch)  # type: ignore[arg-type]
+    np.testing.assert_allclose(patch_timestamps(indices, fps, patch), ref, rtol=1e-15)
+
+
+def test_patch_timestamps_reject_bad_input() -> None:
+    with pytest.raises(ValueError, match="frame_indices"):
+        patch_timestamps([], 1.0)
+    with pytest.raises(ValueError, match="fps"):
+        patch_timestamps([0, 1], 0.0)
 
 
 # --- channel attention, spatial gates, zero padding ---------------------------------------------

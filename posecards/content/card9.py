@@ -43,7 +43,11 @@ from posecards.encodings.rope_scaling import rope_inv_freq
 from posecards.encodings.sinusoidal import sinusoidal_pe
 from posecards.encodings.swin_v2 import swinv2_linear_offsets, swinv2_log_offsets
 from posecards.encodings.table_resize import interpolate_pos_encoding, resize_source_coordinates
-from posecards.encodings.video_time import grid_step_seconds, video_time_interval
+from posecards.encodings.video_time import (
+    grid_step_seconds,
+    patch_timestamps,
+    video_time_interval,
+)
 
 CARD = 9
 PANEL_IDS = ("c9-vit-resize", "c9-swin", "c9-rope-2d", "c9-fpn", "c9-video", "c9-channel")
@@ -80,10 +84,15 @@ FPN_PIXEL = 500.0
 VIDEO_FPS = (1.0, 2.0, 4.0)
 VIDEO_SECONDS = 8.0
 TOKENS_PER_SECOND = 4  # Qwen2_5_VLVisionConfig.tokens_per_second
-TEMPORAL_PATCH = 2  # temporal_patch_size
-QWEN25_SECTION = (16, 24, 24)  # Qwen2.5-VL's mrope_section (head_dim 128)
-QWEN25_THETA = 1_000_000.0
-QWEN25_HEAD_DIM = 128
+TEMPORAL_PATCH = 2  # temporal_patch_size (ERNIE 4.5 VL: temporal_merge_size, also 2)
+# Which pairs time drives, per model: (mrope_section as (t, h, w), layout, rope_theta), head 128.
+VIDEO_HEAD_DIM = 128
+VIDEO_MODELS: dict[str, tuple[tuple[int, int, int], str, float]] = {
+    "q25": ((16, 24, 24), "chunked", 1_000_000.0),  # qwen2.5-vl-7b.json
+    "q3": ((24, 20, 20), "interleaved", 5_000_000.0),  # qwen3-vl-8b.json
+    # transformers' Ernie4_5_VLMoe defaults: the config writes [h, w, t] = [22, 22, 20]
+    "ernie": ((20, 22, 22), "time_last", 500_000.0),
+}
 
 # --- 6 channel attention ------------------------------------------------------------------------
 CH_CHANNELS, CH_SIDE, CH_REDUCTION = 16, 8, 4
@@ -197,7 +206,6 @@ def _rope_2d(params: PEParams, numbers: dict[str, Scalar]) -> Rope2d:
                 f"rope_{conv}_base": float(base),
                 f"rope_{conv}_fast": float(wl.min()),
                 f"rope_{conv}_slow": float(wl.max()),
-                f"rope_{conv}_h_slots": int(np.sum(pairs.axis == 0)) * 2,
             }
         )
     # porting weights between two conventions: slots whose pair (axis, frequency) differs
@@ -271,7 +279,8 @@ def _fpn(numbers: dict[str, Scalar]) -> Pyramid:
 
 def _video(numbers: dict[str, Scalar]) -> VideoTime:
     """An 8-second clip at 1, 2 and 4 frames per second: the time id of each temporal grid step
-    in Qwen2.5-VL (tokens_per_second 4) and Qwen2-VL (one id per step)."""
+    in Qwen2.5-VL (tokens_per_second 4) and Qwen2-VL / ERNIE 4.5 VL (one id per step); the
+    timestamps Qwen3-VL writes as text instead; which pairs time drives in each head."""
     out: dict[str, Any] = {}
     for k, fps in enumerate(VIDEO_FPS, start=1):
         steps = int(VIDEO_SECONDS * fps) // TEMPORAL_PATCH  # temporal grid steps of the clip
@@ -291,24 +300,43 @@ def _video(numbers: dict[str, Scalar]) -> VideoTime:
                 f"video_last2_{k}": int(ids2[-1]),
             }
         )
-    inv, _ = rope_inv_freq(QWEN25_HEAD_DIM, QWEN25_THETA)  # (64,)
-    axes = mrope_axes(list(QWEN25_SECTION), QWEN25_HEAD_DIM // 2, "chunked")  # (64,)
-    wl = 2 * np.pi / inv[axes == 0]  # (16,) ids per turn of the time pairs
+    # Qwen3-VL at the first frame rate: the seconds it writes before each step
+    frames = np.arange(int(VIDEO_SECONDS * VIDEO_FPS[0]))  # (8,) frame indices of the clip
+    stamps = patch_timestamps(frames, VIDEO_FPS[0], TEMPORAL_PATCH)  # (4,)
+    pairs = VIDEO_HEAD_DIM // 2
+    for key, (section, layout, theta) in VIDEO_MODELS.items():
+        inv, _ = rope_inv_freq(VIDEO_HEAD_DIM, theta)  # (64,) theta^(-2j/128)
+        axes = mrope_axes(list(section), pairs, layout)  # (64,) 0 t, 1 h, 2 w
+        wl = 2 * np.pi / inv  # (64,) position ids per turn
+        out[f"axes_{key}"] = axes
+        out[f"wavelength_{key}"] = wl
+        numbers.update(
+            {
+                f"video_{key}_time_pairs": int(np.sum(axes == 0)),
+                f"video_{key}_theta": theta,
+                f"video_{key}_wl_fast": float(wl[axes == 0].min()),
+                f"video_{key}_wl_slow": float(wl[axes == 0].max()),
+            }
+        )
+    t25 = out["axes_q25"] == 0
     numbers.update(
         video_seconds=float(VIDEO_SECONDS),
         video_tps=TOKENS_PER_SECOND,
         video_patch=TEMPORAL_PATCH,
-        video_time_pairs=int(np.sum(axes == 0)),
-        video_pairs=QWEN25_HEAD_DIM // 2,
-        video_wl_fast_s=float(wl.min() / TOKENS_PER_SECOND),
-        video_wl_slow_s=float(wl.max() / TOKENS_PER_SECOND),
-        video_theta=QWEN25_THETA,
+        video_pairs=pairs,
+        video_wl_fast_s=float(out["wavelength_q25"][t25].min() / TOKENS_PER_SECOND),
+        video_wl_slow_s=float(out["wavelength_q25"][t25].max() / TOKENS_PER_SECOND),
+        video_stamp_1=float(stamps[0]),
+        video_stamp_2=float(stamps[1]),
+        # Qwen3-VL: the slowest pairs past the h and w slices, all left to t
+        video_q3_tail=int(np.argmax(out["axes_q3"][::-1] != 0)),
     )
     return VideoTime(
         fps=np.asarray(VIDEO_FPS, dtype=np.float64),
         **out,
         tokens_per_second=float(TOKENS_PER_SECOND),
         clip_seconds=float(VIDEO_SECONDS),
+        models=list(VIDEO_MODELS),
     )
 
 

@@ -16,6 +16,11 @@ and the angles are laid out in the ``"half"`` layout (HF ``torch.cat((freq, freq
 - interleaved (Qwen3-VL): start from t everywhere, then ``j = 1, 4, 7, ... < 3 s_h`` -> h and
   ``j = 2, 5, 8, ... < 3 s_w`` -> w: t, h, w take turns, so each axis gets fast and slow
   frequencies; the last ``n - 3 s_h`` (for ``s_h = s_w``) stay with t.
+- time_last (ERNIE 4.5 VL, ``Ernie4_5_VLMoeTextRotaryEmbedding``): the first ``s_h + s_w``
+  frequencies alternate h (even ``j``) and w (odd ``j``), the last ``s_t`` -- the slowest --
+  follow t. ERNIE's config lists its section as ``[s_h, s_w, s_t]`` (``[22, 22, 20]``); pass it
+  here as ``(s_t, s_h, s_w)``. Its pairs are ``"interleaved"`` (``repeat_interleave(2)``), not
+  ``"half"``.
 
 ``mrope_position_ids`` builds the ``(3, L)`` ids of a text/image sequence as
 ``Qwen2VLModel.get_rope_index`` does (identical for Qwen2.5-VL and Qwen3-VL images): text
@@ -36,7 +41,7 @@ import numpy.typing as npt
 from posecards.encodings._checks import F64, I64, check_positive_int
 
 MROPE_AXES: tuple[str, ...] = ("t", "h", "w")  # index 0, 1, 2 of the position ids
-MROPE_LAYOUTS: tuple[str, ...] = ("chunked", "interleaved")
+MROPE_LAYOUTS: tuple[str, ...] = ("chunked", "interleaved", "time_last")
 
 
 def _section(mrope_section: Sequence[int], n_freq: int) -> tuple[int, int, int]:
@@ -58,8 +63,9 @@ def _section(mrope_section: Sequence[int], n_freq: int) -> tuple[int, int, int]:
 def mrope_axes(mrope_section: Sequence[int], n_freq: int, layout: str = "chunked") -> I64:
     """The axis (0 = t, 1 = h, 2 = w) that drives each of the ``n_freq`` frequencies, ``(n_freq,)``.
 
-    ``layout`` is ``"chunked"`` (Qwen2-VL, Qwen2.5-VL) or ``"interleaved"`` (Qwen3-VL); see the
-    module docstring. ``sum(mrope_section)`` must be ``n_freq``.
+    ``layout`` is ``"chunked"`` (Qwen2-VL, Qwen2.5-VL), ``"interleaved"`` (Qwen3-VL) or
+    ``"time_last"`` (ERNIE 4.5 VL, ``s_h == s_w``); see the module docstring.
+    ``sum(mrope_section)`` must be ``n_freq``.
     """
     n_freq = check_positive_int("n_freq", n_freq)
     if layout not in MROPE_LAYOUTS:
@@ -71,6 +77,13 @@ def mrope_axes(mrope_section: Sequence[int], n_freq: int, layout: str = "chunked
     if layout == "chunked":
         # HF: torch.cat([m[i % 3] for i, m in enumerate(freq.split(mrope_section, dim=-1))])
         return np.where(j < s_t, 0, np.where(j < s_t + s_h, 1, 2)).astype(np.int64)
+    if layout == "time_last":
+        if s_h != s_w:
+            raise ValueError(
+                f"the time_last layout alternates h and w, so s_h must equal s_w, got {s_h}, {s_w}"
+            )
+        # HF: freq_hw = stack([freq_h, freq_w], -1).flatten(-2); cat([freq_hw, freq_t])
+        return np.where(j >= s_h + s_w, 0, 1 + j % 2).astype(np.int64)
     axes = np.zeros(n_freq, dtype=np.int64)  # (n_freq,) t everywhere first
     # HF: freqs_thw[..., slice(offset, 3 * mrope_section[dim], 3)] = freq[dim, ..., same slice]
     axes[(j % 3 == 1) & (j < 3 * s_h)] = 1

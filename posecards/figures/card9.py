@@ -76,7 +76,11 @@ def draw_swin(fig: FigureBase, data: Swin, t: Labels, theme: Theme) -> None:
     linear and log-spaced coordinates of the offsets of two windows."""
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.25])
     n = data.window * data.window
-    heatmap(left, data.index, theme, extent=(-0.5, n - 0.5, n - 0.5, -0.5), colorbar=False)
+    im = heatmap(left, data.index, theme, extent=(-0.5, n - 0.5, n - 0.5, -0.5), colorbar=False)
+    # the colour's value: the bias-table row; the middle one is offset (0, 0), the diagonal
+    bar = fig.colorbar(im, ax=left, location="top", fraction=0.08, pad=0.04)
+    bar.set_ticks([0, (data.entries - 1) // 2, data.entries - 1])
+    bar.ax.tick_params(labelsize=roles.fontsize("tick"))
     left.set_xticks([0, n - 1])
     left.set_yticks([0, n - 1])
     left.set_xlabel(t("key_patch"))
@@ -167,9 +171,10 @@ def draw_fpn(fig: FigureBase, data: Pyramid, t: Labels, theme: Theme) -> None:
 
 
 def draw_video(fig: FigureBase, data: VideoTime, t: Labels, theme: Theme) -> None:
-    """Time id of each temporal grid step against its time in seconds, at three frame rates:
-    Qwen2.5-VL's ids lie on one line, Qwen2-VL's fan out (each line named by its frame rate)."""
-    ax = fig.subplots()
+    """Left: time id of each temporal grid step against its time in seconds, at three frame
+    rates: Qwen2.5-VL's ids lie on one line, Qwen2-VL's fan out (each line named by its frame
+    rate). Right: per model, the wavelength of every pair of its head, those time drives marked."""
+    ax, pairs = fig.subplots(1, 2, width_ratios=[1.25, 1])
     markers = ("o", "s", "^")
     for k, (fps, m) in enumerate(zip(data.fps, markers, strict=True), start=1):
         sec = np.asarray(getattr(data, f"seconds_{k}"))
@@ -180,7 +185,7 @@ def draw_video(fig: FigureBase, data: VideoTime, t: Labels, theme: Theme) -> Non
             m,
             color=theme.accent,
             markersize=6,
-            label=t("leg_qwen25", a=data.fps[0], b=data.fps[1], c=data.fps[2]) if k == 1 else None,
+            label=t("leg_qwen25") if k == 1 else None,
         )
         ax.plot(
             sec,
@@ -200,10 +205,41 @@ def draw_video(fig: FigureBase, data: VideoTime, t: Labels, theme: Theme) -> Non
             va="top" if k == 1 else "bottom",
             color=theme.warn,
         )
-    ax.set_xlim(-0.3, float(data.clip_seconds) * 1.3)
+    ax.set_xlim(-0.3, float(data.clip_seconds) * 1.5)
     ax.set_xlabel(t("seconds"))
     ax.set_ylabel(t("time_id"))
-    fig.legend(loc="outside lower center", ncols=1)
+    # right: one row per model, top down; every pair of the head on its wavelength
+    n = len(data.models)
+    for row, key in enumerate(data.models):
+        y = n - 1 - row
+        wl = np.asarray(getattr(data, f"wavelength_{key}"))
+        on_t = np.asarray(getattr(data, f"axes_{key}")) == 0
+        pairs.plot(
+            wl[on_t],
+            np.full(int(np.sum(on_t)), float(y)),
+            "o",
+            color=theme.accent,
+            markersize=5,
+            label=t("leg_time_pair") if row == 0 else None,
+        )
+        pairs.plot(
+            wl[~on_t],
+            np.full(int(np.sum(~on_t)), float(y)),
+            "|",
+            color=theme.neutral,
+            markersize=9,
+            label=t("leg_space_pair") if row == 0 else None,
+        )
+        pairs.text(float(wl.min()), y + 0.25, t(f"model_{key}"), va="bottom", color=theme.text)
+    pairs.set_xscale("log")
+    plain_log_ticks(pairs.xaxis)
+    pairs.xaxis.set_major_locator(FixedLocator([10.0, 1e4, 1e7]))
+    pairs.xaxis.set_minor_locator(NullLocator())
+    pairs.set_ylim(-0.5, n)
+    pairs.set_yticks([])
+    pairs.spines["left"].set_visible(False)
+    pairs.set_xlabel(t("wavelength_ids"))
+    fig.legend(loc="outside lower center", ncols=2)
 
 
 def draw_channel(fig: FigureBase, data: Channel, t: Labels, theme: Theme) -> None:

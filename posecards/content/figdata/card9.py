@@ -90,7 +90,8 @@ class Pyramid:
 
 @dataclass(frozen=True, eq=False)
 class VideoTime:
-    """c9-video: time ids of a clip at three frame rates, Qwen2.5-VL and Qwen2-VL."""
+    """c9-video: time ids of a clip at three frame rates, Qwen2.5-VL and Qwen2-VL; which pairs
+    time drives in Qwen2.5-VL, Qwen3-VL and ERNIE 4.5 VL."""
 
     fps: F64  # (3,)
     seconds_1: F64  # start time (s) of each temporal grid step at fps[0]
@@ -102,8 +103,15 @@ class VideoTime:
     ids_qwen2_1: F64  # Qwen2-VL: one id per step
     ids_qwen2_2: F64
     ids_qwen2_3: F64
+    axes_q25: I64  # (64,) the axis (0 t, 1 h, 2 w) of each frequency: Qwen2.5-VL
+    wavelength_q25: F64  # (64,) position ids per turn of each frequency
+    axes_q3: I64  # Qwen3-VL
+    wavelength_q3: F64
+    axes_ernie: I64  # ERNIE 4.5 VL
+    wavelength_ernie: F64
     tokens_per_second: float
     clip_seconds: float
+    models: list[str]  # q25, q3, ernie: the rows of the right plot, top down
 
 
 @dataclass(frozen=True, eq=False)
