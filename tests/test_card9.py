@@ -68,7 +68,7 @@ def test_card_text_has_no_typed_numbers_outside_placeholders() -> None:
     entries += list(text.labels.values())
     allowed = {"0", "1", "2", "3", "4", "5", "6"}  # panel numbers, "3 × 3", "[−1, 1]"
     names = (
-        r"Qwen2(\.5)?-VL|Gemma 4|DINOv3|Swin v2|2-D|align_corners=(False|True)|\(v2\)|v2|"
+        r"Qwen2(\.5)?(-VL)?|Gemma 4|DINOv3|Swin v2|2-D|align_corners=(False|True)|\(v2\)|v2|"
         r"strides 8, 16, 32 and 64|步长 8、16、32、64|0\.01|MLP|q/k|ERNIE 4\.5"
     )
     for entry in entries:

@@ -7,10 +7,12 @@ colour (accent / warn / the categorical colours).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import FigureBase
+from matplotlib.legend_handler import HandlerTuple
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from posecards.figures import DrawFn, Labels, roles
@@ -81,11 +83,11 @@ def draw_swin(fig: FigureBase, data: Swin, t: Labels, theme: Theme) -> None:
     bar = fig.colorbar(im, ax=left, location="top", fraction=0.08, pad=0.04)
     bar.set_ticks([0, (data.entries - 1) // 2, data.entries - 1])
     bar.ax.tick_params(labelsize=roles.fontsize("tick"))
+    bar.set_label(t("swin_rows", n=data.entries), fontsize=roles.fontsize("subplot_title"))
     left.set_xticks([0, n - 1])
     left.set_yticks([0, n - 1])
     left.set_xlabel(t("key_patch"))
     left.set_ylabel(t("query_patch"))
-    left.set_title(t("swin_rows", n=data.entries))
     right.plot(
         data.offsets_large,
         data.linear_large,
@@ -172,40 +174,26 @@ def draw_fpn(fig: FigureBase, data: Pyramid, t: Labels, theme: Theme) -> None:
 
 def draw_video(fig: FigureBase, data: VideoTime, t: Labels, theme: Theme) -> None:
     """Left: time id of each temporal grid step against its time in seconds, at three frame
-    rates: Qwen2.5-VL's ids lie on one line, Qwen2-VL's fan out (each line named by its frame
-    rate). Right: per model, the wavelength of every pair of its head, those time drives marked."""
-    ax, pairs = fig.subplots(1, 2, width_ratios=[1.25, 1])
+    rates (one marker each, in the legend's order): Qwen2.5-VL's ids lie on one line, Qwen2-VL's
+    fan out. Right: per model, the wavelength of every pair of its head, those time turns marked."""
+    ax, pairs = fig.subplots(1, 2, width_ratios=[1.1, 1])
     markers = ("o", "s", "^")
-    for k, (fps, m) in enumerate(zip(data.fps, markers, strict=True), start=1):
+    clock: list[Line2D] = []
+    count: list[Line2D] = []
+    for k, m in enumerate(markers, start=1):
         sec = np.asarray(getattr(data, f"seconds_{k}"))
-        ids2 = np.asarray(getattr(data, f"ids_qwen2_{k}"))
-        ax.plot(
+        (q25,) = ax.plot(sec, getattr(data, f"ids_qwen25_{k}"), m, color=theme.accent, markersize=6)
+        (q2,) = ax.plot(
             sec,
-            getattr(data, f"ids_qwen25_{k}"),
-            m,
-            color=theme.accent,
-            markersize=6,
-            label=t("leg_qwen25") if k == 1 else None,
-        )
-        ax.plot(
-            sec,
-            ids2,
+            getattr(data, f"ids_qwen2_{k}"),
             m,
             color=theme.warn,
             markersize=6,
             markerfacecolor="none",
             linestyle=DASHED,
-            label=t("leg_qwen2") if k == 1 else None,
         )
-        ax.annotate(  # the slowest line's name below its end, the others' above: no overlap
-            t("fps", f=float(fps)),
-            (float(sec[-1]), float(ids2[-1])),
-            xytext=(4, -6 if k == 1 else 6),
-            textcoords="offset points",
-            va="top" if k == 1 else "bottom",
-            color=theme.warn,
-        )
-    ax.set_xlim(-0.3, float(data.clip_seconds) * 1.5)
+        clock.append(q25)
+        count.append(q2)
     ax.set_xlabel(t("seconds"))
     ax.set_ylabel(t("time_id"))
     # right: one row per model, top down; every pair of the head on its wavelength
@@ -214,32 +202,40 @@ def draw_video(fig: FigureBase, data: VideoTime, t: Labels, theme: Theme) -> Non
         y = n - 1 - row
         wl = np.asarray(getattr(data, f"wavelength_{key}"))
         on_t = np.asarray(getattr(data, f"axes_{key}")) == 0
-        pairs.plot(
+        (by_t,) = pairs.plot(
             wl[on_t],
             np.full(int(np.sum(on_t)), float(y)),
-            "o",
+            "D",
             color=theme.accent,
-            markersize=5,
-            label=t("leg_time_pair") if row == 0 else None,
+            markersize=4.5,
         )
-        pairs.plot(
+        (by_hw,) = pairs.plot(
             wl[~on_t],
             np.full(int(np.sum(~on_t)), float(y)),
             "|",
             color=theme.neutral,
             markersize=9,
-            label=t("leg_space_pair") if row == 0 else None,
         )
-        pairs.text(float(wl.min()), y + 0.25, t(f"model_{key}"), va="bottom", color=theme.text)
     pairs.set_xscale("log")
     plain_log_ticks(pairs.xaxis)
-    pairs.xaxis.set_major_locator(FixedLocator([10.0, 1e4, 1e7]))
+    pairs.xaxis.set_major_locator(FixedLocator([10.0, 1e6]))
     pairs.xaxis.set_minor_locator(NullLocator())
-    pairs.set_ylim(-0.5, n)
-    pairs.set_yticks([])
+    pairs.set_ylim(-0.5, n - 0.5)
+    pairs.set_yticks(np.arange(n)[::-1], labels=[t(f"model_{key}") for key in data.models])
+    pairs.tick_params(axis="y", length=0)
     pairs.spines["left"].set_visible(False)
     pairs.set_xlabel(t("wavelength_ids"))
-    fig.legend(loc="outside lower center", ncols=2)
+    # one entry per model for the left plot (its three markers, in the order of the frame
+    # rates), one for the pairs of the right (turned by t, by h or w)
+    fps = [float(f) for f in data.fps]
+    entries: list[Any] = [tuple(clock), tuple(count), (by_t, by_hw)]  # HandlerTuple draws each
+    fig.legend(
+        entries,
+        [t("leg_qwen25", a=fps[0], b=fps[1], c=fps[2]), t("leg_qwen2"), t("leg_pairs")],
+        handler_map={tuple: HandlerTuple(ndivide=None, pad=0.3)},
+        loc="outside lower center",
+        ncols=1,
+    )
 
 
 def draw_channel(fig: FigureBase, data: Channel, t: Labels, theme: Theme) -> None:
