@@ -118,6 +118,20 @@ def test_vit_numbers_are_vits(card: CardContent) -> None:
     assert float(diff.pow(2).mean().sqrt()) == pytest.approx(n["vit_corners_fast"], rel=1e-9)
     assert n["vit_edge_shift"] == pytest.approx(0.5 * a / b - 0.5 + 0.5, abs=0.5)  # bounded
     assert n["vit_edge_shift"] == pytest.approx(abs(0.5 * a / b - 0.5))
+    # the solid line: ViT's resized table against MAE's encoding written out at the coordinates
+    # the resize reads, (i + 1/2) a / b - 1/2, frequency by frequency (sin, cos of x and of y)
+    src = (np.arange(b) + 0.5) * a / b - 0.5  # (b,)
+    rows, cols = np.divmod(np.arange(b * b), b)
+    omega = 10000.0 ** (-np.arange(q) / q)  # (q,)
+    x, y = src[cols][:, None] * omega, src[rows][:, None] * omega  # (b*b, q)
+    exact = np.concatenate([np.sin(x), np.cos(x), np.sin(y), np.cos(y)], axis=1)  # (b*b, d)
+    err = (off.numpy() - exact).reshape(b * b, 4, q)
+    blur = np.sqrt(np.mean(err**2, axis=(0, 1)))  # (q,)
+    assert blur[0] == pytest.approx(n["vit_blur_fast"], rel=1e-9)
+    assert blur[-1] == pytest.approx(n["vit_blur_slow"], rel=1e-6)
+    assert int(np.sum(blur < 0.01)) == n["vit_sharp_freqs"] and n["vit_freqs"] == q
+    assert n["vit_fast_wavelength"] == pytest.approx(2 * np.pi)
+    assert n["vit_first_off"] == pytest.approx(src[0]) and n["vit_step"] == a / b
 
 
 # --- panel 2: Swin and Swin v2 -----------------------------------------------------------------
@@ -135,6 +149,9 @@ def test_swin_numbers_are_swins(card: CardContent) -> None:
     ref_l = Swinv2SelfAttention(cfg, 8, 2, large, [small, small]).relative_coords_table
     reach = float(ref_l.double().max()) / float(ref_s.max())
     assert reach == pytest.approx(n["swinv2_log_reach"], rel=1e-6)
+    assert float(ref_s.max()) == pytest.approx(n["swinv2_log_max_small"], rel=1e-6)
+    assert float(ref_l.max()) == pytest.approx(n["swinv2_log_max_large"], rel=1e-6)
+    assert n["swin_side"] ** 2 == n["swin_entries"] and n["swin_tokens"] == m * m
     assert n["swinv2_lin_reach"] == pytest.approx((large - 1) / (small - 1))
 
 
@@ -182,6 +199,18 @@ def test_rope_wavelengths_are_the_modules(card: CardContent) -> None:
         np.testing.assert_allclose(2 * np.pi / step, getattr(data, f"wavelength_{conv}"), rtol=1e-5)
         assert np.all(other < 1e-6), conv  # the other axis does not turn the pair
     assert n["rope_slots_moved"] == 32 and n["rope_freqs_moved"] == 16
+    for conv in data.conventions:
+        wl = np.asarray(getattr(data, f"wavelength_{conv}"))
+        assert (n[f"rope_{conv}_fast"], n[f"rope_{conv}_slow"]) == (wl.min(), wl.max())
+    for grid_size, key in ((grid, "rope_dino_step_14"), (2 * grid, "rope_dino_step_28")):
+        down, right = _step_from_module("normalised", d, 100.0, grid_size)
+        assert max(down.max(), right.max()) == pytest.approx(n[key], rel=1e-5)
+    # the bases: transformers' config classes' defaults
+    assert n["rope_normalised_base"] == T.DINOv3ViTConfig().rope_theta
+    assert n["rope_half_per_axis_base"] == T.Gemma4VisionConfig().rope_parameters["rope_theta"]
+    assert n["rope_even_odd_base"] == T.PixtralVisionConfig().rope_parameters["rope_theta"]
+    qwen_vision = T.Qwen2_5_VLConfig().vision_config
+    assert n["rope_axial_base"] == qwen_vision.rope_parameters["rope_theta"]
 
 
 # --- panel 4: DETR, Deformable DETR ---------------------------------------------------------------
@@ -202,6 +231,9 @@ def test_fpn_numbers_are_detrs(card: CardContent) -> None:
         assert u[int(j)] == pytest.approx(end % 1.0, abs=1e-6)
         start += c * c
     assert [n[f"fpn_index_{s}"] for s in (8, 16, 32, 64)] == [62, 31, 15, 7]
+    for s, c in zip((8, 16, 32, 64), cells, strict=True):  # half a cell, in image pixels
+        assert n[f"fpn_offset_{s}"] == pytest.approx(0.5 * n["fpn_image"] / c)
+    assert n["fpn_spread_centre"] == pytest.approx(data.centre.max() - data.centre.min())
 
 
 # --- panel 5: get_rope_index ------------------------------------------------------------------------
