@@ -242,6 +242,34 @@ def _video_interval() -> list[str]:
     return [fixed(vc.tokens_per_second * per_grid, 3), f"{int(ids[0, 0, 3])}"]
 
 
+def _port_rope_slot() -> list[str]:
+    """Read from the two rotary modules: the angle one step right (w) gives each slot of
+    Qwen2.5-VL's vision head and of Gemma 4 vision's head (64 each)."""
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4VisionRotaryEmbedding
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import (
+        Qwen2_5_VLVisionRotaryEmbedding,
+    )
+
+    qcfg = T.Qwen2_5_VLConfig().vision_config
+    qcfg.hidden_size, qcfg.num_heads = 128, 2
+    pos = torch.tensor([[1, 0], [0, 1]])  # one step down, one step right
+    cos, sin = Qwen2_5_VLVisionRotaryEmbedding(qcfg)(torch.zeros(1), pos)
+    q_down, q_right = torch.atan2(sin, cos).double().numpy()  # (64,) each
+    gcfg = T.Gemma4VisionConfig(hidden_size=128, num_attention_heads=2, head_dim=64)
+    cos, sin = Gemma4VisionRotaryEmbedding(gcfg)(torch.zeros(1), pos[None])
+    _, g_right = torch.atan2(sin[0], cos[0]).double().numpy()
+    slot = 20
+    assert q_right[slot] != 0 and q_down[slot] == 0  # the column turns it, the row does not
+    w_first = np.flatnonzero(q_right[:32] != 0)  # first parts of the w pairs (rotate_half: +32)
+    speeds = sorted(set(q_right[q_right != 0].tolist()), reverse=True)
+    rank = speeds.index(q_right[slot])
+    partner = [s for s in np.flatnonzero(q_right == q_right[slot]) if s != slot]
+    gemma_speeds = sorted(set(g_right[g_right != 0].tolist()), reverse=True)
+    gemma = np.flatnonzero(g_right == gemma_speeds[rank])  # the same rank, Gemma's own base
+    assert len(partner) == 1 and gemma.size == 2
+    return [f"{w_first.min()}", f"{w_first.max()}", f"{rank}", f"{partner[0]}", *map(str, gemma)]
+
+
 def _alibi_twelve_heads() -> list[str]:
     return [fixed(_bloom_slopes(12)[8], 4), fixed(2 ** (-8 * 9 / 12), 4)]
 
@@ -271,7 +299,11 @@ EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
     6: {"mla-cache": _mla_cache, "scout-temperature": _scout_temperature},
     7: {"bfloat16-position": _bfloat16_position, "alibi-twelve-heads": _alibi_twelve_heads},
     8: {"shaw-table": _shaw_table, "shift-cell": _shift_cell},
-    9: {"resize-first-patch": _resize_first_patch, "video-interval": _video_interval},
+    9: {
+        "resize-first-patch": _resize_first_patch,
+        "port-rope-slot": _port_rope_slot,
+        "video-interval": _video_interval,
+    },
 }
 
 

@@ -376,11 +376,37 @@ def _channel(numbers: dict[str, Scalar]) -> Channel:
 
 EX_VIT_IN, EX_VIT_OUT = 16, 40  # the exercise's table and grid
 EX_FPS = 3.0
+EX_SLOT = 20  # a slot of Qwen2.5-VL's axial vision head, ported to Gemma 4's layout
+
+
+def _port_slot(numbers: dict[str, Scalar]) -> None:
+    """Slot 20 of an axial head of 64 (Qwen2.5-VL vision): its axis, its frequency among that
+    axis's pairs, its partner; the slots of the same axis and frequency in Gemma 4's layout."""
+    d = ROPE_HEAD_DIM
+    axial = vision_rope_pairs("axial", d, 10_000.0)  # Qwen2.5-VL vision's base
+    half = vision_rope_pairs("half_per_axis", d, 100.0)  # Gemma 4 vision's
+    j = int(np.flatnonzero((axial.first == EX_SLOT) | (axial.second == EX_SLOT))[0])
+    axis = int(axial.axis[j])
+    mine = axial.axis == axis
+    rank = int(np.sum(axial.freq[mine] > axial.freq[j]))  # 0 = its axis's fastest
+    w_pairs = np.flatnonzero(axial.axis == 1)
+    theirs = np.flatnonzero(half.axis == axis)  # (d/4,) the same axis in Gemma 4's layout
+    k = int(theirs[np.argsort(-half.freq[theirs], kind="stable")[rank]])
+    numbers.update(
+        drill_slot=EX_SLOT,
+        drill_slot_freq=rank,
+        drill_slot_partner=int(axial.second[j] if axial.first[j] == EX_SLOT else axial.first[j]),
+        drill_slot_w_start=int(axial.first[w_pairs].min()),
+        drill_slot_w_end=int(axial.first[w_pairs].max()),
+        drill_gemma_first=int(half.first[k]),
+        drill_gemma_second=int(half.second[k]),
+    )
 
 
 def _exercises(numbers: dict[str, Scalar]) -> None:
     """Where the first resized patch reads a 16-patch table at 40 patches; the time interval of
-    Qwen2.5-VL at 3 frames per second."""
+    Qwen2.5-VL at 3 frames per second; a slot ported between two 2-D RoPE layouts."""
+    _port_slot(numbers)
     numbers.update(
         drill_vit_in=EX_VIT_IN,
         drill_vit_out=EX_VIT_OUT,
