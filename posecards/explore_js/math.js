@@ -783,26 +783,39 @@ function posecardsMath(C) {
   function peTable(d, base, n, rows) {
     const omega = pairFrequencies(d, base);
     n = checkPositiveInt("positions", n);
-    const half = omega.length;
-    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
+    const half = omega.length, nr = rows.length;
+    const pe = new Float64Array(nr * d); // (rows, d): sin at 2i, cos at 2i+1
     const fsum = new Float64Array(n);
+    // position-outer: every pair's (cos, sin) at p in contiguous (half,) arrays, turned by ω_i
+    const C = new Float64Array(half), S = new Float64Array(half);
+    const CW = new Float64Array(half), SW = new Float64Array(half);
     for (let i = 0; i < half; i++) {
-      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
-      let c = 1, sn = 0, r = 0;
-      for (let p = 0; p < n; p++) {
-        if ((p & 63) === 0) {
-          c = Math.cos(p * w);
-          sn = Math.sin(p * w);
+      CW[i] = Math.cos(omega[i]);
+      SW[i] = Math.sin(omega[i]);
+    }
+    let r = 0;
+    for (let p = 0; p < n; p++) {
+      if ((p & 63) === 0) {
+        for (let i = 0; i < half; i++) {
+          C[i] = Math.cos(p * omega[i]);
+          S[i] = Math.sin(p * omega[i]);
         }
-        fsum[p] += c;
-        while (r < rows.length && rows[r] === p) {
-          pe[r * d + 2 * i] = sn;
-          pe[r * d + 2 * i + 1] = c;
-          r++;
+      }
+      let acc = 0;
+      for (let i = 0; i < half; i++) acc += C[i];
+      fsum[p] = acc;
+      if (r < nr && rows[r] === p) {
+        const o = r * d;
+        for (let i = 0; i < half; i++) {
+          pe[o + 2 * i] = S[i];
+          pe[o + 2 * i + 1] = C[i];
         }
-        const c2 = c * cw - sn * sw;
-        sn = sn * cw + c * sw;
-        c = c2;
+        for (r++; r < nr && rows[r] === p; r++) pe.copyWithin(r * d, o, o + d);
+      }
+      for (let i = 0; i < half; i++) {
+        const c = C[i], sn = S[i];
+        C[i] = c * CW[i] - sn * SW[i];
+        S[i] = sn * CW[i] + c * SW[i];
       }
     }
     return { pe, fsum, half, n };

@@ -457,6 +457,29 @@
     return Math.max(1, Math.round((h - 10 - 44 - 1) * dpr)); // the frame's box height
   }
 
+  let heatImg = null;
+  /** the heatmap's pixels: each device pixel shows the table cell under its centre */
+  function fillHeat(img, pe, d, layout) {
+    const pw = img.width, ph = img.height, half = d / 2;
+    // pairs shown: evenly spread, both ends, at most one column per HEAT_MIN_COLUMN_PX (moiré)
+    const pairs = spreadInts(half, Math.max(1, Math.floor(pw / (2 * HEAT_MIN_COLUMN_PX))));
+    const np = pairs.length, cols = 2 * np;
+    // pixel column -> (pair, sin|cos) by layout
+    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
+    for (let c = 0; c < pw; c++) {
+      const k = Math.min(cols - 1, Math.floor(((c + 0.5) * cols) / pw)); // shown column
+      src[c] = layout === "interleaved"
+        ? 2 * pairs[k >> 1] + (k & 1)
+        : 2 * pairs[k % np] + (k >= np ? 1 : 0);
+    }
+    const words = new Uint32Array(img.data.buffer);
+    const cmap = colorLUT();
+    for (let r = 0; r < ph; r++) {
+      const o = r * pw, row = r * d;
+      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
+    }
+    heatImg.cols = cols;
+  }
   view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
     const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
     const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
@@ -468,26 +491,16 @@
     const ph = Math.max(1, Math.round((box.y1 - box.y0 - 1) * dpr));
     const rowPos = heatRows(n, ph);
     const tab = peTable(s.d, s.base, n, rowPos);
-    const img = g.createImageData(pw, ph);
-    const half = s.d / 2;
-    // pairs shown: evenly spread, both ends, at most one column per HEAT_MIN_COLUMN_PX (moiré)
-    const pairs = spreadInts(half, Math.max(1, Math.floor(pw / (2 * HEAT_MIN_COLUMN_PX))));
-    const np = pairs.length, cols = 2 * np;
-    // pixel column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
-    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
-    for (let c = 0; c < pw; c++) {
-      const k = Math.min(cols - 1, Math.floor(((c + 0.5) * cols) / pw)); // shown column
-      src[c] = s.layout === "interleaved"
-        ? 2 * pairs[k >> 1] + (k & 1)
-        : 2 * pairs[k % np] + (k >= np ? 1 : 0);
+    // one ImageData per size, refilled only when what it shows changes (a move of p keeps it)
+    colorLUT();
+    const imgKey = `${tab.key}|${s.layout}|${pw}|${ph}|${lut.key}`;
+    if (!heatImg || heatImg.key !== imgKey) {
+      if (!heatImg || heatImg.img.width !== pw || heatImg.img.height !== ph) heatImg = { img: g.createImageData(pw, ph) };
+      heatImg.key = imgKey;
+      fillHeat(heatImg.img, tab.pe, s.d, s.layout);
     }
-    const words = new Uint32Array(img.data.buffer);
-    const cmap = colorLUT();
-    const pe = tab.pe;
-    for (let r = 0; r < ph; r++) {
-      const o = r * pw, row = r * s.d;
-      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
-    }
+    const img = heatImg.img;
+    const cols = heatImg.cols, half = s.d / 2;
     g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
     if (s.p < m) {
       const y = fr.Y(s.p + 0.5);
@@ -751,13 +764,29 @@
     // the score against distance r = m - n: (1/pairs) Σ cos(r θ_i), times the factor squared
     {
       const cv = $("cv-score"), sf = surface(cv), g = sf.g;
-      const T = s.test, pts = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
-      const rs = Array.from({ length: pts }, (_, j) => Math.round((j * (T - 1)) / (pts - 1)));
-      const score = (th, f) => rs.map((r) => {
-        let acc = 0;
-        for (let i = 0; i < n; i++) acc += Math.cos(r * th[i]);
-        return (f * acc) / n;
-      });
+      // whole distances r = j·step (one step for all, so each pair turns by step·θᵢ per point)
+      const T = s.test, most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
+      const step = Math.max(1, Math.ceil((T - 1) / (most - 1))), pts = Math.floor((T - 1) / step) + 1;
+      const rs = Array.from({ length: pts }, (_, j) => j * step);
+      const score = (th, f) => {
+        const out = new Array(pts), C = new Float64Array(n), S = new Float64Array(n);
+        const CD = th.map((x) => Math.cos(step * x)), SD = th.map((x) => Math.sin(step * x));
+        for (let j = 0; j < pts; j++) {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            if ((j & 63) === 0) {
+              C[i] = Math.cos(rs[j] * th[i]); // afresh every 64th point, else angle addition
+              S[i] = Math.sin(rs[j] * th[i]);
+            }
+            const c = C[i];
+            acc += c;
+            C[i] = c * CD[i] - S[i] * SD[i];
+            S[i] = S[i] * CD[i] + c * SD[i];
+          }
+          out[j] = (f * acc) / n;
+        }
+        return out;
+      };
       const a = score(plain, 1), b = score(theta, af2);
       const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance_mn") }, {
         lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
