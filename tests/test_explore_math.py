@@ -46,7 +46,8 @@ from posecards.encodings.similarity import offset_profile
 from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
 from posecards.encodings.unseen_angles import angle_reach, unseen_angles
 from posecards.paths import EXPLORE_JS_DIR
-from posecards.render.explore import explore_bytes, math_payload
+from posecards.render.explore import explore_bytes, math_payload, script_source
+from posecards.render.jsmin import minify
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
@@ -103,15 +104,13 @@ def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     if request.param == "node":
         if NODE is None:
             pytest.fail("node is not installed: the explorer's math cannot be checked (CI has it)")
-        payload = tmp_path_factory.mktemp("explore-node") / "payload.json"
+        folder = tmp_path_factory.mktemp("explore-node")
+        payload = folder / "payload.json"
         payload.write_text(json.dumps(math_payload()), encoding="utf-8")
+        shipped = folder / "math.js"  # the bytes the page ships (render.jsmin), not the source
+        shipped.write_text(minify(script_source("math.js")), encoding="utf-8")
         proc = subprocess.Popen(
-            [
-                NODE,
-                str(NODE_DIR / "explore_api.mjs"),
-                str(EXPLORE_JS_DIR / "math.js"),
-                str(payload),
-            ],
+            [NODE, str(NODE_DIR / "explore_api.mjs"), str(shipped), str(payload)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

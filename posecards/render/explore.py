@@ -118,7 +118,10 @@ def script_source(name: str) -> str:
 
 @cache
 def _script() -> str:
-    return "\n".join(script_source(name) for name in SCRIPTS)
+    """The page's one inline script: ``SCRIPTS`` in order, as ``render.jsmin`` ships them."""
+    from posecards.render.jsmin import minify
+
+    return "".join(minify(script_source(name)) for name in SCRIPTS)
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
