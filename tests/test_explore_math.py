@@ -34,6 +34,8 @@ from posecards import formatting
 from posecards.config import ExploreConfig
 from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.buckets import deberta_log_bucket, log_float32, t5_relative_bucket
+from posecards.encodings.mrope import mrope_axes
+from posecards.encodings.rope_2d import CONVENTIONS, step_angles, vision_rope_pairs
 from posecards.encodings.rope_partial import (
     HEAD_ROPE_TYPES,
     head_inv_freq,
@@ -809,6 +811,60 @@ def test_rotary_dims_and_proportional_agree(api: Api) -> None:
         assert COUNTS.get(f"{name} (errors)", 0) >= 20, name
 
 
+def test_mrope_axes_agree(api: Api) -> None:
+    """mropeAxes on the Qwen-VL sections and others (valid and not), both layouts: the same
+    axis for every frequency, errors of the same kind and argument."""
+    sections = [[16, 24, 24], [24, 20, 20], [8, 12, 12], [0, 0, 4], [4, 0, 0], [1, 2, 3],
+                [16, 24], [16, 24, 25], [-1, 33, 32], [2.5, 1, 1], "x"]  # fmt: skip
+    n_freqs = [64, 32, 4, 6, 0, -2]
+    cases = [
+        (sec, n, lay)
+        for sec in sections
+        for n in n_freqs
+        for lay in ("chunked", "interleaved", "half")
+    ]
+    js = run_js(api, [_call("mropeAxes", *c) for c in cases])
+    for case, j in zip(cases, js, strict=True):
+        py = run_py(lambda sec, n, lay: mrope_axes(sec, n, lay).tolist(), *case)
+        if same_outcome("mropeAxes", j, py, case):
+            assert j["ok"] == py["ok"], case
+            note("mropeAxes (exact)", 0.0, len(py["ok"]))
+    assert COUNTS["mropeAxes (exact)"] >= 300 and COUNTS["mropeAxes (errors)"] >= 100
+
+
+def test_vision_rope_pairs_and_step_angles_agree(api: Api) -> None:
+    """visionRopePairs and stepAngles for every convention of card 9 on a grid of heads, bases,
+    axes and grids (valid and not): slots and axes exact, frequencies to 1e-12."""
+    convs = [*CONVENTIONS, "rows"]
+    heads = [64, 80, 16, 4, 6, 0, -8]
+    bases = [10000.0, 100.0, 1.0, 2.5e6]
+    cases = [(c, h, b) for c in convs for h in heads for b in bases]
+    steps = [(c, h, b, axis, grid) for c, h, b in cases for axis in (0, 1) for grid in (14, 28, 0)]
+    js = run_js(
+        api,
+        [_call("visionRopePairs", *c) for c in cases] + [_call("stepAngles", *c) for c in steps],
+    )
+    for case, j in zip(cases, js[: len(cases)], strict=True):
+        py = run_py(vision_rope_pairs, *case)
+        if not same_outcome("visionRopePairs", j, py, case):
+            continue
+        got, want = j["ok"], py["ok"]
+        for field in ("first", "second", "axis"):
+            assert got[field] == getattr(want, field).tolist(), (case, field)
+        assert got["normalised"] is want.normalised
+        err = rel_err(got["freq"], want.freq)
+        assert err <= 1e-12, (case, err)
+        note("visionRopePairs freq (relative)", err, len(want.freq))
+    for case, j in zip(steps, js[len(cases) :], strict=True):
+        py = run_py(step_angles, *case)
+        if same_outcome("stepAngles", j, py, case):
+            err = rel_err(j["ok"], py["ok"])
+            assert err <= 1e-12, (case, err)
+            note("stepAngles (relative)", err, len(py["ok"]))
+    assert COUNTS["visionRopePairs (errors)"] >= 50 and COUNTS["stepAngles (errors)"] >= 100
+    assert COUNTS["visionRopePairs freq (relative)"] >= 900
+
+
 @settings(max_examples=10, deadline=None)
 @given(
     st.sampled_from([2, 4, 64, 128, 512, 1024]),
@@ -936,7 +992,8 @@ FUNCTIONS = {
     "peTable": "sinusoidal_pe, offset_profile", "angleReach": "angle_reach",
     "unseenAngles": "unseen_angles", "t5RelativeBucket": "t5_relative_bucket",
     "debertaLogBucket": "deberta_log_bucket", "num": "formatting.num", "sig": "formatting.sig",
-    "group": "formatting.group",
+    "group": "formatting.group", "mropeAxes": "mrope_axes",
+    "visionRopePairs": "vision_rope_pairs", "stepAngles": "step_angles",
 }  # fmt: skip
 
 

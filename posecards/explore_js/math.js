@@ -775,6 +775,74 @@ function posecardsMath(C) {
   }
 
   // ---------------------------------------------------------------------------------------
+  // mrope.py: which axis (0 t, 1 h, 2 w) drives each frequency of a text head
+  // ---------------------------------------------------------------------------------------
+  const MROPE_LAYOUTS = C.mrope_layouts;
+  function mropeSection(section, nFreq) {
+    const ok = Array.isArray(section) && section.length === 3 &&
+      section.every((v) => typeof v === "number" && Number.isInteger(v) && v >= 0);
+    if (!ok) throw valueError("mrope_section", `three integers >= 0 (t, h, w), got ${show(section)}`);
+    const sum = section[0] + section[1] + section[2];
+    if (sum !== nFreq) throw valueError("mrope_section", `sums to ${sum}, not head_dim/2 = ${nFreq}`);
+    return section;
+  }
+  /** chunked (Qwen2-VL, 2.5-VL): t for j < s_t, h below s_t + s_h, then w; interleaved
+   * (Qwen3-VL): t, then h at j = 1, 4, 7, ... < 3 s_h and w at j = 2, 5, 8, ... < 3 s_w. (n_freq,) */
+  function mropeAxes(section, nFreq, layout = D.mrope_axes.layout) {
+    const n = checkPositiveInt("n_freq", nFreq);
+    if (!(typeof layout === "string" && MROPE_LAYOUTS.includes(layout))) {
+      throw valueError("layout", `one of ${MROPE_LAYOUTS.join(", ")}, got ${show(layout)}`);
+    }
+    const [st, sh, sw] = mropeSection(section, n);
+    const out = new Array(n);
+    for (let j = 0; j < n; j++) {
+      if (layout === "chunked") out[j] = j < st ? 0 : j < st + sh ? 1 : 2;
+      else out[j] = j % 3 === 1 && j < 3 * sh ? 1 : j % 3 === 2 && j < 3 * sw ? 2 : 0;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // rope_2d.py: 2-D RoPE of vision encoders, pair p -> slots, axis (0 h, 1 w), frequency
+  // ---------------------------------------------------------------------------------------
+  const CONVENTIONS = C.vision_conventions;
+  function visionCheck(convention, headDim) {
+    if (!(typeof convention === "string" && CONVENTIONS.includes(convention))) {
+      throw valueError("convention", `one of ${CONVENTIONS.join(", ")}, got ${show(convention)}`);
+    }
+    const d = checkPositiveInt("head_dim", headDim);
+    if (d % 4) throw valueError("head_dim", `divisible by 4 (two axes x pairs), got ${d}`);
+    return d;
+  }
+  /** f_j = b^(-4j/d), j < d/4; axial: pair p on h (p < d/4) or w, slots (p, p + d/2);
+   * even_odd: h the even, w the odd of b^(-2k/d); half_per_axis: [h | w] halves, each its own
+   * rotate_half; normalised: 2π f_j on a coordinate in [-1, 1]. Each field (d/2,). */
+  function visionRopePairs(convention, headDim, base) {
+    const d = visionCheck(convention, headDim);
+    const b = checkBase(base);
+    const q = d / 4, half = d / 2;
+    const first = [], second = [], axis = [], freq = [];
+    for (let p = 0; p < half; p++) {
+      const ax = p < q ? 0 : 1, j = p % q;
+      axis.push(ax);
+      let f = Math.pow(b, -(2 * j) / half);
+      if (convention === "even_odd") f = Math.pow(b, -(2 * (2 * j + ax)) / d);
+      if (convention === "normalised") f = 2 * Math.PI * f;
+      freq.push(f);
+      first.push(convention === "half_per_axis" ? ax * half + j : p);
+      second.push(convention === "half_per_axis" ? ax * half + j + q : p + half);
+    }
+    return { first, second, axis, freq, normalised: convention === "normalised" };
+  }
+  /** How far each pair turns for one step along `axis` (0 down, 1 right) on a grid of `grid`
+   * patches per side (normalised: a step is 2/grid of the coordinate); 0 off that axis, (d/2,) */
+  function stepAngles(convention, headDim, base, axis, grid) {
+    const pairs = visionRopePairs(convention, headDim, base);
+    const step = pairs.normalised ? 2.0 / checkPositiveInt("grid", grid) : 1.0;
+    return pairs.axis.map((a, p) => (a === axis ? pairs.freq[p] * step : 0.0));
+  }
+
+  // ---------------------------------------------------------------------------------------
   // what the page draws with (checked against sinusoidal_pe, offset_profile and alibi_bias)
   // ---------------------------------------------------------------------------------------
   /** sin(p·ω_i), cos(p·ω_i) of the sorted positions `rows` (rows, d) interleaved, and
@@ -923,6 +991,9 @@ function posecardsMath(C) {
     },
     angleReach,
     unseenAngles,
+    mropeAxes,
+    visionRopePairs,
+    stepAngles,
     t5RelativeBucket,
     debertaLogBucket,
     num,

@@ -141,6 +141,8 @@ def math_payload() -> dict[str, Any]:
     from posecards.encodings import (
         alibi,
         buckets,
+        mrope,
+        rope_2d,
         rope_partial,
         rope_scaling,
         similarity,
@@ -157,6 +159,7 @@ def math_payload() -> dict[str, Any]:
         "head_inv_freq": rope_partial.head_inv_freq,
         "alibi_slopes": alibi.alibi_slopes,
         "t5_relative_bucket": buckets.t5_relative_bucket,
+        "mrope_axes": mrope.mrope_axes,
         "num": formatting.num,
         "sig": formatting.sig,
     }
@@ -171,6 +174,9 @@ def math_payload() -> dict[str, Any]:
         "head_rope_types": list(rope_partial.HEAD_ROPE_TYPES),
         "proportional_keys": list(rope_partial.PROPORTIONAL_KEYS),
         "log_band": buckets.LOG_BAND,
+        # the 2-D / MRoPE view's math (mrope.py, rope_2d.py)
+        "mrope_layouts": list(mrope.MROPE_LAYOUTS),
+        "vision_conventions": list(rope_2d.CONVENTIONS),
     }
 
 
