@@ -60,7 +60,8 @@ class Page:
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
             "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
-            "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
+            "truncate", "low-ff", "high-ff", "mrope", "mrope-layout", "conv", "heads", "head", "nb",
+            "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -122,8 +123,10 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
             before = (_readouts(page), _canvases(page))
             if control in ("truncate", "bidir"):
                 press(control, "Space")
-            elif control == "layout":
-                last = page.evaluate("document.getElementById('layout').selectedIndex === 1")
+            elif control in ("layout", "mrope", "mrope-layout", "conv"):
+                last = page.evaluate(
+                    f"(e => e.selectedIndex === e.options.length - 1)(document.getElementById('{control}'))"
+                )
                 press(control, "ArrowUp" if last else "ArrowDown")
             elif control == "base":
                 page.focus("#base")
@@ -642,5 +645,89 @@ def test_values_on_hover_are_the_plotted_numbers(browser: Any, explore_file: Pat
     assert [r.rsplit(" ", 1)[1] for r in rows] == [sig(w[pair], 4) for w in want], rows
     page.mouse.move(5, 5)
     assert page.evaluate("document.getElementById('tip').hidden")
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("conv", ["axial", "even_odd", "half_per_axis", "normalised"])
+def test_the_2d_view_shows_the_axes_python_computes(
+    browser: Any, explore_file: Path, conv: str
+) -> None:
+    """Each MRoPE model of the examples under both splits, and each vision convention of card 9,
+    opened from a link: the readout's count and wavelength range per axis are mrope.mrope_axes'
+    and rope_2d.step_angles' (as formatting.sig prints them), the note says whether the split is
+    the model's own; choosing a model sets its own split."""
+    from posecards.content import card9
+    from posecards.encodings.mrope import mrope_axes
+    from posecards.encodings.rope_2d import step_angles
+    from posecards.formatting import sig
+    from posecards.render.explore import axes2d_payload, load_strings
+
+    def per_axis(axes: np.ndarray, wl: np.ndarray, names: list[str]) -> str:
+        return "; ".join(
+            f"{name} {int(np.sum(axes == a))} (wavelengths {sig(wl[axes == a].min())} … "
+            f"{sig(wl[axes == a].max())})"
+            if np.any(axes == a)
+            else f"{name} none"
+            for a, name in enumerate(names)
+        )
+
+    models = axes2d_payload(load_strings())["mrope"]
+    assert {m["id"]: m["layout"] for m in models} == {
+        "qwen2.5-vl-7b-instruct": "chunked", "qwen3-vl-8b-instruct": "interleaved"
+    }  # fmt: skip
+    d, grid = card9.ROPE_HEAD_DIM, card9.ROPE_GRID
+    base = card9.ROPE_BASE[conv] or 10000.0
+    step = np.maximum(step_angles(conv, d, base, 0, grid), step_angles(conv, d, base, 1, grid))
+    vision_axes = np.repeat([0, 1], d // 4)
+    vision = per_axis(vision_axes, 2 * np.pi / step, ["h (row)", "w (column)"])
+    for m in models:
+        theta = head_inv_freq(
+            m["head_dim"], {"rope_type": "default", "rope_theta": m["rope_theta"]}
+        )[0]
+        for layout in ("chunked", "interleaved"):
+            axes = mrope_axes(m["section"], theta.size, layout)
+            pg = Page(
+                browser,
+                explore_file,
+                fragment=f"#mrope={m['id']}&mrope-layout={layout}&conv={conv}",
+            )
+            text = pg.page.inner_text("#ro-axes2d")
+            assert per_axis(axes, 2 * np.pi / theta, ["t (time)", "h (row)", "w (column)"]) in text
+            assert vision in text, (text, vision)
+            assert f"mrope_section [{', '.join(map(str, m['section']))}]" in text
+            assert ("not this model's split" in text) == (layout != m["layout"]), text
+            assert not pg.errors, pg.errors
+            pg.page.close()
+    pg = Page(browser, explore_file, fragment="#mrope-layout=chunked")
+    pg.page.select_option("#mrope", "qwen3-vl-8b-instruct")
+    assert pg.page.input_value("#mrope-layout") == "interleaved"
+    assert "not this model's split" not in pg.page.inner_text("#ro-axes2d")
+    pg.page.close()
+
+
+def test_hover_on_the_2d_view_names_the_pair_its_axis_and_wavelength(
+    browser: Any, explore_file: Path
+) -> None:
+    """The pointer over a dot of the vision plot: its pair, the axis it follows and its wavelength
+    in patch steps, 2π / step_angles (formatting.sig, 4 digits)."""
+    from posecards.content import card9
+    from posecards.encodings.rope_2d import step_angles
+    from posecards.formatting import sig
+
+    pg = Page(browser, explore_file, width=1920, fragment="#conv=even_odd")
+    page = pg.page
+    page.evaluate("document.getElementById('v-axes2d').scrollIntoView()")
+    box = page.locator("#cv-vis2d").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.5)
+    rows = page.inner_text("#tip").splitlines()
+    found = re.match(r"(h \(row\)|w \(column\)) · pair p (\d+) · .* ([\d,.]+)$", rows[0])
+    assert found and len(rows) == 1, rows
+    d = card9.ROPE_HEAD_DIM
+    p = int(found.group(2))
+    step = step_angles("even_odd", d, 10000.0, 0, 14) + step_angles("even_odd", d, 10000.0, 1, 14)
+    assert found.group(1) == ("h (row)" if p < d // 4 else "w (column)")
+    assert found.group(3) == sig(2 * np.pi / step[p], 4), rows
     assert not pg.errors, pg.errors
     page.close()

@@ -33,7 +33,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
-    "test",
+    "test", "mrope", "mrope-layout", "conv",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -65,6 +65,9 @@
       nb: Number(v("nb")),
       md: Number(v("md")),
       bidir: $("bidir").checked,
+      mrope: v("mrope"),
+      mropeLayout: v("mrope-layout"),
+      conv: v("conv"),
       // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
       extra: preset ? presetExtra(preset) : {},
       partialInDefault: preset ? preset.partial_in_default : true,
@@ -963,6 +966,72 @@
     }));
   });
 
+
+  // ------------------------------------------------------------------------------------------
+  // 2-D positions and MRoPE: which axis drives each frequency (mrope.py, rope_2d.py)
+  // ------------------------------------------------------------------------------------------
+  const AX2 = DATA.axes2d;
+  const MROPE = Object.fromEntries(AX2.mrope.map((m) => [m.id, m]));
+  const axisColor = (a) => [colors.accent, colors.warn, colors.ok][a];
+  /** dots (x, y) coloured by axis on a log y scale; each axis a trace for hover */
+  function axisDots(cv, xs, ys, axes, names, xLabel, yLabel) {
+    const sf = surface(cv), g = sf.g;
+    const lo = Math.min(...ys), hi = Math.max(...ys);
+    const fr = frame(sf, { lo: -0.5, hi: xs.length - 0.5, label: xLabel },
+      { lo: lo / 1.6, hi: hi * 1.6, log: true, label: yLabel });
+    const tr = traces.get(cv);
+    tr.eachX = true;
+    const r = Math.max(2, Math.min(5, (fr.box.x1 - fr.box.x0) / xs.length / 2.2));
+    names.forEach((name, a) => {
+      const ix = xs.filter((_, i) => axes[i] === a);
+      if (!ix.length) return;
+      tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
+      g.fillStyle = axisColor(a);
+      for (const i of ix) {
+        g.beginPath();
+        g.arc(fr.X(i), fr.Y(ys[i]), r, 0, 2 * Math.PI);
+        g.fill();
+      }
+    });
+    g.font = LABEL_FONT;
+    let lx = fr.box.x0 + 8; // the legend, one name after the other
+    names.forEach((name, a) => {
+      label(g, name, lx, fr.box.y0 + 4, axisColor(a), "left", "top");
+      lx += g.measureText(name).width + 16;
+    });
+    return fr;
+  }
+  /** "t 16 (wavelengths 6.28 … 1,170)" per axis */
+  function perAxis(axes, wl, names) {
+    return names.map((name, a) => {
+      const w = wl.filter((_, i) => axes[i] === a);
+      if (!w.length) return fill("axes2d_axis_none", { axis: name });
+      return fill("axes2d_axis", { axis: name, n: String(w.length), lo: sig(Math.min(...w)), hi: sig(Math.max(...w)) });
+    }).join("; ");
+  }
+  view("axes2d", ["mrope", "mropeLayout", "conv"], (s) => {
+    const m = MROPE[s.mrope];
+    // text: θ_j = b^(-2j/d) of the head (default RoPE), axis of each j by the split
+    const theta = P.headInvFreq(m.head_dim, { rope_type: "default", rope_theta: m.rope_theta }).invFreq;
+    const axes = P.mropeAxes(m.section, theta.length, s.mropeLayout);
+    const wl = theta.map((x) => (2 * Math.PI) / x);
+    const tNames = ["axis_t", "axis_h", "axis_w"].map(t);
+    axisDots($("cv-mrope"), theta.map((_, j) => j), wl, axes, tNames, t("ax_freq_j"), t("ax_wl_ids"));
+    // vision: pair p's angle per step along its own axis, wavelength 2π / step
+    const vd = AX2.vision_head_dim, vb = AX2.vision_bases[s.conv];
+    const pairs = P.visionRopePairs(s.conv, vd, vb);
+    const step = [0, 1].map((a) => P.stepAngles(s.conv, vd, vb, a, AX2.vision_grid));
+    const vwl = pairs.axis.map((a, q) => (2 * Math.PI) / step[a][q]);
+    const vNames = ["axis_h", "axis_w"].map(t);
+    axisDots($("cv-vis2d"), pairs.axis.map((_, q) => q), vwl, pairs.axis, vNames, t("ax_pair_p"), t("ax_wl_patches"));
+    const own = m.layout === s.mropeLayout ? t("mrope_own") : fill("mrope_other", { own: t("mrope_" + m.layout) });
+    readout($("ro-axes2d"), fill("axes2d_readout", {
+      model: t(m.model), d: String(m.head_dim), base: group(m.rope_theta), section: `[${m.section.join(", ")}]`,
+      layout: t("mrope_" + s.mropeLayout), own, axes: perAxis(axes, wl, tNames), conv: t("conv_" + s.conv),
+      vd: String(vd), vbase: group(vb), vaxes: perAxis(pairs.axis, vwl, vNames),
+    }));
+  });
+
   // ------------------------------------------------------------------------------------------
   // update loop: redraw the views whose inputs changed
   // ------------------------------------------------------------------------------------------
@@ -1026,6 +1095,8 @@
     const b = Number($("base").value);
     if (b > 1 && Number.isFinite(b)) $("base-exp").value = String(Math.log10(b));
   });
+  // an MRoPE model brings its own split (its listener runs before the update below)
+  $("mrope").addEventListener("change", () => ($("mrope-layout").value = MROPE[$("mrope").value].layout));
   for (const id of CONTROL_IDS) {
     $(id).addEventListener("input", update);
     $(id).addEventListener("change", update);
@@ -1149,18 +1220,21 @@
     const tr = traces.get(e.target);
     if (!tr || !tr.lines.length) return (tip.hidden = true);
     const r = e.target.getBoundingClientRect(), px = e.clientX - r.left;
-    const rows = tr.lines.map(({ xs, ys, X, color }) => {
+    let rows = tr.lines.map(({ xs, ys, X, color, name }) => {
       let best = 0;
       for (let i = 1; i < xs.length; i++) if (Math.abs(X(xs[i]) - px) < Math.abs(X(xs[best]) - px)) best = i;
-      return [xs[best], ys[best], color];
+      return [xs[best], ys[best], color, name, Math.abs(X(xs[best]) - px)];
     });
-    tip.replaceChildren(...rows.map(([x, y, color], i) => {
+    // dots of one series per axis: only the dot under the pointer, with its axis
+    if (tr.eachX) rows = [rows.reduce((a, b) => (b[4] < a[4] ? b : a))];
+    tip.replaceChildren(...rows.map(([x, y, color, name], i) => {
       const line = document.createElement("div");
       const mark = document.createElement("span");
       mark.className = "mark";
       mark.style.background = color;
       const xs = Number.isInteger(x) ? group(x) : sig(x, 4);
-      line.append(mark, `${i ? "" : tr.axes[0] + " " + xs + " · "}${tr.axes[1]} ${sig(y, 4)}`);
+      const head = tr.eachX ? `${name} · ${tr.axes[0]} ${xs} · ` : i ? "" : `${tr.axes[0]} ${xs} · `;
+      line.append(mark, `${head}${tr.axes[1]} ${sig(y, 4)}`);
       return line;
     }));
     tip.hidden = false;

@@ -56,6 +56,7 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
             ("unseen", "rope_unseen", 0.62),
         ),
     ),
+    ("axes2d", (("mrope", "axes2d_text", 0.62, 0.85), ("vis2d", "axes2d_vision", 0.62, 0.85))),
     ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
@@ -66,14 +67,14 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
         ),
     ),
 )
-WIDE_VIEWS = ("rope", "alibi")
+WIDE_VIEWS = ("rope", "axes2d", "alibi")
 # the cards that explain each control (its help, h_<key> in cards/explore.toml, links to them)
 HELP_CARDS: dict[str, tuple[int, ...]] = {
     "base": (2, 3), "d": (2, 3, 6), "layout": (7,), "ctx": (2,), "p": (2, 3), "play": (2,),
     "k": (2, 3), "preset": (6,), "rope_type": (4, 5), "partial": (6,), "factor": (4,),
     "orig": (4, 5), "test": (4, 5), "beta_fast": (4,), "beta_slow": (4,), "truncate": (4,),
     "low_ff": (4,), "high_ff": (4,), "heads": (4,), "head": (4,), "nb": (4,), "md": (4,),
-    "bidir": (4,),
+    "bidir": (4,), "mrope": (6, 9), "mrope_layout": (6,), "conv": (9,),
 }  # fmt: skip  # a whole row on wide screens, its plots side by side
 
 
@@ -221,6 +222,41 @@ def presets(strings: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     return out
 
 
+def axes2d_payload(strings: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """What the 2-D / MRoPE view needs beside the math: every MRoPE of the example configs
+    (docs/examples, read by ``model.layers.read_layers`` as transformers 5.23.0 reads them: its
+    ``mrope_section``, which layout its model's module uses, the text head's base and width),
+    and card 9's vision heads (``content.card9``: one head width, each convention's base)."""
+    from posecards.config import PEParams
+    from posecards.content import card9
+    from posecards.model.layers import read_layers
+
+    root = data_dir("examples")
+    mrope = []
+    for folder in sorted(p for p in root.iterdir() if (p / "config.json").is_file()):
+        reading = read_layers(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+        for kind in reading.rope.values():
+            if kind.mrope_section is None:
+                continue
+            model = _label_key("m_", folder.name)
+            if model not in strings:
+                raise ExploreTextError(f"cards/{STRINGS_FILE}: [{model}] missing (an MRoPE model)")
+            mrope.append(
+                {
+                    "id": folder.name,
+                    "model": model,
+                    "source": f"docs/examples/{folder.name}/config.json",
+                    "head_dim": kind.head_dim,
+                    "rope_theta": float(kind.parameters["rope_theta"]),
+                    "section": list(kind.mrope_section),
+                    "layout": kind.mrope_layout,
+                }
+            )
+    bases = {c: float(b or PEParams().base) for c, b in card9.ROPE_BASE.items()}
+    return {"mrope": mrope, "vision_head_dim": card9.ROPE_HEAD_DIM, "vision_grid": card9.ROPE_GRID,
+            "vision_bases": bases}  # fmt: skip
+
+
 def card_link(card: int | str, params: Any) -> str:
     """The explorer from a card's page (``DIR/<lang>/card-N-....html``), opened with that card's
     parameters in its URL fragment: each control by its id and own value (sliders on a log₂
@@ -268,6 +304,7 @@ def explore_page(cfg: ExploreConfig) -> str:
 
     strings = load_strings()
     model_presets = presets(strings)
+    axes2d = axes2d_payload(strings)
     pages = card_pages()
     data: dict[str, Any] = {
         "lang": cfg.lang,
@@ -276,6 +313,7 @@ def explore_page(cfg: ExploreConfig) -> str:
         "limits": LIMITS,
         "math": math_payload(),
         "presets": model_presets,
+        "axes2d": axes2d,
         "unseen_min": UNSEEN_MIN,
         "card_pages": pages,
         "version": __version__,
@@ -311,6 +349,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 s=strings,
                 views=views,
                 presets=model_presets,
+                axes2d=axes2d,
                 help_cards=HELP_CARDS,
                 card_pages=pages,
                 rope_types=HEAD_ROPE_TYPES,
