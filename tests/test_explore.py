@@ -60,8 +60,8 @@ class Page:
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
             "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
-            "truncate", "low-ff", "high-ff", "mrope", "mrope-layout", "conv", "heads", "head", "nb",
-            "md", "bidir"]  # fmt: skip
+            "truncate", "low-ff", "high-ff", "calc-base", "mrope", "mrope-layout", "conv", "heads",
+            "head", "nb", "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -114,7 +114,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
         for control in CONTROLS:
-            if control in ("lang", "theme", "play", "rope-type", "preset"):
+            if control in ("lang", "theme", "play", "rope-type", "preset", "calc-base"):
                 continue
             if rope_type != "yarn" and control not in rope_controls:
                 continue
@@ -729,5 +729,45 @@ def test_hover_on_the_2d_view_names_the_pair_its_axis_and_wavelength(
     step = step_angles("even_odd", d, 10000.0, 0, 14) + step_angles("even_odd", d, 10000.0, 1, 14)
     assert found.group(1) == ("h (row)" if p < d // 4 else "w (column)")
     assert found.group(3) == sig(2 * np.pi / step[p], 4), rows
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_the_calculators_are_card_10s(browser: Any, explore_file: Path) -> None:
+    """The calculators' readout is critical_dim's (turning pairs, d_extra, T_extra) for the
+    controls' d, base and L; the button finds rope_base_bound.smallest_base and first_negative
+    (as formatting.group prints them), in slices while the page stays live; moving L after a
+    search brings the prompt back (a result is only ever shown for its own inputs)."""
+    from posecards.encodings.critical_dim import (
+        critical_dimension,
+        extrapolation_bound,
+        turning_pairs,
+    )
+    from posecards.encodings.rope_base_bound import first_negative, smallest_base
+    from posecards.formatting import group
+
+    pg = Page(browser, explore_file, fragment="#d=16&orig=8&base=3000")
+    page = pg.page
+    d, base, L = 16, 3000.0, 256
+    text = page.inner_text("#ro-calc")
+    assert (
+        f"{turning_pairs(d, base, L)} of {d // 2} pairs complete a turn within L; the critical "
+        f"dimension d_extra = {critical_dimension(d, base, L)}, and T_extra = 2π·b^(d_extra/d) = "
+        f"{group(extrapolation_bound(d, base, L))} tokens"
+    ) in text
+    assert "Press" in page.inner_text("#ro-calc-base")
+    page.click("#calc-base")
+    page.wait_for_function(
+        "document.getElementById('ro-calc-base').textContent.startsWith('Smallest')"
+    )
+    result = page.inner_text("#ro-calc-base")
+    first = first_negative(L, d, base)
+    verdict = "holds" if first is None else f"fails first at distance m = {group(first)}"
+    assert f"at head dim {d}: {group(smallest_base(L, d))}. The base 3,000 {verdict}" in result, (
+        result
+    )
+    page.evaluate("() => { const e = document.getElementById('orig'); e.value = '9'; "
+                  "e.dispatchEvent(new Event('input')); }")  # fmt: skip
+    assert "Press" in page.inner_text("#ro-calc-base")
     assert not pg.errors, pg.errors
     page.close()

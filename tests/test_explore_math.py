@@ -34,8 +34,14 @@ from posecards import formatting
 from posecards.config import ExploreConfig
 from posecards.encodings.alibi import alibi_bias, alibi_slopes
 from posecards.encodings.buckets import deberta_log_bucket, log_float32, t5_relative_bucket
+from posecards.encodings.critical_dim import (
+    critical_dimension,
+    extrapolation_bound,
+    turning_pairs,
+)
 from posecards.encodings.mrope import mrope_axes
 from posecards.encodings.rope_2d import CONVENTIONS, step_angles, vision_rope_pairs
+from posecards.encodings.rope_base_bound import cos_sum, first_negative, smallest_base
 from posecards.encodings.rope_partial import (
     HEAD_ROPE_TYPES,
     head_inv_freq,
@@ -811,6 +817,70 @@ def test_rotary_dims_and_proportional_agree(api: Api) -> None:
         assert COUNTS.get(f"{name} (errors)", 0) >= 20, name
 
 
+def test_critical_dimension_and_turning_pairs_agree(api: Api) -> None:
+    """criticalDimension, turningPairs and extrapolationBound (card 10, Liu et al.) on a grid of
+    heads, bases and contexts, valid and not: the counts exact, the bound to 1e-12."""
+    heads = [64, 128, 256, 512, 2, 7, 0, -4]
+    bases = [10000.0, 500000.0, 1e6, 2.0, 1.0, -3.0, "x"]
+    contexts = [4096, 8192, 131072, 1, 7, 0, -5, 2.5]
+    cases = [(h, b, c) for h in heads for b in bases for c in contexts]
+    names = ("criticalDimension", "turningPairs", "extrapolationBound")
+    refs = (critical_dimension, turning_pairs, extrapolation_bound)
+    js = run_js(api, [_call(name, *c) for name in names for c in cases])
+    for r, (name, fn) in enumerate(zip(names, refs, strict=True)):
+        for case, j in zip(cases, js[r * len(cases) : (r + 1) * len(cases)], strict=True):
+            py = run_py(fn, *case)
+            if not same_outcome(name, j, py, case):
+                continue
+            if name == "extrapolationBound":
+                err = rel_err(j["ok"], py["ok"])
+                assert err <= 1e-12, (case, err)
+                note(f"{name} (relative)", err, 1)
+            else:
+                assert j["ok"] == py["ok"], (name, case)
+                note(f"{name} (exact)", 0.0, 1)
+    for name in names:
+        assert _compared(name, False) >= 80 and _compared(name, True) >= 150, name
+
+
+def test_cos_sum_first_negative_and_smallest_base_agree(api: Api) -> None:
+    """cosSum, firstNegative and smallestBase (card 10, Men et al.) against rope_base_bound:
+    B(m) to 1e-12 of d/2, the first negative distance exact, the smallest base to 1e-9 (small
+    contexts: Python's scan is slow), errors of the same kind and argument."""
+    sums = [([0, 1, 5, 100, 4095], 128, 10000.0), (17, 64, 500.0), ([3.5, 1e6], 512, 1e6),
+            ([1], 7, 10000.0), ([1], 64, 1.0), ([1], 0, 10000.0)]  # fmt: skip
+    firsts = [(c, h, b) for c in (16, 256, 2048, 0, 3.5) for h in (16, 64, 128, 5)
+              for b in (10.0, 500.0, 10000.0, 1e6, 0.5)]  # fmt: skip
+    smallest = [(64, 16), (128, 16), (200, 32), (256, 8), (0, 16), (64, 9)]
+    js = run_js(
+        api,
+        [_call("cosSum", *c) for c in sums]
+        + [_call("firstNegative", *c) for c in firsts]
+        + [_call("smallestBase", *c) for c in smallest],
+    )
+    a, b = len(sums), len(sums) + len(firsts)
+    for case, j in zip(sums, js[:a], strict=True):
+        py = run_py(lambda m, h, base: cos_sum(m, h, base).tolist(), *case)
+        if same_outcome("cosSum", j, py, case):
+            err = float(np.max(np.abs(np.subtract(j["ok"], py["ok"])))) / (case[1] // 2)
+            assert err <= 1e-12, (case, err)
+            note("cosSum (abs / (d/2))", err, np.size(py["ok"]))
+    for case, j in zip(firsts, js[a:b], strict=True):
+        py = run_py(first_negative, *case)
+        if same_outcome("firstNegative", j, py, case):
+            assert j["ok"] == py["ok"], case
+            note("firstNegative (exact)", 0.0, 1)
+    for case, j in zip(smallest, js[b:], strict=True):
+        py = run_py(smallest_base, *case)
+        if same_outcome("smallestBase", j, py, case):
+            err = rel_err(j["ok"], py["ok"])
+            assert err <= 1e-9, (case, j, py, err)
+            note("smallestBase (relative)", err, 1)
+    assert _compared("firstNegative", False) >= 30 and _compared("firstNegative", True) >= 30
+    assert _compared("smallestBase", False) >= 4 and _compared("smallestBase", True) >= 2
+    assert _compared("cosSum", False) >= 8 and _compared("cosSum", True) >= 3
+
+
 def test_mrope_axes_agree(api: Api) -> None:
     """mropeAxes on the Qwen-VL sections and others (valid and not), both layouts: the same
     axis for every frequency, errors of the same kind and argument."""
@@ -994,6 +1064,9 @@ FUNCTIONS = {
     "debertaLogBucket": "deberta_log_bucket", "num": "formatting.num", "sig": "formatting.sig",
     "group": "formatting.group", "mropeAxes": "mrope_axes",
     "visionRopePairs": "vision_rope_pairs", "stepAngles": "step_angles",
+    "criticalDimension": "critical_dimension", "turningPairs": "turning_pairs",
+    "extrapolationBound": "extrapolation_bound", "cosSum": "cos_sum",
+    "firstNegative": "first_negative", "smallestBase": "smallest_base",
 }  # fmt: skip
 
 

@@ -26,10 +26,10 @@ def test_comments_go_and_literals_stay() -> None:
         "  if (r.test(b)) return typeof /x/;\n"
     )
     assert minify(src) == (
-        "const a = 'x // not a comment';\n"
-        'const b = "/* nor this */" + `t ${ {k: "}"}.k } // ${1 / 2}`;\n'
-        "const r = /[/*]\\/+/g, q = a.length / 2 / 1;   const z = 1;\n"
-        "if (r.test(b)) return typeof /x/;\n"
+        "const a='x // not a comment';\n"
+        'const b="/* nor this */"+`t ${{k:"}"}.k} // ${1/2}`;\n'
+        "const r=/[/*]\\/+/g,q=a.length/2/1;const z=1;\n"
+        "if(r.test(b))return typeof/x/;\n"
     )
 
 
@@ -60,6 +60,11 @@ PIECES = [
     "out.push('h/i'.replace(/\\//g, '|'))",
     "out.push(((x) => x / 2)(8))",
     "out.push([1, 2].map((v) => v * 2).join('/'))",
+    "out.push(5 - -2, 3 + +'4', 1 / 2 / 1, typeof -1, 2 ** -1)",
+    "{ let q = 2; out.push(q++ + ++q, q-- - --q) }",
+    "out.push(true ? .5 : 1, (1).toFixed(1), 1 .toFixed(2), [1][0] < !0)",
+    "out.push(`${ 1 + 2 } ${ 'a' }`, { a: 1 }.a, !!'x' && !'')",
+    "{ const f = function () { return /a b/.test('a b') }; out.push(f()) }",
 ]
 COMMENTS = [
     "",
@@ -90,4 +95,4 @@ def test_a_minified_program_prints_what_its_source_prints(
     if NODE is None:
         pytest.fail("node is not installed (CI has it)")
     a, b = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, check=True).stdout)
-    assert a == b and len(a) == len(parts)
+    assert a == b and len(a) >= len(parts)

@@ -843,6 +843,108 @@ function posecardsMath(C) {
   }
 
   // ---------------------------------------------------------------------------------------
+  // critical_dim.py (Liu et al. 2024) and rope_base_bound.py (Men et al. 2024): card 10
+  // ---------------------------------------------------------------------------------------
+  /** pairs whose period 2π/θ_i fits in the context: they complete a turn */
+  function turningPairs(headDim, base, context) {
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    const n = checkPositiveInt("context", context);
+    let count = 0;
+    for (const x of inv) if ((2.0 * Math.PI) / x <= n) count++;
+    return count;
+  }
+  /** d_extra = 2 ceil((d/2) log_b(T / 2π)), clipped to [0, d] */
+  function criticalDimension(headDim, base, context) {
+    const d = checkEvenDim("head_dim", headDim);
+    let x = (d / 2) * Math.log(checkPositiveInt("context", context) / (2 * Math.PI));
+    x /= Math.log(checkBase(base));
+    return Math.min(d, Math.max(0, 2 * Math.ceil(x)));
+  }
+  /** T_extra = 2π b^(d_extra / d) */
+  function extrapolationBound(headDim, base, context) {
+    const d = checkEvenDim("head_dim", headDim);
+    return 2 * Math.PI * Math.pow(checkBase(base), criticalDimension(d, base, context) / d);
+  }
+  /** B(m) = Σ_i cos(m θ_i) at each distance, θ from rope_inv_freq */
+  function cosSum(distances, headDim, base) {
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    const one = (m) => {
+      const v = toFloat(m);
+      let acc = 0;
+      for (const x of inv) acc += Math.cos(v * x);
+      return acc;
+    };
+    return Array.isArray(distances) ? distances.map(one) : one(distances);
+  }
+  /** the smallest 0 <= m < context with B(m) < 0, or null (the base holds) */
+  function firstNegativeOf(n, inv) {
+    // cos and sin of m·θ_i turned one step at a time (angle addition), afresh every 64th m
+    const h = inv.length, C = new Float64Array(h), S = new Float64Array(h);
+    const CW = inv.map(Math.cos), SW = inv.map(Math.sin);
+    for (let m = 0; m < n; m++) {
+      let acc = 0;
+      if ((m & 63) === 0) {
+        for (let i = 0; i < h; i++) {
+          C[i] = Math.cos(m * inv[i]);
+          S[i] = Math.sin(m * inv[i]);
+        }
+      }
+      for (let i = 0; i < h; i++) {
+        const c = C[i];
+        acc += c;
+        C[i] = c * CW[i] - S[i] * SW[i];
+        S[i] = S[i] * CW[i] + c * SW[i];
+      }
+      if (acc < 0.0) return m;
+    }
+    return null;
+  }
+  function firstNegative(context, headDim, base) {
+    const n = checkPositiveInt("context", context);
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    return firstNegativeOf(n, inv);
+  }
+  /** The smallest base keeping B(m) >= 0 over the context: the first base of the scan
+   * low · GRID_RATIO^j that holds (θ = b^(-2k/d) as the scan forms it), then bisection on ln b
+   * between it and the one before (base_holds) to rel_tol. A generator: it yields the share of
+   * the scan done after every base (the page runs it in slices), and returns the base. */
+  function* smallestBaseSearch(context, headDim, low = D.smallest_base.low, high = D.smallest_base.high,
+    relTol = D.smallest_base.rel_tol) {
+    const n = checkPositiveInt("context", context);
+    const d = checkEvenDim("head_dim", headDim);
+    const holds = (b) => firstNegative(n, d, b) === null;
+    if (holds(low)) return toFloat(low);
+    const steps = Math.ceil(Math.log(high / low) / Math.log(C.grid_ratio));
+    const grid = (j) => low * Math.pow(C.grid_ratio, j);
+    let found = null;
+    const theta = new Float64Array(d / 2);
+    for (let j = 0; j <= steps && found === null; j++) {
+      const b = grid(j);
+      for (let k = 0; k < d / 2; k++) theta[k] = Math.pow(b, (-2.0 * k) / d);
+      if (firstNegativeOf(n, theta) === null) found = j;
+      yield j / steps;
+    }
+    if (found === null || found === 0) {
+      throw valueError(null, `no base up to ${high} keeps B(m) >= 0 over ${context} tokens`);
+    }
+    let lo = Math.log(grid(found - 1)), hi = Math.log(grid(found));
+    while (hi - lo > relTol) {
+      const mid = 0.5 * (lo + hi);
+      if (holds(Math.exp(mid))) hi = mid;
+      else lo = mid;
+      yield 1;
+    }
+    return Math.exp(hi);
+  }
+  function smallestBase(...a) {
+    const it = smallestBaseSearch(...a);
+    for (;;) {
+      const r = it.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
   // what the page draws with (checked against sinusoidal_pe, offset_profile and alibi_bias)
   // ---------------------------------------------------------------------------------------
   /** sin(p·ω_i), cos(p·ω_i) of the sorted positions `rows` (rows, d) interleaved, and
@@ -994,6 +1096,12 @@ function posecardsMath(C) {
     mropeAxes,
     visionRopePairs,
     stepAngles,
+    turningPairs,
+    criticalDimension,
+    extrapolationBound,
+    cosSum,
+    firstNegative,
+    smallestBase,
     t5RelativeBucket,
     debertaLogBucket,
     num,
@@ -1008,6 +1116,7 @@ function posecardsMath(C) {
     // the typed arrays the page draws from, and internals the tests use
     _internal: Object.freeze({
       pairFrequencies, ropeInvFreqArrays, peTable, alibiWeights, logf32, logf32Exact, MINUS,
+      smallestBaseSearch,
     }),
   });
 }

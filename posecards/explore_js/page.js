@@ -968,6 +968,123 @@
 
 
   // ------------------------------------------------------------------------------------------
+  // card 10's calculators: Liu et al.'s critical dimension, Men et al.'s smallest base
+  // ------------------------------------------------------------------------------------------
+  let baseRun = null; // the smallest-base search under way: {key, it}
+  function baseIdle(s) {
+    readout($("ro-calc-base"), fill("calc_base_idle", { L: group(s.orig), d: String(s.d) }));
+  }
+  view("calc", ["base", "d", "orig"], (s) => {
+    const L = s.orig;
+    const lam = P.wavelengths(s.d, s.base); // periods 2π/θ_i
+    const half = lam.length;
+    const dextra = P.criticalDimension(s.d, s.base, L);
+    const turn = P.turningPairs(s.d, s.base, L);
+    const textra = P.extrapolationBound(s.d, s.base, L);
+    {
+      const cv = $("cv-crit"), sf = surface(cv), g = sf.g;
+      const fr = frame(sf, { lo: -0.5, hi: half - 0.5, label: t("ax_pair") }, {
+        lo: Math.min(lam[0], L) / 1.5, hi: Math.max(lam[half - 1], L) * 1.5, log: true, label: t("ax_period"),
+      });
+      clip(g, fr.box);
+      g.strokeStyle = colors.warn;
+      g.lineWidth = 2;
+      g.setLineDash([6, 4]);
+      g.beginPath();
+      g.moveTo(fr.box.x0, fr.Y(L));
+      g.lineTo(fr.box.x1, fr.Y(L));
+      g.moveTo(fr.X(dextra / 2 - 0.5), fr.box.y0);
+      g.lineTo(fr.X(dextra / 2 - 0.5), fr.box.y1);
+      g.stroke();
+      g.setLineDash([]);
+      const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
+      for (let i = 0; i < half; i++) {
+        g.fillStyle = lam[i] <= L ? colors.accent : colors.muted;
+        g.beginPath();
+        g.arc(fr.X(i), fr.Y(lam[i]), r, 0, 2 * Math.PI);
+        g.fill();
+      }
+      traces.get(cv).lines.push({ xs: lam.map((_, i) => i), ys: lam, X: fr.X, color: colors.accent });
+      g.restore();
+      label(g, fill("scaling_orig_label", { orig: group(L) }), fr.box.x0 + 6, fr.Y(L) - 3, colors.warn, "left", "bottom");
+      label(g, fill("calc_dextra_label", { n: String(dextra) }), Math.min(fr.X(dextra / 2 - 0.5) + 6, fr.box.x1 - 110), fr.box.y1 - 4, colors.warn, "left", "bottom");
+    }
+    {
+      // B(m)/(d/2) at whole steps over 0 … L - 1 (angle addition, afresh every 64th point)
+      const cv = $("cv-bound"), sf = surface(cv), g = sf.g;
+      const theta = lam.map((w) => (2 * Math.PI) / w);
+      const most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
+      const step = Math.max(1, Math.ceil((L - 1) / (most - 1))), pts = Math.floor((L - 1) / step) + 1;
+      const ms = Array.from({ length: pts }, (_, j) => j * step);
+      const C = new Float64Array(half), S = new Float64Array(half);
+      const CD = theta.map((x) => Math.cos(step * x)), SD = theta.map((x) => Math.sin(step * x));
+      const mean = ms.map((m, j) => {
+        let acc = 0;
+        for (let i = 0; i < half; i++) {
+          if ((j & 63) === 0) {
+            C[i] = Math.cos(m * theta[i]);
+            S[i] = Math.sin(m * theta[i]);
+          }
+          const c = C[i];
+          acc += c;
+          C[i] = c * CD[i] - S[i] * SD[i];
+          S[i] = S[i] * CD[i] + c * SD[i];
+        }
+        return acc / half;
+      });
+      const fr = frame(sf, { lo: 0, hi: Math.max(1, L - 1), label: t("ax_distance_mn") },
+        { lo: Math.min(-0.2, ...mean) - 0.05, hi: 1.05, label: t("ax_mean_cos") });
+      clip(g, fr.box);
+      g.strokeStyle = colors.edge;
+      g.beginPath();
+      g.moveTo(fr.box.x0, fr.Y(0));
+      g.lineTo(fr.box.x1, fr.Y(0));
+      g.stroke();
+      polyline(g, ms, mean, fr.X, fr.Y, colors.accent, 1.5);
+      g.restore();
+    }
+    readout($("ro-calc"), fill("calc_readout", {
+      d: String(s.d), base: group(s.base), L: group(L), turn: String(turn), pairs: String(half),
+      dextra: String(dextra), textra: group(textra),
+    }));
+    // a search for other inputs is stopped; its result would not be these inputs'
+    const key = `${s.d}|${s.base}|${L}`;
+    if (!baseRun || baseRun.key !== key) {
+      baseRun = null;
+      baseIdle(s);
+    }
+    for (const id of ["cv-crit", "cv-bound"]) $(id).setAttribute("aria-label", t("calc_title"));
+  });
+  $("calc-base").addEventListener("click", () => {
+    const s = readState(), key = `${s.d}|${s.base}|${s.orig}`;
+    const run = { key, it: M.smallestBaseSearch(s.orig, s.d) };
+    baseRun = run;
+    const slice = () => {
+      if (baseRun !== run) return; // the inputs moved: stopped
+      const t0 = performance.now();
+      try {
+        let r = run.it.next();
+        while (!r.done && performance.now() - t0 < 12) r = run.it.next();
+        if (!r.done) {
+          readout($("ro-calc-base"), fill("calc_base_running", {
+            L: group(s.orig), d: String(s.d), pct: String(Math.floor(100 * r.value)),
+          }));
+          setTimeout(slice, 0);
+          return;
+        }
+        const first = P.firstNegative(s.orig, s.d, s.base);
+        readout($("ro-calc-base"), fill("calc_base_result", {
+          L: group(s.orig), d: String(s.d), min: group(r.value), base: group(s.base),
+          verdict: first === null ? t("calc_holds") : fill("calc_fails", { m: group(first) }),
+        }));
+      } catch (e) {
+        showError($("ro-calc-base"), e);
+      }
+    };
+    slice();
+  });
+
+  // ------------------------------------------------------------------------------------------
   // 2-D positions and MRoPE: which axis drives each frequency (mrope.py, rope_2d.py)
   // ------------------------------------------------------------------------------------------
   const AX2 = DATA.axes2d;
