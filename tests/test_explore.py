@@ -771,3 +771,52 @@ def test_the_calculators_are_card_10s(browser: Any, explore_file: Path) -> None:
     assert "Press" in page.inner_text("#ro-calc-base")
     assert not pg.errors, pg.errors
     page.close()
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_hover_on_the_heatmap_and_the_clocks_reads_the_cell_and_the_hand(
+    browser: Any, explore_file: Path, layout: str
+) -> None:
+    """The pointer over a heatmap cell: its position, dimension (by the layout) and value, which
+    is posecards' sinusoidal_pe there (formatting.num, 4 places); over the first clock: pair 0's
+    angle p·ω₀ = p, its turns and (sin, cos)."""
+    from posecards.encodings.sinusoidal import sinusoidal_pe
+    from posecards.formatting import num, sig
+
+    pg = Page(browser, explore_file, width=1920, fragment=f"#layout={layout}&d=64&p=37")
+    page = pg.page
+    page.evaluate("document.getElementById('v-heat').scrollIntoView()")
+    box = page.locator("#cv-heat").bounding_box()
+    assert box is not None
+    seen = set()
+    for fx, fy in ((0.3, 0.3), (0.55, 0.6), (0.8, 0.45)):
+        page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+        text = page.inner_text("#tip")
+        found = re.match(
+            r"position p ([\d,]+) · dimension (\d+) \(pair (\d+), (sin|cos)\) · (.+)$", text
+        )
+        assert found, text
+        p, dim, pair = (
+            int(found.group(1).replace(",", "")),
+            int(found.group(2)),
+            int(found.group(3)),
+        )
+        assert dim == (
+            2 * pair + (found.group(4) == "cos")
+            if layout == "interleaved"
+            else pair + 32 * (found.group(4) == "cos")
+        )
+        want = sinusoidal_pe([p], 64, 10000.0, layout)[0, dim]
+        assert found.group(5) == num(want, 4).replace("-", "−"), (text, want)
+        seen.add(dim)
+    assert len(seen) == 3
+    page.evaluate("document.getElementById('v-clocks').scrollIntoView()")
+    box = page.locator("#cv-clocks").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 20, box["y"] + 20)
+    text = page.inner_text("#tip")
+    assert text.startswith(
+        f"pair 0 at p = 37: angle {sig(37.0, 4)} rad = {sig(37 / (2 * np.pi), 4)} turns"
+    )
+    assert not pg.errors, pg.errors
+    page.close()

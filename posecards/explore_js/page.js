@@ -482,6 +482,7 @@
       for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
     }
     heatImg.cols = cols;
+    heatImg.src = src;
   }
   view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
     const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
@@ -504,6 +505,15 @@
     }
     const img = heatImg.img;
     const cols = heatImg.cols, half = s.d / 2;
+    // hover: the table cell under the pointer (position, dimension, its value)
+    traces.get(cv).pick = (x, y) => {
+      const c = Math.floor((x - box.x0 - 1) * dpr), r = Math.floor((y - box.y0 - 1) * dpr);
+      if (c < 0 || c >= pw || r < 0 || r >= ph) return null;
+      const col = heatImg.src[c], i = col >> 1, cos = col & 1; // (sin 2i, cos 2i+1) table column
+      const dim = s.layout === "interleaved" ? col : i + (cos ? half : 0);
+      return [fill("hover_heat", { p: group(rowPos[r]), dim: String(dim), i: String(i), fn: cos ? "cos" : "sin",
+        v: num(tab.pe[r * s.d + col], 4) })];
+    };
     g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
     if (s.p < m) {
       const y = fr.Y(s.p + 0.5);
@@ -590,6 +600,14 @@
       g.fillStyle = colors.muted;
       g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 20);
     }
+    // hover: the clock under the pointer, its angle p·ωᵢ and (sin, cos)
+    traces.get(cv).pick = (x, y) => {
+      const j = Math.floor(y / ch) * perRow + Math.floor(x / cw);
+      if (j < 0 || j >= count) return null;
+      const i = count === 1 ? 0 : Math.round((j * (half - 1)) / (count - 1)), a = s.p * omega[i];
+      return [fill("hover_clock", { i: String(i), p: group(s.p), a: sig(a, 4), turns: sig(a / (2 * Math.PI), 4),
+        sin: num(Math.sin(a), 4), cos: num(Math.cos(a), 4) })];
+    };
     readout($("ro-clocks"), fill("clocks_readout", {
       p: group(s.p), t0: sig(s.p / lam[0]), last: String(half - 1), tl: sig(s.p / lam[half - 1]),
     }));
@@ -1333,10 +1351,20 @@
     writeHash();
   });
   const tip = $("tip");
+  function place(e) {
+    tip.hidden = false;
+    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
+    tip.style.top = `${e.clientY + 14}px`;
+  }
   function hover(e) {
     const tr = traces.get(e.target);
-    if (!tr || !tr.lines.length) return (tip.hidden = true);
     const r = e.target.getBoundingClientRect(), px = e.clientX - r.left;
+    const picked = tr && tr.pick && tr.pick(px, e.clientY - r.top);
+    if (picked) {
+      tip.replaceChildren(...picked.map((text) => Object.assign(document.createElement("div"), { textContent: text })));
+      return place(e);
+    }
+    if (!tr || !tr.lines.length) return (tip.hidden = true);
     let rows = tr.lines.map(({ xs, ys, X, color, name }) => {
       let best = 0;
       for (let i = 1; i < xs.length; i++) if (Math.abs(X(xs[i]) - px) < Math.abs(X(xs[best]) - px)) best = i;
@@ -1354,9 +1382,7 @@
       line.append(mark, `${head}${tr.axes[1]} ${sig(y, 4)}`);
       return line;
     }));
-    tip.hidden = false;
-    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
-    tip.style.top = `${e.clientY + 14}px`;
+    place(e);
   }
   for (const cv of document.querySelectorAll("canvas")) {
     cv.addEventListener("pointermove", hover);
