@@ -1180,9 +1180,11 @@
   const timings = {};
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
+    const t0 = performance.now();
     syncControls();
     const s = readState();
     writeOutputs(s);
+    timings[" controls"] = performance.now() - t0; // reading and echoing the controls
     for (const v of views) {
       const key = keyOf(s, v.deps);
       if (!force && key === v.last) continue;
