@@ -703,6 +703,15 @@ def test_the_2d_view_shows_the_axes_python_computes(
     pg.page.select_option("#mrope", "qwen3-vl-8b-instruct")
     assert pg.page.input_value("#mrope-layout") == "interleaved"
     assert "not this model's split" not in pg.page.inner_text("#ro-axes2d")
+    pg.page.select_option("#lang", "zh")  # every option of the view's selects in the language
+    strings = load_strings()
+    options = pg.page.evaluate(
+        "[...document.querySelectorAll('#mrope option, #mrope-layout option, #conv option')]"
+        ".map(o => o.textContent)"
+    )
+    assert options == [strings[m["model"]]["zh"] for m in models] + [
+        strings[k]["zh"] for k in ("mrope_chunked", "mrope_interleaved")
+    ] + [strings[f"conv_{c}"]["zh"] for c in card9.ROPE_BASE]
     pg.page.close()
 
 
