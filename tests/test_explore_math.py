@@ -982,7 +982,7 @@ def test_alibi_weights_agree(api: Api) -> None:
 
 
 @covers("unseenAngles", values=60, errors=2)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=40, deadline=None)  # 15 fell under 60 values about 1 run in 3 (small heads)
 @given(
     st.sampled_from([64, 128, 8]),
     st.sampled_from(["default", "linear", "ntk", "yarn", "llama3"]),
