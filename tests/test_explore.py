@@ -829,3 +829,34 @@ def test_hover_on_the_heatmap_and_the_clocks_reads_the_cell_and_the_hand(
     )
     assert not pg.errors, pg.errors
     page.close()
+
+
+def test_a_drag_redraws_the_views_on_screen_and_the_rest_when_it_ends(
+    browser: Any, explore_file: Path
+) -> None:
+    """While the base slider is dragged (pointer down on it), the views off screen wait and the
+    heatmap on screen follows; when the pointer comes up, every view shows what a page opened
+    with the same base shows (readouts and pixels)."""
+    pg = Page(browser, explore_file, width=1920)
+    page = pg.page
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(200)  # the observer's first report
+    before = _readouts(page)
+    page.evaluate(
+        """() => { const el = document.getElementById('base-exp');
+        el.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+        for (const v of ['4.5', '5', '5.5']) { el.value = v; el.dispatchEvent(new Event('input')); } }"""
+    )
+    waiting = page.evaluate("window.posecardsExplorer.waiting()")
+    assert {"rope", "calc"} <= set(waiting) and "heat" not in waiting, waiting
+    during = _readouts(page)
+    assert during["ro-heat"] != before["ro-heat"] and during["ro-rope"] == before["ro-rope"]
+    page.evaluate("window.dispatchEvent(new PointerEvent('pointerup'))")
+    assert page.evaluate("window.posecardsExplorer.waiting()") == []
+    after = (_readouts(page), _canvases(page))
+    fresh = Page(browser, explore_file, width=1920, fragment="#base-exp=5.5&base=316000")
+    assert fresh.page.input_value("#base") == page.input_value("#base") == "316000"
+    assert (_readouts(fresh.page), _canvases(fresh.page)) == after
+    assert not pg.errors and not fresh.errors, (pg.errors, fresh.errors)
+    fresh.page.close()
+    page.close()

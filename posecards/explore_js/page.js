@@ -1178,6 +1178,19 @@
   let hashReady = false; // the URL fragment is written from the first full update on
   let hashTimer = 0;
   const timings = {};
+  // while a slider is dragged (pointer down on it), a view off screen waits: it is redrawn when
+  // the drag ends or when it scrolls into view, so each move redraws only what can be seen
+  let dragging = false;
+  const onScreen = new Set();
+  let screenKnown = false; // until the observer first reports, every view counts as on screen
+  const observer = new IntersectionObserver((entries) => {
+    screenKnown = true;
+    for (const e of entries) {
+      if (e.isIntersecting) onScreen.add(e.target.id.slice(2));
+      else onScreen.delete(e.target.id.slice(2));
+    }
+    if (views.some((v) => v.waiting && onScreen.has(v.id))) update();
+  });
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
     const t0 = performance.now();
@@ -1187,8 +1200,10 @@
     timings[" controls"] = performance.now() - t0; // reading and echoing the controls
     for (const v of views) {
       const key = keyOf(s, v.deps);
-      if (!force && key === v.last) continue;
+      if (!force && key === v.last && !v.waiting) continue;
       v.last = key;
+      v.waiting = !force && dragging && screenKnown && !onScreen.has(v.id);
+      if (v.waiting) continue;
       const t0 = performance.now();
       try {
         v.draw(s);
@@ -1234,6 +1249,14 @@
   });
   // an MRoPE model brings its own split (its listener runs before the update below)
   $("mrope").addEventListener("change", () => ($("mrope-layout").value = MROPE[$("mrope").value].layout));
+  for (const v of views) observer.observe($("v-" + v.id));
+  $("controls").addEventListener("pointerdown", (e) => (dragging = e.target.type === "range"));
+  const dragEnd = () => {
+    if (!dragging) return;
+    dragging = false;
+    update(); // the views that waited
+  };
+  for (const ev of ["pointerup", "pointercancel"]) window.addEventListener(ev, dragEnd);
   for (const id of CONTROL_IDS) {
     $(id).addEventListener("input", update);
     $(id).addEventListener("change", update);
@@ -1417,5 +1440,7 @@
     },
     /** milliseconds each view took in the last update (the views it redrew) */
     timings: () => ({ ...timings }),
+    /** the views waiting for a drag to end (off screen while it went on) */
+    waiting: () => views.filter((v) => v.waiting).map((v) => v.id),
   });
 })();
