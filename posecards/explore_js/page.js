@@ -380,6 +380,17 @@
     g.stroke();
     g.setLineDash([]);
   }
+  /** filled dots of one colour at (X(x), Y(y)), one path for all (one fill, not one per dot) */
+  function dots(g, xs, ys, X, Y, r, color) {
+    g.fillStyle = color;
+    g.beginPath();
+    for (let k = 0; k < xs.length; k++) {
+      const px = X(xs[k]), py = Y(ys[k]);
+      g.moveTo(px + r, py);
+      g.arc(px, py, r, 0, 2 * Math.PI);
+    }
+    g.fill();
+  }
   function label(g, text, x, y, color, align = "left", base = "bottom") {
     g.font = LABEL_FONT;
     g.textAlign = align;
@@ -643,14 +654,11 @@
     g.setLineDash([]);
     const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
     let turn = 0;
-    for (let i = 0; i < half; i++) {
-      const done = lam[i] <= s.ctx;
-      turn += done;
-      g.fillStyle = done ? colors.accent : colors.muted;
-      g.beginPath();
-      g.arc(fr.X(i), fr.Y(lam[i]), r, 0, 2 * Math.PI);
-      g.fill();
-    }
+    const idx = lam.map((_, i) => i), inCtx = idx.filter((i) => lam[i] <= s.ctx);
+    turn = inCtx.length;
+    dots(g, inCtx, inCtx.map((i) => lam[i]), fr.X, fr.Y, r, colors.accent);
+    const rest = idx.filter((i) => lam[i] > s.ctx);
+    dots(g, rest, rest.map((i) => lam[i]), fr.X, fr.Y, r, colors.muted);
     let turnScaled = 0;
     if (scaled) {
       for (let i = 0; i < scaled.length; i++) turnScaled += scaled[i] <= s.ctx;
@@ -789,8 +797,9 @@
       const T = s.test, most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
       const step = Math.max(1, Math.ceil((T - 1) / (most - 1))), pts = Math.floor((T - 1) / step) + 1;
       const rs = Array.from({ length: pts }, (_, j) => j * step);
-      const score = (th, f) => {
+      const score = (freqs, f) => {
         const out = new Array(pts), C = new Float64Array(n), S = new Float64Array(n);
+        const th = Float64Array.from(freqs); // one element kind for both calls (no deopt)
         const CD = th.map((x) => Math.cos(step * x)), SD = th.map((x) => Math.sin(step * x));
         for (let j = 0; j < pts; j++) {
           let acc = 0;
@@ -1016,11 +1025,9 @@
       g.stroke();
       g.setLineDash([]);
       const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
-      for (let i = 0; i < half; i++) {
-        g.fillStyle = lam[i] <= L ? colors.accent : colors.muted;
-        g.beginPath();
-        g.arc(fr.X(i), fr.Y(lam[i]), r, 0, 2 * Math.PI);
-        g.fill();
+      for (const inL of [true, false]) {
+        const ix = lam.map((_, i) => i).filter((i) => (lam[i] <= L) === inL);
+        dots(g, ix, ix.map((i) => lam[i]), fr.X, fr.Y, r, inL ? colors.accent : colors.muted);
       }
       traces.get(cv).lines.push({ xs: lam.map((_, i) => i), ys: lam, X: fr.X, color: colors.accent });
       g.restore();
@@ -1030,7 +1037,7 @@
     {
       // B(m)/(d/2) at whole steps over 0 … L - 1 (angle addition, afresh every 64th point)
       const cv = $("cv-bound"), sf = surface(cv), g = sf.g;
-      const theta = lam.map((w) => (2 * Math.PI) / w);
+      const theta = Float64Array.from(lam, (w) => (2 * Math.PI) / w);
       const most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
       const step = Math.max(1, Math.ceil((L - 1) / (most - 1))), pts = Math.floor((L - 1) / step) + 1;
       const ms = Array.from({ length: pts }, (_, j) => j * step);
@@ -1121,12 +1128,7 @@
       const ix = xs.filter((_, i) => axes[i] === a);
       if (!ix.length) return;
       tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
-      g.fillStyle = axisColor(a);
-      for (const i of ix) {
-        g.beginPath();
-        g.arc(fr.X(i), fr.Y(ys[i]), r, 0, 2 * Math.PI);
-        g.fill();
-      }
+      dots(g, ix, ix.map((i) => ys[i]), fr.X, fr.Y, r, axisColor(a));
     });
     g.font = LABEL_FONT;
     let lx = fr.box.x0 + 8; // the legend, one name after the other
