@@ -425,6 +425,27 @@ EXPLORE_MOVES = """([control, values]) => {
 }"""
 
 
+EXPLORE_DRAG = """([control, values]) => {
+  // the same moves during a pointer drag of the slider (pointerdown on it first): the page
+  // redraws the views on screen per move, and the others once the drag ends (pointerup)
+  const el = document.getElementById(control);
+  const canvases = [...document.querySelectorAll('canvas')];
+  el.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+  const times = [];
+  for (const v of values) {
+    el.value = String(v);
+    const t0 = performance.now();
+    el.dispatchEvent(new Event('input'));
+    for (const c of canvases) c.getContext('2d').getImageData(0, 0, 1, 1);
+    times.push(performance.now() - t0);
+  }
+  const t0 = performance.now();
+  window.dispatchEvent(new PointerEvent('pointerup'));
+  for (const c of canvases) c.getContext('2d').getImageData(0, 0, 1, 1);
+  return [times, performance.now() - t0];
+}"""
+
+
 def explore_rows(tmp: Path, width: int = 1920) -> list[tuple[str, str, str]]:
     """Redraw time of the explorer per slider move (d_model 512, 1,024 positions) in Chromium."""
     from playwright.sync_api import sync_playwright
@@ -479,6 +500,16 @@ def explore_rows(tmp: Path, width: int = 1920) -> list[tuple[str, str, str]]:
                     f"explorer at {width} px: one `{control}` move, every affected view redrawn (ms: median of {len(times)}; min; max)",
                     f"{medians[control]:.1f}; {min(times):.1f}; {max(times):.1f}",
                     "≤ 16",
+                )
+            )
+        for control, values in moves.items():
+            page.evaluate(EXPLORE_DRAG, [control, values[:5]])  # warm-up
+            times, catch_up = page.evaluate(EXPLORE_DRAG, [control, values])
+            rows.append(
+                (
+                    f"explorer at {width} px, dragging `{control}`: the views on screen redrawn per move (ms: median of {len(times)}; min; max); the others once the drag ends (ms)",
+                    f"{statistics.median(times):.1f}; {min(times):.1f}; {max(times):.1f}; {catch_up:.1f}",
+                    "≤ 16; report",
                 )
             )
         full = [page.evaluate("window.posecardsExplorer.redrawAll()") for _ in range(9)]

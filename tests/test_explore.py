@@ -60,7 +60,8 @@ class Page:
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
             "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
-            "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir"]  # fmt: skip
+            "truncate", "low-ff", "high-ff", "calc-base", "mrope", "mrope-layout", "conv", "heads",
+            "head", "nb", "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -113,7 +114,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
         for control in CONTROLS:
-            if control in ("lang", "theme", "play", "rope-type", "preset"):
+            if control in ("lang", "theme", "play", "rope-type", "preset", "calc-base"):
                 continue
             if rope_type != "yarn" and control not in rope_controls:
                 continue
@@ -122,8 +123,10 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
             before = (_readouts(page), _canvases(page))
             if control in ("truncate", "bidir"):
                 press(control, "Space")
-            elif control == "layout":
-                last = page.evaluate("document.getElementById('layout').selectedIndex === 1")
+            elif control in ("layout", "mrope", "mrope-layout", "conv"):
+                last = page.evaluate(
+                    f"(e => e.selectedIndex === e.options.length - 1)(document.getElementById('{control}'))"
+                )
                 press(control, "ArrowUp" if last else "ArrowDown")
             elif control == "base":
                 page.focus("#base")
@@ -643,4 +646,217 @@ def test_values_on_hover_are_the_plotted_numbers(browser: Any, explore_file: Pat
     page.mouse.move(5, 5)
     assert page.evaluate("document.getElementById('tip').hidden")
     assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("conv", ["axial", "even_odd", "half_per_axis", "normalised"])
+def test_the_2d_view_shows_the_axes_python_computes(
+    browser: Any, explore_file: Path, conv: str
+) -> None:
+    """Each MRoPE model of the examples under both splits, and each vision convention of card 9,
+    opened from a link: the readout's count and wavelength range per axis are mrope.mrope_axes'
+    and rope_2d.step_angles' (as formatting.sig prints them), the note says whether the split is
+    the model's own; choosing a model sets its own split."""
+    from posecards.content import card9
+    from posecards.encodings.mrope import mrope_axes
+    from posecards.encodings.rope_2d import step_angles
+    from posecards.formatting import sig
+    from posecards.render.explore import axes2d_payload, load_strings
+
+    def per_axis(axes: np.ndarray, wl: np.ndarray, names: list[str]) -> str:
+        return "; ".join(
+            f"{name} {int(np.sum(axes == a))} (wavelengths {sig(wl[axes == a].min())} … "
+            f"{sig(wl[axes == a].max())})"
+            if np.any(axes == a)
+            else f"{name} none"
+            for a, name in enumerate(names)
+        )
+
+    models = axes2d_payload(load_strings())["mrope"]
+    assert {m["id"]: m["layout"] for m in models} == {
+        "qwen2.5-vl-7b-instruct": "chunked", "qwen3-vl-8b-instruct": "interleaved"
+    }  # fmt: skip
+    d, grid = card9.ROPE_HEAD_DIM, card9.ROPE_GRID
+    base = card9.ROPE_BASE[conv] or 10000.0
+    step = np.maximum(step_angles(conv, d, base, 0, grid), step_angles(conv, d, base, 1, grid))
+    vision_axes = np.repeat([0, 1], d // 4)
+    vision = per_axis(vision_axes, 2 * np.pi / step, ["h (row)", "w (column)"])
+    for m in models:
+        theta = head_inv_freq(
+            m["head_dim"], {"rope_type": "default", "rope_theta": m["rope_theta"]}
+        )[0]
+        for layout in ("chunked", "interleaved"):
+            axes = mrope_axes(m["section"], theta.size, layout)
+            pg = Page(
+                browser,
+                explore_file,
+                fragment=f"#mrope={m['id']}&mrope-layout={layout}&conv={conv}",
+            )
+            text = pg.page.inner_text("#ro-axes2d")
+            assert per_axis(axes, 2 * np.pi / theta, ["t (time)", "h (row)", "w (column)"]) in text
+            assert vision in text, (text, vision)
+            assert f"mrope_section [{', '.join(map(str, m['section']))}]" in text
+            assert ("not this model's split" in text) == (layout != m["layout"]), text
+            assert not pg.errors, pg.errors
+            pg.page.close()
+    pg = Page(browser, explore_file, fragment="#mrope-layout=chunked")
+    pg.page.select_option("#mrope", "qwen3-vl-8b-instruct")
+    assert pg.page.input_value("#mrope-layout") == "interleaved"
+    assert "not this model's split" not in pg.page.inner_text("#ro-axes2d")
+    pg.page.select_option("#lang", "zh")  # every option of the view's selects in the language
+    strings = load_strings()
+    options = pg.page.evaluate(
+        "[...document.querySelectorAll('#mrope option, #mrope-layout option, #conv option')]"
+        ".map(o => o.textContent)"
+    )
+    assert options == [strings[m["model"]]["zh"] for m in models] + [
+        strings[k]["zh"] for k in ("mrope_chunked", "mrope_interleaved")
+    ] + [strings[f"conv_{c}"]["zh"] for c in card9.ROPE_BASE]
+    pg.page.close()
+
+
+def test_hover_on_the_2d_view_names_the_pair_its_axis_and_wavelength(
+    browser: Any, explore_file: Path
+) -> None:
+    """The pointer over a dot of the vision plot: its pair, the axis it follows and its wavelength
+    in patch steps, 2π / step_angles (formatting.sig, 4 digits)."""
+    from posecards.content import card9
+    from posecards.encodings.rope_2d import step_angles
+    from posecards.formatting import sig
+
+    pg = Page(browser, explore_file, width=1920, fragment="#conv=even_odd")
+    page = pg.page
+    page.evaluate("document.getElementById('v-axes2d').scrollIntoView()")
+    box = page.locator("#cv-vis2d").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] * 0.5)
+    rows = page.inner_text("#tip").splitlines()
+    found = re.match(r"(h \(row\)|w \(column\)) · pair p (\d+) · .* ([\d,.]+)$", rows[0])
+    assert found and len(rows) == 1, rows
+    d = card9.ROPE_HEAD_DIM
+    p = int(found.group(2))
+    step = step_angles("even_odd", d, 10000.0, 0, 14) + step_angles("even_odd", d, 10000.0, 1, 14)
+    assert found.group(1) == ("h (row)" if p < d // 4 else "w (column)")
+    assert found.group(3) == sig(2 * np.pi / step[p], 4), rows
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_the_calculators_are_card_10s(browser: Any, explore_file: Path) -> None:
+    """The calculators' readout is critical_dim's (turning pairs, d_extra, T_extra) for the
+    controls' d, base and L; the button finds rope_base_bound.smallest_base and first_negative
+    (as formatting.group prints them), in slices while the page stays live; moving L after a
+    search brings the prompt back (a result is only ever shown for its own inputs)."""
+    from posecards.encodings.critical_dim import (
+        critical_dimension,
+        extrapolation_bound,
+        turning_pairs,
+    )
+    from posecards.encodings.rope_base_bound import first_negative, smallest_base
+    from posecards.formatting import group
+
+    pg = Page(browser, explore_file, fragment="#d=16&orig=8&base=3000")
+    page = pg.page
+    d, base, L = 16, 3000.0, 256
+    text = page.inner_text("#ro-calc")
+    assert (
+        f"{turning_pairs(d, base, L)} of {d // 2} pairs complete a turn within L; the critical "
+        f"dimension d_extra = {critical_dimension(d, base, L)}, and T_extra = 2π·b^(d_extra/d) = "
+        f"{group(extrapolation_bound(d, base, L))} tokens"
+    ) in text
+    assert "Press" in page.inner_text("#ro-calc-base")
+    page.click("#calc-base")
+    page.wait_for_function(
+        "document.getElementById('ro-calc-base').textContent.startsWith('Smallest')"
+    )
+    result = page.inner_text("#ro-calc-base")
+    first = first_negative(L, d, base)
+    verdict = "holds" if first is None else f"fails first at distance m = {group(first)}"
+    assert f"at head dim {d}: {group(smallest_base(L, d))}. The base 3,000 {verdict}" in result, (
+        result
+    )
+    page.evaluate("() => { const e = document.getElementById('orig'); e.value = '9'; "
+                  "e.dispatchEvent(new Event('input')); }")  # fmt: skip
+    assert "Press" in page.inner_text("#ro-calc-base")
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_hover_on_the_heatmap_and_the_clocks_reads_the_cell_and_the_hand(
+    browser: Any, explore_file: Path, layout: str
+) -> None:
+    """The pointer over a heatmap cell: its position, dimension (by the layout) and value, which
+    is posecards' sinusoidal_pe there (formatting.num, 4 places); over the first clock: pair 0's
+    angle p·ω₀ = p, its turns and (sin, cos)."""
+    from posecards.encodings.sinusoidal import sinusoidal_pe
+    from posecards.formatting import num, sig
+
+    pg = Page(browser, explore_file, width=1920, fragment=f"#layout={layout}&d=64&p=37")
+    page = pg.page
+    page.evaluate("document.getElementById('v-heat').scrollIntoView()")
+    box = page.locator("#cv-heat").bounding_box()
+    assert box is not None
+    seen = set()
+    for fx, fy in ((0.3, 0.3), (0.55, 0.6), (0.8, 0.45)):
+        page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+        text = page.inner_text("#tip")
+        found = re.match(
+            r"position p ([\d,]+) · dimension (\d+) \(pair (\d+), (sin|cos)\) · (.+)$", text
+        )
+        assert found, text
+        p, dim, pair = (
+            int(found.group(1).replace(",", "")),
+            int(found.group(2)),
+            int(found.group(3)),
+        )
+        assert dim == (
+            2 * pair + (found.group(4) == "cos")
+            if layout == "interleaved"
+            else pair + 32 * (found.group(4) == "cos")
+        )
+        want = sinusoidal_pe([p], 64, 10000.0, layout)[0, dim]
+        assert found.group(5) == num(want, 4).replace("-", "−"), (text, want)
+        seen.add(dim)
+    assert len(seen) == 3
+    page.evaluate("document.getElementById('v-clocks').scrollIntoView()")
+    box = page.locator("#cv-clocks").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 20, box["y"] + 20)
+    text = page.inner_text("#tip")
+    assert text.startswith(
+        f"pair 0 at p = 37: angle {sig(37.0, 4)} rad = {sig(37 / (2 * np.pi), 4)} turns"
+    )
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_a_drag_redraws_the_views_on_screen_and_the_rest_when_it_ends(
+    browser: Any, explore_file: Path
+) -> None:
+    """While the base slider is dragged (pointer down on it), the views off screen wait and the
+    heatmap on screen follows; when the pointer comes up, every view shows what a page opened
+    with the same base shows (readouts and pixels)."""
+    pg = Page(browser, explore_file, width=1920)
+    page = pg.page
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(200)  # the observer's first report
+    before = _readouts(page)
+    page.evaluate(
+        """() => { const el = document.getElementById('base-exp');
+        el.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+        for (const v of ['4.5', '5', '5.5']) { el.value = v; el.dispatchEvent(new Event('input')); } }"""
+    )
+    waiting = page.evaluate("window.posecardsExplorer.waiting()")
+    assert {"rope", "calc"} <= set(waiting) and "heat" not in waiting, waiting
+    during = _readouts(page)
+    assert during["ro-heat"] != before["ro-heat"] and during["ro-rope"] == before["ro-rope"]
+    page.evaluate("window.dispatchEvent(new PointerEvent('pointerup'))")
+    assert page.evaluate("window.posecardsExplorer.waiting()") == []
+    after = (_readouts(page), _canvases(page))
+    fresh = Page(browser, explore_file, width=1920, fragment="#base-exp=5.5&base=316000")
+    assert fresh.page.input_value("#base") == page.input_value("#base") == "316000"
+    assert (_readouts(fresh.page), _canvases(fresh.page)) == after
+    assert not pg.errors and not fresh.errors, (pg.errors, fresh.errors)
+    fresh.page.close()
     page.close()

@@ -17,7 +17,7 @@ from posecards.config import ExploreConfig
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.model.layers import read_layers
 from posecards.paths import data_dir
-from posecards.render.explore import explore_bytes, load_strings, presets
+from posecards.render.explore import axes2d_payload, explore_bytes, load_strings, presets
 
 PRESETS = presets(load_strings())
 EXAMPLES = data_dir("examples")
@@ -112,3 +112,24 @@ def test_choosing_a_preset_sets_every_control(browser: Any, tmp_path: Path) -> N
     assert "Your own settings" in page.inner_text("#preset-note")
     assert not errors, errors
     page.close()
+
+
+MROPE = axes2d_payload(load_strings())["mrope"]
+
+
+@pytest.mark.parametrize("model", MROPE, ids=[m["id"] for m in MROPE])
+def test_every_mrope_model_is_what_transformers_turns(model: dict[str, Any]) -> None:
+    """The 2-D view's MRoPE models: the axis of every frequency (mrope_axes of the preset's
+    section and split) is the one that turns it in transformers' rotary module built from the
+    config (a position id of 1 on that axis alone), and the frequencies are its inv_freq."""
+    from hf_reference import hf_reading
+
+    from posecards.encodings.mrope import mrope_axes
+
+    hf = hf_reading(_config(model))
+    inv = head_inv_freq(
+        model["head_dim"], {"rope_type": "default", "rope_theta": model["rope_theta"]}
+    )[0]
+    np.testing.assert_allclose(inv, hf.inv_freq["rope"], rtol=1e-6, atol=0)
+    axes = mrope_axes(model["section"], inv.size, model["layout"])
+    assert ["thw"[a] for a in axes] == hf.mrope_axes["rope"]

@@ -775,6 +775,176 @@ function posecardsMath(C) {
   }
 
   // ---------------------------------------------------------------------------------------
+  // mrope.py: which axis (0 t, 1 h, 2 w) drives each frequency of a text head
+  // ---------------------------------------------------------------------------------------
+  const MROPE_LAYOUTS = C.mrope_layouts;
+  function mropeSection(section, nFreq) {
+    const ok = Array.isArray(section) && section.length === 3 &&
+      section.every((v) => typeof v === "number" && Number.isInteger(v) && v >= 0);
+    if (!ok) throw valueError("mrope_section", `three integers >= 0 (t, h, w), got ${show(section)}`);
+    const sum = section[0] + section[1] + section[2];
+    if (sum !== nFreq) throw valueError("mrope_section", `sums to ${sum}, not head_dim/2 = ${nFreq}`);
+    return section;
+  }
+  /** chunked (Qwen2-VL, 2.5-VL): t for j < s_t, h below s_t + s_h, then w; interleaved
+   * (Qwen3-VL): t, then h at j = 1, 4, 7, ... < 3 s_h and w at j = 2, 5, 8, ... < 3 s_w. (n_freq,) */
+  function mropeAxes(section, nFreq, layout = D.mrope_axes.layout) {
+    const n = checkPositiveInt("n_freq", nFreq);
+    if (!(typeof layout === "string" && MROPE_LAYOUTS.includes(layout))) {
+      throw valueError("layout", `one of ${MROPE_LAYOUTS.join(", ")}, got ${show(layout)}`);
+    }
+    const [st, sh, sw] = mropeSection(section, n);
+    const out = new Array(n);
+    for (let j = 0; j < n; j++) {
+      if (layout === "chunked") out[j] = j < st ? 0 : j < st + sh ? 1 : 2;
+      else out[j] = j % 3 === 1 && j < 3 * sh ? 1 : j % 3 === 2 && j < 3 * sw ? 2 : 0;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // rope_2d.py: 2-D RoPE of vision encoders, pair p -> slots, axis (0 h, 1 w), frequency
+  // ---------------------------------------------------------------------------------------
+  const CONVENTIONS = C.vision_conventions;
+  function visionCheck(convention, headDim) {
+    if (!(typeof convention === "string" && CONVENTIONS.includes(convention))) {
+      throw valueError("convention", `one of ${CONVENTIONS.join(", ")}, got ${show(convention)}`);
+    }
+    const d = checkPositiveInt("head_dim", headDim);
+    if (d % 4) throw valueError("head_dim", `divisible by 4 (two axes x pairs), got ${d}`);
+    return d;
+  }
+  /** f_j = b^(-4j/d), j < d/4; axial: pair p on h (p < d/4) or w, slots (p, p + d/2);
+   * even_odd: h the even, w the odd of b^(-2k/d); half_per_axis: [h | w] halves, each its own
+   * rotate_half; normalised: 2π f_j on a coordinate in [-1, 1]. Each field (d/2,). */
+  function visionRopePairs(convention, headDim, base) {
+    const d = visionCheck(convention, headDim);
+    const b = checkBase(base);
+    const q = d / 4, half = d / 2;
+    const first = [], second = [], axis = [], freq = [];
+    for (let p = 0; p < half; p++) {
+      const ax = p < q ? 0 : 1, j = p % q;
+      axis.push(ax);
+      let f = Math.pow(b, -(2 * j) / half);
+      if (convention === "even_odd") f = Math.pow(b, -(2 * (2 * j + ax)) / d);
+      if (convention === "normalised") f = 2 * Math.PI * f;
+      freq.push(f);
+      first.push(convention === "half_per_axis" ? ax * half + j : p);
+      second.push(convention === "half_per_axis" ? ax * half + j + q : p + half);
+    }
+    return { first, second, axis, freq, normalised: convention === "normalised" };
+  }
+  /** How far each pair turns for one step along `axis` (0 down, 1 right) on a grid of `grid`
+   * patches per side (normalised: a step is 2/grid of the coordinate); 0 off that axis, (d/2,) */
+  function stepAngles(convention, headDim, base, axis, grid) {
+    const pairs = visionRopePairs(convention, headDim, base);
+    const step = pairs.normalised ? 2.0 / checkPositiveInt("grid", grid) : 1.0;
+    return pairs.axis.map((a, p) => (a === axis ? pairs.freq[p] * step : 0.0));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // critical_dim.py (Liu et al. 2024) and rope_base_bound.py (Men et al. 2024): card 10
+  // ---------------------------------------------------------------------------------------
+  /** pairs whose period 2π/θ_i fits in the context: they complete a turn */
+  function turningPairs(headDim, base, context) {
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    const n = checkPositiveInt("context", context);
+    let count = 0;
+    for (const x of inv) if ((2.0 * Math.PI) / x <= n) count++;
+    return count;
+  }
+  /** d_extra = 2 ceil((d/2) log_b(T / 2π)), clipped to [0, d] */
+  function criticalDimension(headDim, base, context) {
+    const d = checkEvenDim("head_dim", headDim);
+    let x = (d / 2) * Math.log(checkPositiveInt("context", context) / (2 * Math.PI));
+    x /= Math.log(checkBase(base));
+    return Math.min(d, Math.max(0, 2 * Math.ceil(x)));
+  }
+  /** T_extra = 2π b^(d_extra / d) */
+  function extrapolationBound(headDim, base, context) {
+    const d = checkEvenDim("head_dim", headDim);
+    return 2 * Math.PI * Math.pow(checkBase(base), criticalDimension(d, base, context) / d);
+  }
+  /** B(m) = Σ_i cos(m θ_i) at each distance, θ from rope_inv_freq */
+  function cosSum(distances, headDim, base) {
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    const one = (m) => {
+      const v = toFloat(m);
+      let acc = 0;
+      for (const x of inv) acc += Math.cos(v * x);
+      return acc;
+    };
+    return Array.isArray(distances) ? distances.map(one) : one(distances);
+  }
+  /** the smallest 0 <= m < context with B(m) < 0, or null (the base holds) */
+  function firstNegativeOf(n, inv) {
+    // cos and sin of m·θ_i turned one step at a time (angle addition), afresh every 64th m
+    const h = inv.length, C = new Float64Array(h), S = new Float64Array(h);
+    const CW = inv.map(Math.cos), SW = inv.map(Math.sin);
+    for (let m = 0; m < n; m++) {
+      let acc = 0;
+      if ((m & 63) === 0) {
+        for (let i = 0; i < h; i++) {
+          C[i] = Math.cos(m * inv[i]);
+          S[i] = Math.sin(m * inv[i]);
+        }
+      }
+      for (let i = 0; i < h; i++) {
+        const c = C[i];
+        acc += c;
+        C[i] = c * CW[i] - S[i] * SW[i];
+        S[i] = S[i] * CW[i] + c * SW[i];
+      }
+      if (acc < 0.0) return m;
+    }
+    return null;
+  }
+  function firstNegative(context, headDim, base) {
+    const n = checkPositiveInt("context", context);
+    const [inv] = ropeInvFreqArrays(checkEvenDim("head_dim", headDim), checkBase(base));
+    return firstNegativeOf(n, inv);
+  }
+  /** The smallest base keeping B(m) >= 0 over the context: the first base of the scan
+   * low · GRID_RATIO^j that holds (θ = b^(-2k/d) as the scan forms it), then bisection on ln b
+   * between it and the one before (base_holds) to rel_tol. A generator: it yields the share of
+   * the scan done after every base (the page runs it in slices), and returns the base. */
+  function* smallestBaseSearch(context, headDim, low = D.smallest_base.low, high = D.smallest_base.high,
+    relTol = D.smallest_base.rel_tol) {
+    const n = checkPositiveInt("context", context);
+    const d = checkEvenDim("head_dim", headDim);
+    const holds = (b) => firstNegative(n, d, b) === null;
+    if (holds(low)) return toFloat(low);
+    const steps = Math.ceil(Math.log(high / low) / Math.log(C.grid_ratio));
+    const grid = (j) => low * Math.pow(C.grid_ratio, j);
+    let found = null;
+    const theta = new Float64Array(d / 2);
+    for (let j = 0; j <= steps && found === null; j++) {
+      const b = grid(j);
+      for (let k = 0; k < d / 2; k++) theta[k] = Math.pow(b, (-2.0 * k) / d);
+      if (firstNegativeOf(n, theta) === null) found = j;
+      yield j / steps;
+    }
+    if (found === null || found === 0) {
+      throw valueError(null, `no base up to ${high} keeps B(m) >= 0 over ${context} tokens`);
+    }
+    let lo = Math.log(grid(found - 1)), hi = Math.log(grid(found));
+    while (hi - lo > relTol) {
+      const mid = 0.5 * (lo + hi);
+      if (holds(Math.exp(mid))) hi = mid;
+      else lo = mid;
+      yield 1;
+    }
+    return Math.exp(hi);
+  }
+  function smallestBase(...a) {
+    const it = smallestBaseSearch(...a);
+    for (;;) {
+      const r = it.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
   // what the page draws with (checked against sinusoidal_pe, offset_profile and alibi_bias)
   // ---------------------------------------------------------------------------------------
   /** sin(p·ω_i), cos(p·ω_i) of the sorted positions `rows` (rows, d) interleaved, and
@@ -783,26 +953,39 @@ function posecardsMath(C) {
   function peTable(d, base, n, rows) {
     const omega = pairFrequencies(d, base);
     n = checkPositiveInt("positions", n);
-    const half = omega.length;
-    const pe = new Float64Array(rows.length * d); // (rows, d): sin at 2i, cos at 2i+1
+    const half = omega.length, nr = rows.length;
+    const pe = new Float64Array(nr * d); // (rows, d): sin at 2i, cos at 2i+1
     const fsum = new Float64Array(n);
+    // position-outer: every pair's (cos, sin) at p in contiguous (half,) arrays, turned by ω_i
+    const C = new Float64Array(half), S = new Float64Array(half);
+    const CW = new Float64Array(half), SW = new Float64Array(half);
     for (let i = 0; i < half; i++) {
-      const w = omega[i], cw = Math.cos(w), sw = Math.sin(w);
-      let c = 1, sn = 0, r = 0;
-      for (let p = 0; p < n; p++) {
-        if ((p & 63) === 0) {
-          c = Math.cos(p * w);
-          sn = Math.sin(p * w);
+      CW[i] = Math.cos(omega[i]);
+      SW[i] = Math.sin(omega[i]);
+    }
+    let r = 0;
+    for (let p = 0; p < n; p++) {
+      if ((p & 63) === 0) {
+        for (let i = 0; i < half; i++) {
+          C[i] = Math.cos(p * omega[i]);
+          S[i] = Math.sin(p * omega[i]);
         }
-        fsum[p] += c;
-        while (r < rows.length && rows[r] === p) {
-          pe[r * d + 2 * i] = sn;
-          pe[r * d + 2 * i + 1] = c;
-          r++;
+      }
+      let acc = 0;
+      for (let i = 0; i < half; i++) acc += C[i];
+      fsum[p] = acc;
+      if (r < nr && rows[r] === p) {
+        const o = r * d;
+        for (let i = 0; i < half; i++) {
+          pe[o + 2 * i] = S[i];
+          pe[o + 2 * i + 1] = C[i];
         }
-        const c2 = c * cw - sn * sw;
-        sn = sn * cw + c * sw;
-        c = c2;
+        for (r++; r < nr && rows[r] === p; r++) pe.copyWithin(r * d, o, o + d);
+      }
+      for (let i = 0; i < half; i++) {
+        const c = C[i], sn = S[i];
+        C[i] = c * CW[i] - sn * SW[i];
+        S[i] = sn * CW[i] + c * SW[i];
       }
     }
     return { pe, fsum, half, n };
@@ -910,6 +1093,15 @@ function posecardsMath(C) {
     },
     angleReach,
     unseenAngles,
+    mropeAxes,
+    visionRopePairs,
+    stepAngles,
+    turningPairs,
+    criticalDimension,
+    extrapolationBound,
+    cosSum,
+    firstNegative,
+    smallestBase,
     t5RelativeBucket,
     debertaLogBucket,
     num,
@@ -924,6 +1116,7 @@ function posecardsMath(C) {
     // the typed arrays the page draws from, and internals the tests use
     _internal: Object.freeze({
       pairFrequencies, ropeInvFreqArrays, peTable, alibiWeights, logf32, logf32Exact, MINUS,
+      smallestBaseSearch,
     }),
   });
 }

@@ -33,7 +33,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
-    "test",
+    "test", "mrope", "mrope-layout", "conv",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -65,6 +65,9 @@
       nb: Number(v("nb")),
       md: Number(v("md")),
       bidir: $("bidir").checked,
+      mrope: v("mrope"),
+      mropeLayout: v("mrope-layout"),
+      conv: v("conv"),
       // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
       extra: preset ? presetExtra(preset) : {},
       partialInDefault: preset ? preset.partial_in_default : true,
@@ -377,6 +380,17 @@
     g.stroke();
     g.setLineDash([]);
   }
+  /** filled dots of one colour at (X(x), Y(y)), one path for all (one fill, not one per dot) */
+  function dots(g, xs, ys, X, Y, r, color) {
+    g.fillStyle = color;
+    g.beginPath();
+    for (let k = 0; k < xs.length; k++) {
+      const px = X(xs[k]), py = Y(ys[k]);
+      g.moveTo(px + r, py);
+      g.arc(px, py, r, 0, 2 * Math.PI);
+    }
+    g.fill();
+  }
   function label(g, text, x, y, color, align = "left", base = "bottom") {
     g.font = LABEL_FONT;
     g.textAlign = align;
@@ -457,6 +471,30 @@
     return Math.max(1, Math.round((h - 10 - 44 - 1) * dpr)); // the frame's box height
   }
 
+  let heatImg = null;
+  /** the heatmap's pixels: each device pixel shows the table cell under its centre */
+  function fillHeat(img, pe, d, layout) {
+    const pw = img.width, ph = img.height, half = d / 2;
+    // pairs shown: evenly spread, both ends, at most one column per HEAT_MIN_COLUMN_PX (moiré)
+    const pairs = spreadInts(half, Math.max(1, Math.floor(pw / (2 * HEAT_MIN_COLUMN_PX))));
+    const np = pairs.length, cols = 2 * np;
+    // pixel column -> (pair, sin|cos) by layout
+    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
+    for (let c = 0; c < pw; c++) {
+      const k = Math.min(cols - 1, Math.floor(((c + 0.5) * cols) / pw)); // shown column
+      src[c] = layout === "interleaved"
+        ? 2 * pairs[k >> 1] + (k & 1)
+        : 2 * pairs[k % np] + (k >= np ? 1 : 0);
+    }
+    const words = new Uint32Array(img.data.buffer);
+    const cmap = colorLUT();
+    for (let r = 0; r < ph; r++) {
+      const o = r * pw, row = r * d;
+      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
+    }
+    heatImg.cols = cols;
+    heatImg.src = src;
+  }
   view("heat", ["base", "d", "layout", "ctx", "p"], (s) => {
     const cv = $("cv-heat"), sf = surface(cv), g = sf.g;
     const n = Math.min(s.ctx, HEAT_MAX_POSITIONS);
@@ -468,26 +506,25 @@
     const ph = Math.max(1, Math.round((box.y1 - box.y0 - 1) * dpr));
     const rowPos = heatRows(n, ph);
     const tab = peTable(s.d, s.base, n, rowPos);
-    const img = g.createImageData(pw, ph);
-    const half = s.d / 2;
-    // pairs shown: evenly spread, both ends, at most one column per HEAT_MIN_COLUMN_PX (moiré)
-    const pairs = spreadInts(half, Math.max(1, Math.floor(pw / (2 * HEAT_MIN_COLUMN_PX))));
-    const np = pairs.length, cols = 2 * np;
-    // pixel column -> (pair, sin|cos) by layout; each pixel shows the cell under its centre
-    const src = new Int32Array(pw); // pixel column -> column of the (sin 2i, cos 2i+1) table
-    for (let c = 0; c < pw; c++) {
-      const k = Math.min(cols - 1, Math.floor(((c + 0.5) * cols) / pw)); // shown column
-      src[c] = s.layout === "interleaved"
-        ? 2 * pairs[k >> 1] + (k & 1)
-        : 2 * pairs[k % np] + (k >= np ? 1 : 0);
+    // one ImageData per size, refilled only when what it shows changes (a move of p keeps it)
+    colorLUT();
+    const imgKey = `${tab.key}|${s.layout}|${pw}|${ph}|${lut.key}`;
+    if (!heatImg || heatImg.key !== imgKey) {
+      if (!heatImg || heatImg.img.width !== pw || heatImg.img.height !== ph) heatImg = { img: g.createImageData(pw, ph) };
+      heatImg.key = imgKey;
+      fillHeat(heatImg.img, tab.pe, s.d, s.layout);
     }
-    const words = new Uint32Array(img.data.buffer);
-    const cmap = colorLUT();
-    const pe = tab.pe;
-    for (let r = 0; r < ph; r++) {
-      const o = r * pw, row = r * s.d;
-      for (let c = 0; c < pw; c++) words[o + c] = cmap[((pe[row + src[c]] + 1) * 511.5 + 0.5) | 0];
-    }
+    const img = heatImg.img;
+    const cols = heatImg.cols, half = s.d / 2;
+    // hover: the table cell under the pointer (position, dimension, its value)
+    traces.get(cv).pick = (x, y) => {
+      const c = Math.floor((x - box.x0 - 1) * dpr), r = Math.floor((y - box.y0 - 1) * dpr);
+      if (c < 0 || c >= pw || r < 0 || r >= ph) return null;
+      const col = heatImg.src[c], i = col >> 1, cos = col & 1; // (sin 2i, cos 2i+1) table column
+      const dim = s.layout === "interleaved" ? col : i + (cos ? half : 0);
+      return [fill("hover_heat", { p: group(rowPos[r]), dim: String(dim), i: String(i), fn: cos ? "cos" : "sin",
+        v: num(tab.pe[r * s.d + col], 4) })];
+    };
     g.putImageData(img, Math.round((box.x0 + 1) * dpr), Math.round((box.y0 + 1) * dpr));
     if (s.p < m) {
       const y = fr.Y(s.p + 0.5);
@@ -574,6 +611,14 @@
       g.fillStyle = colors.muted;
       g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 20);
     }
+    // hover: the clock under the pointer, its angle p·ωᵢ and (sin, cos)
+    traces.get(cv).pick = (x, y) => {
+      const j = Math.floor(y / ch) * perRow + Math.floor(x / cw);
+      if (j < 0 || j >= count) return null;
+      const i = count === 1 ? 0 : Math.round((j * (half - 1)) / (count - 1)), a = s.p * omega[i];
+      return [fill("hover_clock", { i: String(i), p: group(s.p), a: sig(a, 4), turns: sig(a / (2 * Math.PI), 4),
+        sin: num(Math.sin(a), 4), cos: num(Math.cos(a), 4) })];
+    };
     readout($("ro-clocks"), fill("clocks_readout", {
       p: group(s.p), t0: sig(s.p / lam[0]), last: String(half - 1), tl: sig(s.p / lam[half - 1]),
     }));
@@ -609,14 +654,11 @@
     g.setLineDash([]);
     const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
     let turn = 0;
-    for (let i = 0; i < half; i++) {
-      const done = lam[i] <= s.ctx;
-      turn += done;
-      g.fillStyle = done ? colors.accent : colors.muted;
-      g.beginPath();
-      g.arc(fr.X(i), fr.Y(lam[i]), r, 0, 2 * Math.PI);
-      g.fill();
-    }
+    const idx = lam.map((_, i) => i), inCtx = idx.filter((i) => lam[i] <= s.ctx);
+    turn = inCtx.length;
+    dots(g, inCtx, inCtx.map((i) => lam[i]), fr.X, fr.Y, r, colors.accent);
+    const rest = idx.filter((i) => lam[i] > s.ctx);
+    dots(g, rest, rest.map((i) => lam[i]), fr.X, fr.Y, r, colors.muted);
     let turnScaled = 0;
     if (scaled) {
       for (let i = 0; i < scaled.length; i++) turnScaled += scaled[i] <= s.ctx;
@@ -751,13 +793,30 @@
     // the score against distance r = m - n: (1/pairs) Σ cos(r θ_i), times the factor squared
     {
       const cv = $("cv-score"), sf = surface(cv), g = sf.g;
-      const T = s.test, pts = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
-      const rs = Array.from({ length: pts }, (_, j) => Math.round((j * (T - 1)) / (pts - 1)));
-      const score = (th, f) => rs.map((r) => {
-        let acc = 0;
-        for (let i = 0; i < n; i++) acc += Math.cos(r * th[i]);
-        return (f * acc) / n;
-      });
+      // whole distances r = j·step (one step for all, so each pair turns by step·θᵢ per point)
+      const T = s.test, most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
+      const step = Math.max(1, Math.ceil((T - 1) / (most - 1))), pts = Math.floor((T - 1) / step) + 1;
+      const rs = Array.from({ length: pts }, (_, j) => j * step);
+      const score = (freqs, f) => {
+        const out = new Array(pts), C = new Float64Array(n), S = new Float64Array(n);
+        const th = Float64Array.from(freqs); // one element kind for both calls (no deopt)
+        const CD = th.map((x) => Math.cos(step * x)), SD = th.map((x) => Math.sin(step * x));
+        for (let j = 0; j < pts; j++) {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            if ((j & 63) === 0) {
+              C[i] = Math.cos(rs[j] * th[i]); // afresh every 64th point, else angle addition
+              S[i] = Math.sin(rs[j] * th[i]);
+            }
+            const c = C[i];
+            acc += c;
+            C[i] = c * CD[i] - S[i] * SD[i];
+            S[i] = S[i] * CD[i] + c * SD[i];
+          }
+          out[j] = (f * acc) / n;
+        }
+        return out;
+      };
       const a = score(plain, 1), b = score(theta, af2);
       const fr = frame(sf, { lo: 0, hi: T - 1, label: t("ax_distance_mn") }, {
         lo: Math.min(-0.2, ...a, ...b) - 0.05, hi: Math.max(1, ...b) + 0.05, label: t("ax_score"),
@@ -934,6 +993,182 @@
     }));
   });
 
+
+  // ------------------------------------------------------------------------------------------
+  // card 10's calculators: Liu et al.'s critical dimension, Men et al.'s smallest base
+  // ------------------------------------------------------------------------------------------
+  let baseRun = null; // the smallest-base search under way: {key, it}
+  function baseIdle(s) {
+    readout($("ro-calc-base"), fill("calc_base_idle", { L: group(s.orig), d: String(s.d) }));
+  }
+  view("calc", ["base", "d", "orig"], (s) => {
+    const L = s.orig;
+    const lam = P.wavelengths(s.d, s.base); // periods 2π/θ_i
+    const half = lam.length;
+    const dextra = P.criticalDimension(s.d, s.base, L);
+    const turn = P.turningPairs(s.d, s.base, L);
+    const textra = P.extrapolationBound(s.d, s.base, L);
+    {
+      const cv = $("cv-crit"), sf = surface(cv), g = sf.g;
+      const fr = frame(sf, { lo: -0.5, hi: half - 0.5, label: t("ax_pair") }, {
+        lo: Math.min(lam[0], L) / 1.5, hi: Math.max(lam[half - 1], L) * 1.5, log: true, label: t("ax_period"),
+      });
+      clip(g, fr.box);
+      g.strokeStyle = colors.warn;
+      g.lineWidth = 2;
+      g.setLineDash([6, 4]);
+      g.beginPath();
+      g.moveTo(fr.box.x0, fr.Y(L));
+      g.lineTo(fr.box.x1, fr.Y(L));
+      g.moveTo(fr.X(dextra / 2 - 0.5), fr.box.y0);
+      g.lineTo(fr.X(dextra / 2 - 0.5), fr.box.y1);
+      g.stroke();
+      g.setLineDash([]);
+      const r = Math.max(1.5, Math.min(4, (fr.box.x1 - fr.box.x0) / half / 2.5));
+      for (const inL of [true, false]) {
+        const ix = lam.map((_, i) => i).filter((i) => (lam[i] <= L) === inL);
+        dots(g, ix, ix.map((i) => lam[i]), fr.X, fr.Y, r, inL ? colors.accent : colors.muted);
+      }
+      traces.get(cv).lines.push({ xs: lam.map((_, i) => i), ys: lam, X: fr.X, color: colors.accent });
+      g.restore();
+      label(g, fill("scaling_orig_label", { orig: group(L) }), fr.box.x0 + 6, fr.Y(L) - 3, colors.warn, "left", "bottom");
+      label(g, fill("calc_dextra_label", { n: String(dextra) }), Math.min(fr.X(dextra / 2 - 0.5) + 6, fr.box.x1 - 110), fr.box.y1 - 4, colors.warn, "left", "bottom");
+    }
+    {
+      // B(m)/(d/2) at whole steps over 0 … L - 1 (angle addition, afresh every 64th point)
+      const cv = $("cv-bound"), sf = surface(cv), g = sf.g;
+      const theta = Float64Array.from(lam, (w) => (2 * Math.PI) / w);
+      const most = Math.min(400, Math.max(60, Math.round(sf.w / 2)));
+      const step = Math.max(1, Math.ceil((L - 1) / (most - 1))), pts = Math.floor((L - 1) / step) + 1;
+      const ms = Array.from({ length: pts }, (_, j) => j * step);
+      const C = new Float64Array(half), S = new Float64Array(half);
+      const CD = theta.map((x) => Math.cos(step * x)), SD = theta.map((x) => Math.sin(step * x));
+      const mean = ms.map((m, j) => {
+        let acc = 0;
+        for (let i = 0; i < half; i++) {
+          if ((j & 63) === 0) {
+            C[i] = Math.cos(m * theta[i]);
+            S[i] = Math.sin(m * theta[i]);
+          }
+          const c = C[i];
+          acc += c;
+          C[i] = c * CD[i] - S[i] * SD[i];
+          S[i] = S[i] * CD[i] + c * SD[i];
+        }
+        return acc / half;
+      });
+      const fr = frame(sf, { lo: 0, hi: Math.max(1, L - 1), label: t("ax_distance_mn") },
+        { lo: Math.min(-0.2, ...mean) - 0.05, hi: 1.05, label: t("ax_mean_cos") });
+      clip(g, fr.box);
+      g.strokeStyle = colors.edge;
+      g.beginPath();
+      g.moveTo(fr.box.x0, fr.Y(0));
+      g.lineTo(fr.box.x1, fr.Y(0));
+      g.stroke();
+      polyline(g, ms, mean, fr.X, fr.Y, colors.accent, 1.5);
+      g.restore();
+    }
+    readout($("ro-calc"), fill("calc_readout", {
+      d: String(s.d), base: group(s.base), L: group(L), turn: String(turn), pairs: String(half),
+      dextra: String(dextra), textra: group(textra),
+    }));
+    // a search for other inputs is stopped; its result would not be these inputs'
+    const key = `${s.d}|${s.base}|${L}`;
+    if (!baseRun || baseRun.key !== key) {
+      baseRun = null;
+      baseIdle(s);
+    }
+    for (const id of ["cv-crit", "cv-bound"]) $(id).setAttribute("aria-label", t("calc_title"));
+  });
+  $("calc-base").addEventListener("click", () => {
+    const s = readState(), key = `${s.d}|${s.base}|${s.orig}`;
+    const run = { key, it: M.smallestBaseSearch(s.orig, s.d) };
+    baseRun = run;
+    const slice = () => {
+      if (baseRun !== run) return; // the inputs moved: stopped
+      const t0 = performance.now();
+      try {
+        let r = run.it.next();
+        while (!r.done && performance.now() - t0 < 12) r = run.it.next();
+        if (!r.done) {
+          readout($("ro-calc-base"), fill("calc_base_running", {
+            L: group(s.orig), d: String(s.d), pct: String(Math.floor(100 * r.value)),
+          }));
+          setTimeout(slice, 0);
+          return;
+        }
+        const first = P.firstNegative(s.orig, s.d, s.base);
+        readout($("ro-calc-base"), fill("calc_base_result", {
+          L: group(s.orig), d: String(s.d), min: group(r.value), base: group(s.base),
+          verdict: first === null ? t("calc_holds") : fill("calc_fails", { m: group(first) }),
+        }));
+      } catch (e) {
+        showError($("ro-calc-base"), e);
+      }
+    };
+    slice();
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // 2-D positions and MRoPE: which axis drives each frequency (mrope.py, rope_2d.py)
+  // ------------------------------------------------------------------------------------------
+  const AX2 = DATA.axes2d;
+  const MROPE = Object.fromEntries(AX2.mrope.map((m) => [m.id, m]));
+  const axisColor = (a) => [colors.accent, colors.warn, colors.ok][a];
+  /** dots (x, y) coloured by axis on a log y scale; each axis a trace for hover */
+  function axisDots(cv, xs, ys, axes, names, xLabel, yLabel) {
+    const sf = surface(cv), g = sf.g;
+    const lo = Math.min(...ys), hi = Math.max(...ys);
+    const fr = frame(sf, { lo: -0.5, hi: xs.length - 0.5, label: xLabel },
+      { lo: lo / 1.6, hi: hi * 1.6, log: true, label: yLabel });
+    const tr = traces.get(cv);
+    tr.eachX = true;
+    const r = Math.max(2, Math.min(5, (fr.box.x1 - fr.box.x0) / xs.length / 2.2));
+    names.forEach((name, a) => {
+      const ix = xs.filter((_, i) => axes[i] === a);
+      if (!ix.length) return;
+      tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
+      dots(g, ix, ix.map((i) => ys[i]), fr.X, fr.Y, r, axisColor(a));
+    });
+    g.font = LABEL_FONT;
+    let lx = fr.box.x0 + 8; // the legend, one name after the other
+    names.forEach((name, a) => {
+      label(g, name, lx, fr.box.y0 + 4, axisColor(a), "left", "top");
+      lx += g.measureText(name).width + 16;
+    });
+    return fr;
+  }
+  /** "t 16 (wavelengths 6.28 … 1,170)" per axis */
+  function perAxis(axes, wl, names) {
+    return names.map((name, a) => {
+      const w = wl.filter((_, i) => axes[i] === a);
+      if (!w.length) return fill("axes2d_axis_none", { axis: name });
+      return fill("axes2d_axis", { axis: name, n: String(w.length), lo: sig(Math.min(...w)), hi: sig(Math.max(...w)) });
+    }).join("; ");
+  }
+  view("axes2d", ["mrope", "mropeLayout", "conv"], (s) => {
+    const m = MROPE[s.mrope];
+    // text: θ_j = b^(-2j/d) of the head (default RoPE), axis of each j by the split
+    const theta = P.headInvFreq(m.head_dim, { rope_type: "default", rope_theta: m.rope_theta }).invFreq;
+    const axes = P.mropeAxes(m.section, theta.length, s.mropeLayout);
+    const wl = theta.map((x) => (2 * Math.PI) / x);
+    const tNames = ["axis_t", "axis_h", "axis_w"].map(t);
+    axisDots($("cv-mrope"), theta.map((_, j) => j), wl, axes, tNames, t("ax_freq_j"), t("ax_wl_ids"));
+    // vision: pair p's angle per step along its own axis, wavelength 2π / step
+    const vd = AX2.vision_head_dim, vb = AX2.vision_bases[s.conv];
+    const pairs = P.visionRopePairs(s.conv, vd, vb);
+    const step = [0, 1].map((a) => P.stepAngles(s.conv, vd, vb, a, AX2.vision_grid));
+    const vwl = pairs.axis.map((a, q) => (2 * Math.PI) / step[a][q]);
+    const vNames = ["axis_h", "axis_w"].map(t);
+    axisDots($("cv-vis2d"), pairs.axis.map((_, q) => q), vwl, pairs.axis, vNames, t("ax_pair_p"), t("ax_wl_patches"));
+    const own = m.layout === s.mropeLayout ? t("mrope_own") : fill("mrope_other", { own: t("mrope_" + m.layout) });
+    readout($("ro-axes2d"), fill("axes2d_readout", {
+      model: t(m.model), d: String(m.head_dim), base: group(m.rope_theta), section: `[${m.section.join(", ")}]`,
+      layout: t("mrope_" + s.mropeLayout), own, axes: perAxis(axes, wl, tNames), conv: t("conv_" + s.conv),
+      vd: String(vd), vbase: group(vb), vaxes: perAxis(pairs.axis, vwl, vNames),
+    }));
+  });
+
   // ------------------------------------------------------------------------------------------
   // update loop: redraw the views whose inputs changed
   // ------------------------------------------------------------------------------------------
@@ -945,15 +1180,32 @@
   let hashReady = false; // the URL fragment is written from the first full update on
   let hashTimer = 0;
   const timings = {};
+  // while a slider is dragged (pointer down on it), a view off screen waits: it is redrawn when
+  // the drag ends or when it scrolls into view, so each move redraws only what can be seen
+  let dragging = false;
+  const onScreen = new Set();
+  let screenKnown = false; // until the observer first reports, every view counts as on screen
+  const observer = new IntersectionObserver((entries) => {
+    screenKnown = true;
+    for (const e of entries) {
+      if (e.isIntersecting) onScreen.add(e.target.id.slice(2));
+      else onScreen.delete(e.target.id.slice(2));
+    }
+    if (views.some((v) => v.waiting && onScreen.has(v.id))) update();
+  });
   function update() {
     for (const k of Object.keys(timings)) delete timings[k];
+    const t0 = performance.now();
     syncControls();
     const s = readState();
     writeOutputs(s);
+    timings[" controls"] = performance.now() - t0; // reading and echoing the controls
     for (const v of views) {
       const key = keyOf(s, v.deps);
-      if (!force && key === v.last) continue;
+      if (!force && key === v.last && !v.waiting) continue;
       v.last = key;
+      v.waiting = !force && dragging && screenKnown && !onScreen.has(v.id);
+      if (v.waiting) continue;
       const t0 = performance.now();
       try {
         v.draw(s);
@@ -997,6 +1249,16 @@
     const b = Number($("base").value);
     if (b > 1 && Number.isFinite(b)) $("base-exp").value = String(Math.log10(b));
   });
+  // an MRoPE model brings its own split (its listener runs before the update below)
+  $("mrope").addEventListener("change", () => ($("mrope-layout").value = MROPE[$("mrope").value].layout));
+  for (const v of views) observer.observe($("v-" + v.id));
+  $("controls").addEventListener("pointerdown", (e) => (dragging = e.target.type === "range"));
+  const dragEnd = () => {
+    if (!dragging) return;
+    dragging = false;
+    update(); // the views that waited
+  };
+  for (const ev of ["pointerup", "pointercancel"]) window.addEventListener(ev, dragEnd);
   for (const id of CONTROL_IDS) {
     $(id).addEventListener("input", update);
     $(id).addEventListener("change", update);
@@ -1116,27 +1378,38 @@
     writeHash();
   });
   const tip = $("tip");
+  function place(e) {
+    tip.hidden = false;
+    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
+    tip.style.top = `${e.clientY + 14}px`;
+  }
   function hover(e) {
     const tr = traces.get(e.target);
-    if (!tr || !tr.lines.length) return (tip.hidden = true);
     const r = e.target.getBoundingClientRect(), px = e.clientX - r.left;
-    const rows = tr.lines.map(({ xs, ys, X, color }) => {
+    const picked = tr && tr.pick && tr.pick(px, e.clientY - r.top);
+    if (picked) {
+      tip.replaceChildren(...picked.map((text) => Object.assign(document.createElement("div"), { textContent: text })));
+      return place(e);
+    }
+    if (!tr || !tr.lines.length) return (tip.hidden = true);
+    let rows = tr.lines.map(({ xs, ys, X, color, name }) => {
       let best = 0;
       for (let i = 1; i < xs.length; i++) if (Math.abs(X(xs[i]) - px) < Math.abs(X(xs[best]) - px)) best = i;
-      return [xs[best], ys[best], color];
+      return [xs[best], ys[best], color, name, Math.abs(X(xs[best]) - px)];
     });
-    tip.replaceChildren(...rows.map(([x, y, color], i) => {
+    // dots of one series per axis: only the dot under the pointer, with its axis
+    if (tr.eachX) rows = [rows.reduce((a, b) => (b[4] < a[4] ? b : a))];
+    tip.replaceChildren(...rows.map(([x, y, color, name], i) => {
       const line = document.createElement("div");
       const mark = document.createElement("span");
       mark.className = "mark";
       mark.style.background = color;
       const xs = Number.isInteger(x) ? group(x) : sig(x, 4);
-      line.append(mark, `${i ? "" : tr.axes[0] + " " + xs + " · "}${tr.axes[1]} ${sig(y, 4)}`);
+      const head = tr.eachX ? `${name} · ${tr.axes[0]} ${xs} · ` : i ? "" : `${tr.axes[0]} ${xs} · `;
+      line.append(mark, `${head}${tr.axes[1]} ${sig(y, 4)}`);
       return line;
     }));
-    tip.hidden = false;
-    tip.style.left = `${Math.min(e.clientX + 14, innerWidth - tip.offsetWidth - 4)}px`;
-    tip.style.top = `${e.clientY + 14}px`;
+    place(e);
   }
   for (const cv of document.querySelectorAll("canvas")) {
     cv.addEventListener("pointermove", hover);
@@ -1169,5 +1442,7 @@
     },
     /** milliseconds each view took in the last update (the views it redrew) */
     timings: () => ({ ...timings }),
+    /** the views waiting for a drag to end (off screen while it went on) */
+    waiting: () => views.filter((v) => v.waiting).map((v) => v.id),
   });
 })();

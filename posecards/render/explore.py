@@ -56,6 +56,8 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
             ("unseen", "rope_unseen", 0.62),
         ),
     ),
+    ("calc", (("crit", "calc_crit", 0.62, 0.85), ("bound", "calc_bound", 0.62, 0.85))),
+    ("axes2d", (("mrope", "axes2d_text", 0.62, 0.85), ("vis2d", "axes2d_vision", 0.62, 0.85))),
     ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
@@ -66,14 +68,15 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
         ),
     ),
 )
-WIDE_VIEWS = ("rope", "alibi")
+WIDE_VIEWS = ("rope", "calc", "axes2d", "alibi")
 # the cards that explain each control (its help, h_<key> in cards/explore.toml, links to them)
 HELP_CARDS: dict[str, tuple[int, ...]] = {
     "base": (2, 3), "d": (2, 3, 6), "layout": (7,), "ctx": (2,), "p": (2, 3), "play": (2,),
     "k": (2, 3), "preset": (6,), "rope_type": (4, 5), "partial": (6,), "factor": (4,),
     "orig": (4, 5), "test": (4, 5), "beta_fast": (4,), "beta_slow": (4,), "truncate": (4,),
     "low_ff": (4,), "high_ff": (4,), "heads": (4,), "head": (4,), "nb": (4,), "md": (4,),
-    "bidir": (4,),
+    "bidir": (4,), "mrope": (6, 9), "mrope_layout": (6,), "conv": (9,),
+    "calc_base": (10,),
 }  # fmt: skip  # a whole row on wide screens, its plots side by side
 
 
@@ -118,7 +121,10 @@ def script_source(name: str) -> str:
 
 @cache
 def _script() -> str:
-    return "\n".join(script_source(name) for name in SCRIPTS)
+    """The page's one inline script: ``SCRIPTS`` in order, as ``render.jsmin`` ships them."""
+    from posecards.render.jsmin import minify
+
+    return "".join(minify(script_source(name)) for name in SCRIPTS)
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
@@ -138,6 +144,9 @@ def math_payload() -> dict[str, Any]:
     from posecards.encodings import (
         alibi,
         buckets,
+        mrope,
+        rope_2d,
+        rope_base_bound,
         rope_partial,
         rope_scaling,
         similarity,
@@ -154,6 +163,8 @@ def math_payload() -> dict[str, Any]:
         "head_inv_freq": rope_partial.head_inv_freq,
         "alibi_slopes": alibi.alibi_slopes,
         "t5_relative_bucket": buckets.t5_relative_bucket,
+        "mrope_axes": mrope.mrope_axes,
+        "smallest_base": rope_base_bound.smallest_base,
         "num": formatting.num,
         "sig": formatting.sig,
     }
@@ -168,6 +179,11 @@ def math_payload() -> dict[str, Any]:
         "head_rope_types": list(rope_partial.HEAD_ROPE_TYPES),
         "proportional_keys": list(rope_partial.PROPORTIONAL_KEYS),
         "log_band": buckets.LOG_BAND,
+        # the 2-D / MRoPE view's math (mrope.py, rope_2d.py)
+        "mrope_layouts": list(mrope.MROPE_LAYOUTS),
+        "vision_conventions": list(rope_2d.CONVENTIONS),
+        # the calculators' (rope_base_bound.py): the base scan's step
+        "grid_ratio": rope_base_bound.GRID_RATIO,
     }
 
 
@@ -210,6 +226,41 @@ def presets(strings: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def axes2d_payload(strings: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """What the 2-D / MRoPE view needs beside the math: every MRoPE of the example configs
+    (docs/examples, read by ``model.layers.read_layers`` as transformers 5.23.0 reads them: its
+    ``mrope_section``, which layout its model's module uses, the text head's base and width),
+    and card 9's vision heads (``content.card9``: one head width, each convention's base)."""
+    from posecards.config import PEParams
+    from posecards.content import card9
+    from posecards.model.layers import read_layers
+
+    root = data_dir("examples")
+    mrope = []
+    for folder in sorted(p for p in root.iterdir() if (p / "config.json").is_file()):
+        reading = read_layers(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+        for kind in reading.rope.values():
+            if kind.mrope_section is None:
+                continue
+            model = _label_key("m_", folder.name)
+            if model not in strings:
+                raise ExploreTextError(f"cards/{STRINGS_FILE}: [{model}] missing (an MRoPE model)")
+            mrope.append(
+                {
+                    "id": folder.name,
+                    "model": model,
+                    "source": f"docs/examples/{folder.name}/config.json",
+                    "head_dim": kind.head_dim,
+                    "rope_theta": float(kind.parameters["rope_theta"]),
+                    "section": list(kind.mrope_section),
+                    "layout": kind.mrope_layout,
+                }
+            )
+    bases = {c: float(b or PEParams().base) for c, b in card9.ROPE_BASE.items()}
+    return {"mrope": mrope, "vision_head_dim": card9.ROPE_HEAD_DIM, "vision_grid": card9.ROPE_GRID,
+            "vision_bases": bases}  # fmt: skip
 
 
 def card_link(card: int | str, params: Any) -> str:
@@ -256,9 +307,11 @@ def explore_page(cfg: ExploreConfig) -> str:
     from posecards.encodings.rope_partial import HEAD_ROPE_TYPES
     from posecards.encodings.rope_scaling import ROPE_TYPES
     from posecards.figures.style import theme
+    from posecards.render.jsmin import minify_css
 
     strings = load_strings()
     model_presets = presets(strings)
+    axes2d = axes2d_payload(strings)
     pages = card_pages()
     data: dict[str, Any] = {
         "lang": cfg.lang,
@@ -267,6 +320,7 @@ def explore_page(cfg: ExploreConfig) -> str:
         "limits": LIMITS,
         "math": math_payload(),
         "presets": model_presets,
+        "axes2d": axes2d,
         "unseen_min": UNSEEN_MIN,
         "card_pages": pages,
         "version": __version__,
@@ -302,13 +356,15 @@ def explore_page(cfg: ExploreConfig) -> str:
                 s=strings,
                 views=views,
                 presets=model_presets,
-                help_cards=HELP_CARDS,
+                axes2d=axes2d,
+                # a card not built yet (card 10 on another branch) gets its link once it is
+                help_cards={k: [n for n in v if n in pages] for k, v in HELP_CARDS.items()},
                 card_pages=pages,
                 rope_types=HEAD_ROPE_TYPES,
                 known_rope_types=ROPE_TYPES,
                 themes=[asdict(theme(name)) for name in ("light", "dark")],
                 csp=csp(script),
-                css=Markup(_source("explore.css")),  # noqa: S704 - our own stylesheet
+                css=Markup(minify_css(_source("explore.css"))),  # noqa: S704 - our own stylesheet
                 data=Markup(payload),  # noqa: S704 - JSON with '</' escaped
                 script=Markup(script),  # noqa: S704 - our own script, hashed into the CSP
             )

@@ -1,0 +1,151 @@
+"""The explorer's JavaScript as the page ships it: comments and needless blanks dropped.
+
+A small deterministic tokenizer (no dependency, no network): it walks the source once, keeping
+string, template and regular-expression literals byte for byte, dropping ``//`` and ``/* */``
+comments, each line's leading and trailing blanks, the lines left empty, and a blank beside
+punctuation unless the two sides would then read as another token. Line breaks between code
+lines stay, so automatic semicolon insertion reads the code as before; names are untouched (the
+agreement tests run these very bytes under Node and in Chromium).
+"""
+
+from __future__ import annotations
+
+import re
+
+# after one of these (or at the start), a "/" opens a regular expression, not a division
+_REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^")
+# a blank beside one of these goes, unless the two sides would join into another token
+# ("a - -b" is not "a--b", "x / /re/" no comment, "a = =b") or a side is a "." ("1 .toFixed")
+_PUNCT = set("{}()[];,:=<>+-*/%&|^!~?")
+_JOINS = {"++", "--", "//", "/*", "*/", "**", "&&", "||", "==", "=>", "<=", ">=", "!=", "+=",
+          "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>", "??", "?.", "<!", "->"}  # fmt: skip
+_REGEX_KEYWORDS = ("return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void")
+
+
+class JsMinError(ValueError):
+    """The source ends inside a literal or a comment (a malformed script)."""
+
+
+def _regex_allowed(code: list[str]) -> bool:
+    text = "".join(code[-12:]).rstrip()
+    if not text:
+        return True
+    if text[-1] in _REGEX_AFTER:
+        return True
+    word = text.split()[-1] if text.split() else ""
+    for k in _REGEX_KEYWORDS:
+        before = word[: -len(k)][-1:]
+        if word.endswith(k) and not (before.isalnum() or before in ("_", "$")):
+            return True
+    return False
+
+
+def minify(source: str) -> str:
+    """``source`` without comments, indentation, trailing blanks and empty lines."""
+    out: list[str] = []  # the code so far, comments removed
+    i, n = 0, len(source)
+    templates: list[int] = []  # open ${ } depths inside template literals
+    pending = False  # blanks (or a comment) passed since the last code
+    while i < n:
+        ch = source[i]
+        nxt = source[i + 1] if i + 1 < n else ""
+        if pending and ch not in " \t\n" and not (ch == "/" and nxt in "/*"):
+            pending = False
+            prev = out[-1][-1:] if out else ""
+            keep = prev not in ("", "\n") and (
+                "." in (prev, ch)
+                or (prev + ch) in _JOINS
+                or (prev not in _PUNCT and ch not in _PUNCT)
+            )
+            if keep:
+                out.append(" ")
+        if ch == "\n":
+            pending = False
+        if ch == "/" and nxt == "/":  # a line comment: up to the line break
+            j = source.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if ch == "/" and nxt == "*":
+            j = source.find("*/", i + 2)
+            if j < 0:
+                raise JsMinError("unterminated /* comment")
+            if "\n" in source[i:j]:
+                out.append("\n")
+                pending = False
+            else:
+                pending = True  # a comment inside a line is a blank
+            i = j + 2
+            continue
+        if ch in "'\"" or ch == "`" or (ch == "}" and templates and templates[-1] == 0):
+            if ch == "}":  # back inside a template literal after its ${ }
+                templates.pop()
+                quote = "`"
+            else:
+                quote = ch
+            j = i + 1
+            while True:
+                if j >= n:
+                    raise JsMinError(f"unterminated {quote} literal")
+                c = source[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "\n":  # (a template's line break would lose its indentation below)
+                    raise JsMinError(f"line break inside a {quote} literal")
+                if c == quote:
+                    j += 1
+                    break
+                if quote == "`" and c == "$" and source[j + 1 : j + 2] == "{":
+                    j += 2
+                    templates.append(0)
+                    break
+                j += 1
+            out.append(source[i:j])
+            i = j
+            continue
+        if ch == "/" and _regex_allowed(out):
+            j, in_class = i + 1, False
+            while True:
+                if j >= n or source[j] == "\n":
+                    raise JsMinError("unterminated regular expression")
+                c = source[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "[":
+                    in_class = True
+                elif c == "]":
+                    in_class = False
+                elif c == "/" and not in_class:
+                    j += 1
+                    break
+                j += 1
+            while j < n and source[j].isalpha():  # flags
+                j += 1
+            out.append(source[i:j])
+            i = j
+            continue
+        if ch in " \t":  # a run of blanks: decided when the next code arrives
+            pending = True
+            i += 1
+            continue
+        if templates:
+            if ch == "{":
+                templates[-1] += 1
+            elif ch == "}":
+                templates[-1] -= 1
+        out.append(ch)
+        i += 1
+    if templates:
+        raise JsMinError("unterminated template literal")
+    lines = (line.strip() for line in "".join(out).split("\n"))
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def minify_css(source: str) -> str:
+    """The page's stylesheet without comments, indentation and the blanks after ``;``/``:``/``,``
+    and around braces (its quoted font names keep theirs: none holds one of ``;:{},``)."""
+    text = re.sub(r"/\*.*?\*/", "", source, flags=re.S)
+    lines = (line.strip() for line in text.split("\n"))
+    text = "\n".join(line for line in lines if line)
+    return re.sub(r"\s*([{};,])\s*|(:)\s+", lambda m: m.group(1) or m.group(2), text) + "\n"
