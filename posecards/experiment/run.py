@@ -12,7 +12,6 @@ import multiprocessing as mp
 import os
 import platform
 import queue as queue_mod
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -196,7 +195,7 @@ def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> 
                 for r in runs
             ],
             "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs), 1),
-            "command": "posecards measure " + " ".join(sys.argv[2:]) if _is_cli() else None,
+            "command": command(cfg),
         },
         "training": [
             {
@@ -211,8 +210,19 @@ def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> 
     }
 
 
-def _is_cli() -> bool:
-    return len(sys.argv) > 1 and sys.argv[1] == "measure"
+def command(cfg: MeasureConfig) -> str | None:
+    """The command that makes the same results, wherever it writes them: only the options the
+    numbers depend on (--seeds, --steps; --quick is written as the two). None: a configuration
+    the command line cannot ask for (other tasks or setup)."""
+    default = MeasureConfig()
+    if cfg.tasks != default.tasks or cfg.setup != default.setup:
+        return None
+    words = ["posecards", "measure"]
+    if cfg.seeds != default.seeds:
+        words += ["--seeds", str(cfg.seeds)]
+    if cfg.steps != default.steps:
+        words += ["--steps", str(cfg.steps)]
+    return " ".join(words)
 
 
 def _version() -> str:
