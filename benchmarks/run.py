@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,6 +201,7 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
 MAKE_QWEN2_SHAPE = """
 import json, struct, sys
 from pathlib import Path
+from typing import Any
 import numpy as np
 folder = Path(sys.argv[1]); folder.mkdir(parents=True, exist_ok=True)
 L, H, NH, NKV, D, F, V = 28, 1536, 12, 2, 128, 8960, 151936
@@ -517,7 +519,7 @@ def code_at(commit: str, dest: Path) -> Path | None:
     return dest
 
 
-def task_cpu(doc: dict) -> dict[str, float]:  # type: ignore[type-arg]
+def task_cpu(doc: dict[str, Any]) -> dict[str, float]:
     """CPU seconds of a results file's runs, summed per task (measured inside each run)."""
     out: dict[str, float] = {}
     for r in doc["environment"]["run_seconds"]:
