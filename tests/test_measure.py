@@ -27,7 +27,7 @@ from posecards.encodings.sinusoidal import sinusoidal_pe
 from posecards.experiment import positions as P
 from posecards.experiment import recall, results, task
 from posecards.experiment.model import PositionModel, rope_tables, rotate_half
-from posecards.experiment.run import run_all, to_json
+from posecards.experiment.run import command, run_all, to_json
 from posecards.experiment.tasks import TASK_IDS, TASKS
 from posecards.experiment.train import (
     distance_bins,
@@ -455,6 +455,87 @@ def test_quick_run_writes_a_valid_file(tmp_path: Path) -> None:
         assert f"{scheme} seed 0" in r.stderr
     assert r.stderr.count("12/12 steps") == len(P.SCHEMES) * len(TASK_IDS)
     assert {r["task"] for r in doc["results"]} == set(TASK_IDS)
+    # the command that makes the same numbers, not where this one wrote them
+    assert doc["environment"]["command"] == "posecards measure --seeds 1 --steps 12"
+
+
+def test_recorded_command_has_only_what_the_numbers_depend_on() -> None:
+    assert command(MeasureConfig(out=Path("/tmp/x.json"), jobs=2, quiet=True)) == (
+        "posecards measure"
+    )
+    assert command(MeasureConfig(seeds=1, steps=120)) == "posecards measure --seeds 1 --steps 120"
+    assert command(MeasureConfig(steps=500)) == "posecards measure --steps 500"
+    # what the command line cannot ask for is not written as a command
+    assert command(MeasureConfig(tasks=("local",))) is None
+    assert command(MeasureConfig(setup=TINY)) is None
+
+
+def _trained(scheme: str, task_id: str, *, fill: bool, foreach: bool) -> list[np.ndarray]:
+    """Training loss, every weight and every evaluation array of one TINY run, under measure's
+    settings but for the two speed-ups (fill: NaN-fill new tensors; foreach: AdamW kernels)."""
+    adamw = torch.optim.AdamW
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch.utils.deterministic, "fill_uninitialized_memory", fill)
+        mp.setattr(torch.optim, "AdamW", lambda *a, **k: adamw(*a, **{**k, "foreach": foreach}))
+        threads, deterministic = (
+            torch.get_num_threads(),
+            torch.are_deterministic_algorithms_enabled(),
+        )
+        torch.set_num_threads(1)
+        torch.use_deterministic_algorithms(True)
+        try:
+            model, loss = train_model(scheme, 0, TINY_STEPS, TINY, None, task_id)
+            out = [np.array(loss)] + [v.numpy().copy() for v in model.state_dict().values()]
+            for scaling in (None, "yarn"):
+                for length in (8, 32):
+                    if task_id == "recall":
+                        out += recall_answers(
+                            model,
+                            replace(
+                                TINY, vocab=recall.vocabulary(TINY.recall_keys, TINY.recall_values)
+                            ),
+                            length,
+                            scaling,
+                        )
+                    else:
+                        out.append(loss_by_position(model, TINY, length, scaling))
+        finally:
+            torch.set_num_threads(threads)
+            torch.use_deterministic_algorithms(deterministic)
+    return out
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("scheme", ["learned", "rope", "t5"])
+def test_speed_ups_change_no_number(task_id: str, scheme: str) -> None:
+    """measure_run turns deterministic mode's NaN fill of new tensors off, and train_model steps
+    AdamW with foreach kernels: the weights and every evaluation number are the same, bit for
+    bit, as with the fill on and one AdamW kernel per tensor (this torch, this machine)."""
+    fast = _trained(scheme, task_id, fill=False, foreach=True)
+    slow = _trained(scheme, task_id, fill=True, foreach=False)
+    assert len(fast) == len(slow)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)  # bit for bit (no NaN here)
+
+
+def test_measure_run_fills_no_new_tensor_and_restores_the_setting() -> None:
+    fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
+    seen: list[bool] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append(torch.utils.deterministic.fill_uninitialized_memory)  # type: ignore[attr-defined]
+
+    measure_run("nope", 0, 2, TINY, progress)
+    assert seen == [False, False]
+    assert torch.utils.deterministic.fill_uninitialized_memory is fill  # type: ignore[attr-defined]
+
+
+def test_evaluation_text_is_made_once_and_read_only() -> None:
+    a, b = task_batch(TINY, "recall", 16), task_batch(TINY, "recall", 16)
+    assert a[0] is b[0] and a[1] is b[1]
+    assert not a[0].flags.writeable and a[1] is not None and not a[1].flags.writeable
+    assert not task.permutation(16).flags.writeable
+    assert task.permutation(16) is task.permutation(16)
 
 
 def test_freed_memory_is_kept_where_glibc_allows_it() -> None:

@@ -12,7 +12,6 @@ import multiprocessing as mp
 import os
 import platform
 import queue as queue_mod
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -119,100 +118,126 @@ def _drain(q: Any, echo: Echo | None, timeout: float) -> None:
         pass
 
 
+_SCHEME_ORDER = {name: i for i, name in enumerate(SCHEMES)}
+_TASK_ORDER = {name: i for i, name in enumerate(TASK_IDS)}
+_SCALING_ORDER = {name: i for i, name in enumerate((None, *SCALINGS))}
+
+
 def document(cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
-    """The results file: config, environment (timing and machine), results."""
+    """The results file: config, environment (timing and machine), training losses, results."""
+    runs = sorted(
+        runs, key=lambda r: (_TASK_ORDER[r["task"]], _SCHEME_ORDER[r["scheme"]], r["seed"])
+    )
+    return {
+        "config": config_part(cfg),
+        "environment": environment_part(cfg, runs, seconds),
+        "training": [{k: r[k] for k in ("task", "scheme", "seed", "train_loss")} for r in runs],
+        "results": sorted_rows(runs),
+    }
+
+
+def sorted_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every run's result rows, by task, scheme, inference scaling, seed and length: the same
+    order whatever order the runs finished in."""
+    rows = [row for run in runs for row in run["rows"]]
+    return sorted(
+        rows,
+        key=lambda r: (
+            _TASK_ORDER[r["task"]],
+            _SCHEME_ORDER[r["scheme"]],
+            _SCALING_ORDER[r["inference_scaling"]],
+            r["seed"],
+            r["eval_length"],
+        ),
+    )
+
+
+def config_part(cfg: MeasureConfig) -> dict[str, Any]:
+    """What was run: both tasks, the model, training and evaluation settings."""
+    import numpy as np
+
+    s = cfg.setup
+    return {
+        "task": TASK_NAME,
+        "vocab": s.vocab,
+        "follow": s.follow,
+        "source_entropy": round(entropy_rate(s.vocab, s.follow), 6),
+        "uniform_loss": round(float(np.log(s.vocab)), 6),
+        "train_length": s.train_length,
+        "eval_lengths": [s.train_length * m for m in s.eval_multiples],
+        "seeds": list(range(cfg.seeds)),
+        "steps": cfg.steps,
+        "batch": s.batch,
+        "lr": s.lr,
+        "warmup": s.warmup,
+        "weight_decay": s.weight_decay,
+        "eval_sequences": s.eval_sequences,
+        "model": {"layers": s.layers, "d_model": s.d_model, "heads": s.heads, "d_ff": s.d_ff},
+        "schemes": list(SCHEMES),
+        "inference_scaling": list(SCALINGS),
+        "scaling_factor": "eval_length / train_length",
+        "rope_base": s.rope_base,
+        "t5": {"num_buckets": s.t5_buckets, "max_distance": s.train_length},
+        "positions_beyond_training": dict(BEYOND),
+        "tasks": [t for t in TASK_IDS if t in cfg.tasks],
+        "recall": {
+            "task": RECALL_NAME,
+            "keys": s.recall_keys,
+            "values": s.recall_values,
+            "pairs": s.recall_pairs,
+            "vocab": vocabulary(s.recall_keys, s.recall_values),
+            "chance_loss": round(chance_loss(s.recall_values), 6),
+            "scored": "the answer after each question; beyond = fact >= train_length back",
+        },
+        "setup": asdict(s),
+    }
+
+
+def environment_part(
+    cfg: MeasureConfig, runs: list[dict[str, Any]], seconds: float
+) -> dict[str, Any]:
+    """Where and how long: versions, machine, wall and CPU seconds, the command."""
     import numpy as np
     import torch
 
-    s = cfg.setup
-    order = {name: i for i, name in enumerate(SCHEMES)}
-    task_order = {name: i for i, name in enumerate(TASK_IDS)}
-    scaling_order = {name: i for i, name in enumerate((None, *SCALINGS))}
-    rows = [row for run in runs for row in run["rows"]]
-    rows.sort(
-        key=lambda r: (
-            task_order[r["task"]],
-            order[r["scheme"]],
-            scaling_order[r["inference_scaling"]],
-            r["seed"],
-            r["eval_length"],
-        )
-    )
-    runs = sorted(runs, key=lambda r: (task_order[r["task"]], order[r["scheme"]], r["seed"]))
-    tasks = [t for t in TASK_IDS if t in cfg.tasks]
     return {
-        "config": {
-            "task": TASK_NAME,
-            "vocab": s.vocab,
-            "follow": s.follow,
-            "source_entropy": round(entropy_rate(s.vocab, s.follow), 6),
-            "uniform_loss": round(float(np.log(s.vocab)), 6),
-            "train_length": s.train_length,
-            "eval_lengths": [s.train_length * m for m in s.eval_multiples],
-            "seeds": list(range(cfg.seeds)),
-            "steps": cfg.steps,
-            "batch": s.batch,
-            "lr": s.lr,
-            "warmup": s.warmup,
-            "weight_decay": s.weight_decay,
-            "eval_sequences": s.eval_sequences,
-            "model": {"layers": s.layers, "d_model": s.d_model, "heads": s.heads, "d_ff": s.d_ff},
-            "schemes": list(SCHEMES),
-            "inference_scaling": list(SCALINGS),
-            "scaling_factor": "eval_length / train_length",
-            "rope_base": s.rope_base,
-            "t5": {"num_buckets": s.t5_buckets, "max_distance": s.train_length},
-            "positions_beyond_training": dict(BEYOND),
-            "tasks": tasks,
-            "recall": {
-                "task": RECALL_NAME,
-                "keys": s.recall_keys,
-                "values": s.recall_values,
-                "pairs": s.recall_pairs,
-                "vocab": vocabulary(s.recall_keys, s.recall_values),
-                "chance_loss": round(chance_loss(s.recall_values), 6),
-                "scored": "the answer after each question; beyond = fact >= train_length back",
-            },
-            "setup": asdict(s),
-        },
-        "environment": {
-            "posecards": _version(),
-            "torch": torch.__version__,
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-            "cpu": cpu_name(),
-            "cores": os.cpu_count(),
-            "threads": 1,
-            "jobs": cfg.jobs,
-            "seconds": round(seconds, 1),
-            "run_seconds": [
-                {
-                    "task": r["task"],
-                    "scheme": r["scheme"],
-                    "seed": r["seed"],
-                    "seconds": round(r["seconds"], 1),
-                    "cpu_seconds": round(r["cpu_seconds"], 1),
-                }
-                for r in runs
-            ],
-            "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs), 1),
-            "command": "posecards measure " + " ".join(sys.argv[2:]) if _is_cli() else None,
-        },
-        "training": [
+        "posecards": _version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "cpu": cpu_name(),
+        "cores": os.cpu_count(),
+        "threads": 1,
+        "jobs": cfg.jobs,
+        "seconds": round(seconds, 1),
+        "run_seconds": [
             {
                 "task": r["task"],
                 "scheme": r["scheme"],
                 "seed": r["seed"],
-                "train_loss": r["train_loss"],
+                "seconds": round(r["seconds"], 1),
+                "cpu_seconds": round(r["cpu_seconds"], 1),
             }
             for r in runs
         ],
-        "results": rows,
+        "cpu_seconds": round(sum(r["cpu_seconds"] for r in runs), 1),
+        "command": command(cfg),
     }
 
 
-def _is_cli() -> bool:
-    return len(sys.argv) > 1 and sys.argv[1] == "measure"
+def command(cfg: MeasureConfig) -> str | None:
+    """The command that makes the same results, wherever it writes them: only the options the
+    numbers depend on (--seeds, --steps; --quick is written as the two). None: a configuration
+    the command line cannot ask for (other tasks or setup)."""
+    default = MeasureConfig()
+    if cfg.tasks != default.tasks or cfg.setup != default.setup:
+        return None
+    words = ["posecards", "measure"]
+    if cfg.seeds != default.seeds:
+        words += ["--seeds", str(cfg.seeds)]
+    if cfg.steps != default.steps:
+        words += ["--steps", str(cfg.steps)]
+    return " ".join(words)
 
 
 def _version() -> str:

@@ -16,6 +16,7 @@ the token one position before itself, i.e. it needs relative position 1 back fro
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,9 +29,12 @@ TASK_SEED = 20210827  # the permutation; the same for every run and seed
 TASK_NAME = "x[t] depends on x[t-2] only"
 
 
+@functools.cache  # drawn once per process, not once per training batch
 def permutation(vocab: int) -> I64:
-    """π, the fixed permutation of the vocabulary, drawn from TASK_SEED."""
-    return np.random.default_rng(TASK_SEED).permutation(vocab).astype(np.int64)  # (V,)
+    """π, the fixed permutation of the vocabulary, drawn from TASK_SEED (read-only)."""
+    perm = np.random.default_rng(TASK_SEED).permutation(vocab).astype(np.int64)  # (V,)
+    perm.setflags(write=False)
+    return perm
 
 
 def transition_table(vocab: int, follow: float) -> F64:
