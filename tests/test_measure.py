@@ -470,6 +470,18 @@ def test_recorded_command_has_only_what_the_numbers_depend_on() -> None:
     assert command(MeasureConfig(setup=TINY)) is None
 
 
+def test_shipped_results_record_the_defaults_command() -> None:
+    """The shipped file says how to make it again: the defaults (3 seeds, 300 steps, both tasks)."""
+    from posecards.experiment.files import SHIPPED
+
+    doc = json.loads(SHIPPED.read_text())
+    default = MeasureConfig()
+    assert doc["config"]["seeds"] == list(range(default.seeds))
+    assert doc["config"]["steps"] == default.steps
+    assert {r["task"] for r in doc["results"]} == set(default.tasks)
+    assert doc["environment"]["command"] == command(default) == "posecards measure"
+
+
 def _trained(scheme: str, task_id: str, *, fill: bool, foreach: bool) -> list[np.ndarray]:
     """Training loss, every weight and every evaluation array of one TINY run, under measure's
     settings but for the two speed-ups (fill: NaN-fill new tensors; foreach: AdamW kernels)."""
