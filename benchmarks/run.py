@@ -197,7 +197,7 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
 # 3.1 GB in bfloat16). Only the tensors the
 # weights reading needs hold data; the file is sparse elsewhere (holes read as zeros).
 MAKE_QWEN2_SHAPE = """
-import json, struct, sys
+import json, os, struct, sys
 from pathlib import Path
 import numpy as np
 folder = Path(sys.argv[1]); folder.mkdir(parents=True, exist_ok=True)
@@ -236,23 +236,28 @@ with open(folder / "model.safetensors", "wb") as f:
             f.seek(start + info["data_offsets"][0])
             f.write((a.view(np.uint32) >> 16).astype(np.uint16).tobytes())  # bfloat16
     f.truncate(start + off)
+    f.flush(); os.fsync(f.fileno())  # on disk, not dirty: a cold run's DONTNEED can drop the pages
 print(start + off)
 """
 
 # One fresh process: the resident baseline after opening the checkpoint, the time to read the
-# q/k bytes (and the norms') with plain seek + read, the weights reading's time, and the peak
-# memory above the baseline (ru_maxrss), as JSON.
+# q/k bytes (and the norms' and biases': every byte the reading reads) with plain seek + read in
+# file order, or the weights reading's time, and the peak memory above the baseline
+# (ru_maxrss), as JSON; wall and CPU seconds (on a shared machine the CPU seconds move far less
+# with the load than wall time). Both sides drop the file's pages from the page cache first
+# ("cold") or find them there ("warm"), in the same process, just before their clock starts.
 TIME_WEIGHTS = """
-import json, os, resource, sys, time
+import json, math, os, resource, sys, time
 from posecards.content.weights import weights_reading
 from posecards.model.checkpoint import open_checkpoint
 from posecards.model.positions import find_positions
 from posecards.model.weights import layer_names
 ckpt = open_checkpoint(sys.argv[1]); found = find_positions(ckpt)
-names = []
+names, qk = [], []
 for i in range(found.reading.num_layers):
     n = layer_names(ckpt, i)
-    names += [x for x in (n.q, n.k, n.norm, n.q_bias, n.k_bias) if x]
+    names += [x for x in (n.q, n.k, n.norm, n.q_bias, n.k_bias, n.q_norm, n.k_norm) if x]
+    qk += [n.q, n.k]
 def read_bytes():
     total = 0
     for name in names:
@@ -265,15 +270,18 @@ if len(sys.argv) > 3 and sys.argv[3] == "cold":  # this file's pages out of the 
     for f in {ckpt.tensors[x].file for x in names}:
         fd = os.open(f, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)
 if which == "bytes":
-    t = time.perf_counter(); nbytes = read_bytes(); wall = time.perf_counter() - t
-    print(json.dumps({"wall": wall, "bytes": nbytes}))
+    t, c = time.perf_counter(), time.process_time(); nbytes = read_bytes()
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    print(json.dumps({"wall": wall, "cpu": cpu, "bytes": nbytes}))
 else:
-    largest = max(4 * ckpt.tensors[x].shape[0] * ckpt.tensors[x].shape[-1] for x in names)
+    largest = max(4 * math.prod(ckpt.tensors[x].shape) for x in qk)  # float32 bytes
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t = time.perf_counter(); w = weights_reading(ckpt, found); wall = time.perf_counter() - t
+    t, c = time.perf_counter(), time.process_time(); w = weights_reading(ckpt, found)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"wall": wall, "base_mib": base / 1024, "above_mib": (peak - base) / 1024,
-                      "largest_f32_mib": largest / 2**20, "layers": len(w.layers)}))
+    print(json.dumps({"wall": wall, "cpu": cpu, "base_mib": base / 1024,
+                      "above_mib": (peak - base) / 1024, "largest_f32_mib": largest / 2**20,
+                      "layers": len(w.layers)}))
 """
 
 
@@ -304,23 +312,32 @@ def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
         return dict(json.loads(out))
 
     # from disk: each run first drops the file's pages from the page cache (posix_fadvise
-    # DONTNEED on that file only); interleaved, medians of 3
-    bytes_runs, reading_runs = [], []
-    for _ in range(3):
+    # DONTNEED on that file only; the writer fsyncs it, so no page is left dirty to survive the
+    # drop); interleaved, medians of REPEAT
+    bytes_runs, reading_runs, loads = [], [], []
+    for _ in range(REPEAT):
+        loads.append(os.getloadavg()[0])
         bytes_runs.append(one(folder, "bytes"))
         reading_runs.append(one(folder, "weights"))
-    read_s = statistics.median(r["wall"] for r in bytes_runs)
-    weights_s = statistics.median(r["wall"] for r in reading_runs)
-    warm_read = statistics.median(one(folder, "bytes", "warm")["wall"] for _ in range(3))
-    warm_weights = statistics.median(one(folder, "weights", "warm")["wall"] for _ in range(3))
-    above = statistics.median(r["above_mib"] for r in reading_runs)
-    base = statistics.median(r["base_mib"] for r in reading_runs)
+    warm_bytes, warm_reading = [], []
+    for _ in range(REPEAT):
+        loads.append(os.getloadavg()[0])
+        warm_bytes.append(one(folder, "bytes", "warm"))
+        warm_reading.append(one(folder, "weights", "warm"))
+
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    read_s, weights_s = med(bytes_runs, "wall"), med(reading_runs, "wall")
+    warm_read, warm_weights = med(warm_bytes, "wall"), med(warm_reading, "wall")
+    above = med(reading_runs, "above_mib")
+    base = med(reading_runs, "base_mib")
     largest = reading_runs[0]["largest_f32_mib"]
     rows = [
         (
-            f"weights reading, {size / 1e9:.1f} GB Qwen2-1.5B-shaped bf16 checkpoint: q/k+norm "
+            f"weights reading, {size / 1e9:.1f} GB Qwen2-1.5B-shaped bf16 checkpoint: q/k+norm+bias "
             f"bytes {bytes_runs[0]['bytes'] / 2**20:.0f} MiB read in {read_s:.3f} s; reading "
-            f"{weights_s:.3f} s, from disk (ratio)",
+            f"{weights_s:.3f} s, from disk (medians of {REPEAT}; ratio)",
             f"{weights_s / read_s:.2f}",
             "≤ 1.5",
         ),
@@ -330,10 +347,21 @@ def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
             "report",
         ),
         (
+            "CPU seconds of the weights reading, from disk; from the page cache (bytes: "
+            f"{med(bytes_runs, 'cpu'):.3f}; {med(warm_bytes, 'cpu'):.3f})",
+            f"{med(reading_runs, 'cpu'):.3f}; {med(warm_reading, 'cpu'):.3f}",
+            "report",
+        ),
+        (
             f"weights reading peak above the resident baseline ({base:.0f} MiB) / largest q or k "
             f"tensor in float32 ({largest:.1f} MiB)",
             f"{above:.1f} MiB; {above / largest:.2f}",
             "≤ 3",
+        ),
+        (
+            f"load average (1 min) before these runs, {os.cpu_count()} cores: median (min–max)",
+            f"{statistics.median(loads):.1f} ({min(loads):.1f}–{max(loads):.1f})",
+            "report",
         ),
     ]
     try:

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -338,6 +339,24 @@ def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return wide.view(np.float32)
 
 
+def _safetensors_values(entry: TensorEntry) -> np.ndarray:
+    """One safetensors tensor's values as stored (BF16: its 16-bit patterns as uint16), a
+    read-only view of its bytes: nothing converted."""
+    name = entry.name
+    if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
+        raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
+    dt = np.dtype(_ST_DTYPES[entry.dtype])
+    count = math.prod(entry.shape)
+    if count * dt.itemsize != entry.nbytes:
+        raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
+    with entry.file.open("rb") as fh:
+        fh.seek(entry.begin)
+        buf = fh.read(entry.nbytes)
+    if len(buf) != entry.nbytes:
+        raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
+    return np.frombuffer(buf, dtype=dt, count=count).reshape(entry.shape)
+
+
 def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
     """One tensor as float64 (or ``dtype``: float32 holds F32, F16 and BF16 values exactly),
     reading only its own bytes."""
@@ -347,24 +366,66 @@ def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
     if entry.file.suffix == ".gguf" and ckpt.gguf is not None:
         return read_gguf_tensor(entry.file, ckpt.gguf.tensors[name], dtype)
     if entry.file.suffix == ".safetensors":
-        if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
-            raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
-        dt = np.dtype(_ST_DTYPES[entry.dtype])
-        count = math.prod(entry.shape)
-        if count * dt.itemsize != entry.nbytes:
-            raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
-        with entry.file.open("rb") as fh:
-            fh.seek(entry.begin)
-            buf = fh.read(entry.nbytes)
-        if len(buf) != entry.nbytes:
-            raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
-        arr = np.frombuffer(buf, dtype=dt, count=count)
+        arr = _safetensors_values(entry)
         if entry.dtype == "BF16":
             arr = _bf16_to_f32(arr)
-        return np.asarray(arr, dtype=dtype).reshape(entry.shape)
+        return np.asarray(arr, dtype=dtype)
     import torch
 
     t = _torch_load(entry.file)[name]
     if t.is_complex():
         raise CheckpointError(f"tensor {name!r} is complex ({entry.dtype}); a table is real")
     return np.asarray(t.to(torch.float64).numpy(), dtype=dtype).reshape(entry.shape)
+
+
+# stored dtypes whose values float32 holds exactly, kept as stored by read_stored
+_FLOAT_AS_STORED = frozenset({"F16", "F32", "F64", "BF16"})
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A tensor's values as the file holds them: float16, float32 or float64, or bfloat16's
+    16-bit patterns (``bfloat16``: uint16, widened exactly by ``widen``). GGUF (dequantized),
+    ``.bin`` and integer tensors are float32 (float64 for a float64 tensor)."""
+
+    values: np.ndarray
+    bfloat16: bool
+
+
+def read_stored(ckpt: Checkpoint, name: str) -> Stored:
+    """One tensor without widening it (a BF16 weight stays at 2 bytes a value until it is used),
+    reading only its own bytes."""
+    entry = ckpt.tensors.get(name)
+    if entry is None:
+        raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
+    if entry.file.suffix == ".safetensors" and entry.dtype in _FLOAT_AS_STORED:
+        return Stored(_safetensors_values(entry), entry.dtype == "BF16")
+    wide = np.float64 if entry.dtype in ("F64", "float64") else np.float32
+    return Stored(read_tensor(ckpt, name, wide).reshape(entry.shape), False)
+
+
+def widen(values: np.ndarray, bfloat16: bool) -> np.ndarray:
+    """Stored values as floats numpy widens exactly: bfloat16 patterns shifted into float32."""
+    return _bf16_to_f32(values) if bfloat16 else values
+
+
+def prefetch(ckpt: Checkpoint, names: Iterable[str]) -> None:
+    """Ask the kernel to start reading these tensors' bytes into the page cache and return at
+    once (``posix_fadvise(WILLNEED)``): a later read of them waits less, and nothing is read
+    into this process. Only tensors with a byte range (safetensors, GGUF); where the system has
+    no ``posix_fadvise``, nothing."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    entries = [ckpt.tensors[n] for n in names if n in ckpt.tensors]
+    for file in dict.fromkeys(e.file for e in entries if e.nbytes > 0):
+        try:
+            fd = os.open(file, os.O_RDONLY)
+        except OSError:
+            continue  # the read that follows says what is wrong with the file
+        try:
+            for e in entries:
+                if e.file == file and e.nbytes > 0:
+                    advise(fd, e.begin, e.nbytes, os.POSIX_FADV_WILLNEED)
+        finally:
+            os.close(fd)
