@@ -260,51 +260,69 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             )
         raise CheckpointError(f"{raw} does not exist")
     if p.is_file() and p.suffix == ".json":
-        # a lone config.json: RoPE and ALiBi need nothing else (a learned table does)
-        config = _read_config(p)
-        return Checkpoint(
-            root=p,
-            name=model_name(p.parent) if p.stem == "config" else p.stem,
-            config=config,
-            config_file=p,
-            weights=(),
-            format="none",
-            tensors={},
-        )
+        return _config_only(p)
     if p.is_file() and p.suffix == ".gguf":
         return _gguf_checkpoint(p)
     if p.is_file():
-        if p.suffix != ".safetensors":
-            raise CheckpointError(
-                f"{p.name}: give a model folder (config.json + weights), a .safetensors file, "
-                "a .gguf file or a config.json"
-            )
-        config_file = p.parent / "config.json"
-        config = _read_config(config_file) if config_file.is_file() else {}
-        generic = p.stem == "model" or p.stem.startswith("model-")
-        return Checkpoint(
-            root=p,
-            name=model_name(p.parent) if generic else p.stem,
-            config=config,
-            config_file=config_file if config_file.is_file() else None,
-            weights=(p,),
-            format="safetensors",
-            tensors=_read_safetensors_index(p),
-        )
+        return _safetensors_file(p)
     if not p.is_dir():
         raise CheckpointError(f"{raw} is neither a folder nor a .safetensors or .gguf file")
+    return _folder(p, raw)
+
+
+def _config_only(p: Path) -> Checkpoint:
+    """A lone config.json: RoPE and ALiBi need nothing else (a learned table does)."""
+    return Checkpoint(
+        root=p,
+        name=model_name(p.parent) if p.stem == "config" else p.stem,
+        config=_read_config(p),
+        config_file=p,
+        weights=(),
+        format="none",
+        tensors={},
+    )
+
+
+def _safetensors_file(p: Path) -> Checkpoint:
+    """One .safetensors file, with the config.json beside it if there is one."""
+    if p.suffix != ".safetensors":
+        raise CheckpointError(
+            f"{p.name}: give a model folder (config.json + weights), a .safetensors file, "
+            "a .gguf file or a config.json"
+        )
+    config_file = p.parent / "config.json"
+    config = _read_config(config_file) if config_file.is_file() else {}
+    generic = p.stem == "model" or p.stem.startswith("model-")
+    return Checkpoint(
+        root=p,
+        name=model_name(p.parent) if generic else p.stem,
+        config=config,
+        config_file=config_file if config_file.is_file() else None,
+        weights=(p,),
+        format="safetensors",
+        tensors=_read_safetensors_index(p),
+    )
+
+
+def _weight_files(p: Path) -> tuple[list[Path], str]:
+    """A folder's weight files in shard order and their format, in the order save_pretrained's
+    layouts are looked for (``([], "none")``: none of them)."""
+    if (p / SINGLE_SAFETENSORS).is_file():
+        return [p / SINGLE_SAFETENSORS], "safetensors"
+    if (p / SHARDED_SAFETENSORS).is_file():
+        return _shards(p, SHARDED_SAFETENSORS), "safetensors"
+    if (p / SINGLE_BIN).is_file():
+        return [p / SINGLE_BIN], "bin"
+    if (p / SHARDED_BIN).is_file():
+        return _shards(p, SHARDED_BIN), "bin"
+    return [], "none"
+
+
+def _folder(p: Path, raw: str) -> Checkpoint:
+    """A model folder: config.json and save_pretrained's weights, or one GGUF file alone."""
     config_file = p / "config.json"
     config = _read_config(config_file) if config_file.is_file() else {}
-    weights: list[Path] = []
-    fmt = "none"
-    if (p / SINGLE_SAFETENSORS).is_file():
-        weights, fmt = [p / SINGLE_SAFETENSORS], "safetensors"
-    elif (p / SHARDED_SAFETENSORS).is_file():
-        weights, fmt = _shards(p, SHARDED_SAFETENSORS), "safetensors"
-    elif (p / SINGLE_BIN).is_file():
-        weights, fmt = [p / SINGLE_BIN], "bin"
-    elif (p / SHARDED_BIN).is_file():
-        weights, fmt = _shards(p, SHARDED_BIN), "bin"
+    weights, fmt = _weight_files(p)
     ggufs = sorted(p.glob("*.gguf"))
     if not config and not weights and len(ggufs) == 1:
         return _gguf_checkpoint(ggufs[0])

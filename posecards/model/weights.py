@@ -1,9 +1,10 @@
 """The q/k weights of a RoPE model's attention layers, one layer at a time (never the whole model).
 
 For layer i it reads ``W_q``, ``W_k`` (and ``b_q``, ``b_k``, the QK-norm gains where the model has
-them) and the input norm's gain γ, and returns them per head as float64 with γ folded in
-(``W diag(γ)``: what the model applies to the normalized input; the math folds it in one head at
-a time). Names per format:
+them) and the input norm's gain γ. The weights stay as the file stores them (``StoredHeads``: a
+BF16 layer at 2 bytes a value) and are widened one head at a time; the math
+(``encodings.rope_use.row_stats``) folds γ in as ``W diag(γ)``, what the model applies to the
+normalized input. Names per format:
 
     Hugging Face  <prefix>layers.{i}.self_attn.{q,k}_proj.{weight,bias}, .input_layernorm.weight,
                   .self_attn.{q,k}_norm.weight        (safetensors, sharded, .bin)
