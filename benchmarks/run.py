@@ -199,7 +199,7 @@ def inspect_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
 # 3.1 GB in bfloat16). Only the tensors the
 # weights reading needs hold data; the file is sparse elsewhere (holes read as zeros).
 MAKE_QWEN2_SHAPE = """
-import json, struct, sys
+import json, os, struct, sys
 from pathlib import Path
 from typing import Any
 import numpy as np
@@ -239,44 +239,59 @@ with open(folder / "model.safetensors", "wb") as f:
             f.seek(start + info["data_offsets"][0])
             f.write((a.view(np.uint32) >> 16).astype(np.uint16).tobytes())  # bfloat16
     f.truncate(start + off)
+    f.flush(); os.fsync(f.fileno())  # on disk, not dirty: a cold run's DONTNEED can drop the pages
 print(start + off)
 """
 
 # One fresh process: the resident baseline after opening the checkpoint, the time to read the
-# q/k bytes (and the norms') with plain seek + read, the weights reading's time, and the peak
-# memory above the baseline (ru_maxrss), as JSON.
+# q/k bytes (and the norms' and biases': every byte the reading reads) layer by layer in file
+# order with plain seek + read ("bytes"), or the same with the kernel asked for the next layers'
+# bytes as the reading asks for them ("bytes-ahead": posecards.model.weights.AHEAD layers,
+# posix_fadvise WILLNEED), or the weights reading's time and peak memory above the baseline
+# (ru_maxrss), as JSON; wall and CPU seconds (on a shared machine the CPU seconds move far less
+# with the load than wall time). Every side drops the file's pages from the page cache first
+# ("cold") or finds them there ("warm"), in the same process, just before its clock starts.
 TIME_WEIGHTS = """
-import json, os, resource, sys, time
+import json, math, os, resource, sys, time
 from posecards.content.weights import weights_reading
-from posecards.model.checkpoint import open_checkpoint
+from posecards.model.checkpoint import open_checkpoint, prefetch
 from posecards.model.positions import find_positions
-from posecards.model.weights import layer_names
+from posecards.model.weights import AHEAD, layer_names
 ckpt = open_checkpoint(sys.argv[1]); found = find_positions(ckpt)
-names = []
-for i in range(found.reading.num_layers):
+layers, qk = [], []
+for i in found.reading.rope_layers:
     n = layer_names(ckpt, i)
-    names += [x for x in (n.q, n.k, n.norm, n.q_bias, n.k_bias) if x]
-def read_bytes():
+    layers.append([x for x in (n.q, n.k, n.norm, n.q_bias, n.k_bias, n.q_norm, n.k_norm) if x])
+    qk += [n.q, n.k]
+names = [x for group in layers for x in group]
+def read_bytes(ahead):
     total = 0
-    for name in names:
-        e = ckpt.tensors[name]
-        with e.file.open("rb") as fh:
-            fh.seek(e.begin); total += len(fh.read(e.nbytes))
+    for j, group in enumerate(layers):
+        hints = layers[: 1 + AHEAD] if j == 0 else layers[j + AHEAD : j + AHEAD + 1]
+        for hint in hints if ahead else ():
+            prefetch(ckpt, hint)
+        for name in group:
+            e = ckpt.tensors[name]
+            with e.file.open("rb") as fh:
+                fh.seek(e.begin); total += len(fh.read(e.nbytes))
     return total
 which = sys.argv[2]
 if len(sys.argv) > 3 and sys.argv[3] == "cold":  # this file's pages out of the page cache
     for f in {ckpt.tensors[x].file for x in names}:
         fd = os.open(f, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)
-if which == "bytes":
-    t = time.perf_counter(); nbytes = read_bytes(); wall = time.perf_counter() - t
-    print(json.dumps({"wall": wall, "bytes": nbytes}))
+if which.startswith("bytes"):
+    t, c = time.perf_counter(), time.process_time(); nbytes = read_bytes(which == "bytes-ahead")
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    print(json.dumps({"wall": wall, "cpu": cpu, "bytes": nbytes}))
 else:
-    largest = max(4 * ckpt.tensors[x].shape[0] * ckpt.tensors[x].shape[-1] for x in names)
+    largest = max(4 * math.prod(ckpt.tensors[x].shape) for x in qk)  # float32 bytes
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t = time.perf_counter(); w = weights_reading(ckpt, found); wall = time.perf_counter() - t
+    t, c = time.perf_counter(), time.process_time(); w = weights_reading(ckpt, found)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"wall": wall, "base_mib": base / 1024, "above_mib": (peak - base) / 1024,
-                      "largest_f32_mib": largest / 2**20, "layers": len(w.layers)}))
+    print(json.dumps({"wall": wall, "cpu": cpu, "base_mib": base / 1024,
+                      "above_mib": (peak - base) / 1024, "largest_f32_mib": largest / 2**20,
+                      "layers": len(w.layers)}))
 """
 
 
@@ -307,23 +322,39 @@ def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
         return dict(json.loads(out))
 
     # from disk: each run first drops the file's pages from the page cache (posix_fadvise
-    # DONTNEED on that file only); interleaved, medians of 3
-    bytes_runs, reading_runs = [], []
-    for _ in range(3):
-        bytes_runs.append(one(folder, "bytes"))
-        reading_runs.append(one(folder, "weights"))
-    read_s = statistics.median(r["wall"] for r in bytes_runs)
-    weights_s = statistics.median(r["wall"] for r in reading_runs)
-    warm_read = statistics.median(one(folder, "bytes", "warm")["wall"] for _ in range(3))
-    warm_weights = statistics.median(one(folder, "weights", "warm")["wall"] for _ in range(3))
-    above = statistics.median(r["above_mib"] for r in reading_runs)
-    base = statistics.median(r["base_mib"] for r in reading_runs)
+    # DONTNEED on that file only; the writer fsyncs it, so no page is left dirty to survive the
+    # drop); interleaved, medians of REPEAT. The baseline is the faster way of reading the bytes:
+    # plain reads, or with the kernel asked ahead as the reading asks (which can make the disk
+    # deliver them sooner than plain reads do: then the reading is not compared with slower
+    # reads than its own).
+    sides = {"bytes": [], "bytes-ahead": [], "weights": []}
+    warm: dict[str, list[dict[str, float]]] = {"bytes": [], "weights": []}
+    loads = []
+    for _ in range(REPEAT):
+        loads.append(os.getloadavg()[0])
+        for side, runs in sides.items():
+            runs.append(one(folder, side))
+    for _ in range(REPEAT):
+        loads.append(os.getloadavg()[0])
+        for side, runs in warm.items():
+            runs.append(one(folder, side, "warm"))
+
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    plain_s, ahead_s = med(sides["bytes"], "wall"), med(sides["bytes-ahead"], "wall")
+    read_s, weights_s = min(plain_s, ahead_s), med(sides["weights"], "wall")
+    warm_read, warm_weights = med(warm["bytes"], "wall"), med(warm["weights"], "wall")
+    reading_runs = sides["weights"]
+    above = med(reading_runs, "above_mib")
+    base = med(reading_runs, "base_mib")
     largest = reading_runs[0]["largest_f32_mib"]
     rows = [
         (
-            f"weights reading, {size / 1e9:.1f} GB Qwen2-1.5B-shaped bf16 checkpoint: q/k+norm "
-            f"bytes {bytes_runs[0]['bytes'] / 2**20:.0f} MiB read in {read_s:.3f} s; reading "
-            f"{weights_s:.3f} s, from disk (ratio)",
+            f"weights reading, {size / 1e9:.1f} GB Qwen2-1.5B-shaped bf16 checkpoint, from disk "
+            f"(medians of {REPEAT}): its {sides['bytes'][0]['bytes'] / 2**20:.0f} MiB of "
+            f"q/k/norm/bias bytes read in {plain_s:.3f} s plain, {ahead_s:.3f} s asked ahead; "
+            f"the reading {weights_s:.3f} s (ratio to the faster)",
             f"{weights_s / read_s:.2f}",
             "≤ 1.5",
         ),
@@ -333,10 +364,21 @@ def weights_rows(tmp: Path, env: dict[str, str]) -> list[tuple[str, str, str]]:
             "report",
         ),
         (
+            "CPU seconds of the weights reading, from disk; from the page cache (plain bytes: "
+            f"{med(sides['bytes'], 'cpu'):.3f}; {med(warm['bytes'], 'cpu'):.3f})",
+            f"{med(reading_runs, 'cpu'):.3f}; {med(warm['weights'], 'cpu'):.3f}",
+            "report",
+        ),
+        (
             f"weights reading peak above the resident baseline ({base:.0f} MiB) / largest q or k "
             f"tensor in float32 ({largest:.1f} MiB)",
             f"{above:.1f} MiB; {above / largest:.2f}",
             "≤ 3",
+        ),
+        (
+            f"load average (1 min) before these runs, {os.cpu_count()} cores: median (min–max)",
+            f"{statistics.median(loads):.1f} ({min(loads):.1f}–{max(loads):.1f})",
+            "report",
         ),
     ]
     try:

@@ -286,9 +286,9 @@ def test_card_numbers_are_the_readings(card_content: tuple[Any, Any, Any, Any]) 
     first = a.first_token.mean(axis=1)
     assert n["first_share_max"] == pytest.approx(100 * first.max())
     assert n["first_share_layer"] == int(np.argmax(first))
-    np.testing.assert_allclose(content.figures["a-text"]["use"], a.use.mean(axis=1))
-    np.testing.assert_allclose(content.figures["a-weights"]["use"], w.use.mean(axis=1))
-    np.testing.assert_allclose(content.figures["a-distance"]["mass"].sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(content.figures["a-text"].use, a.use.mean(axis=1))
+    np.testing.assert_allclose(content.figures["a-weights"].use, w.use.mean(axis=1))
+    np.testing.assert_allclose(content.figures["a-distance"].mass.sum(axis=1), 1.0, rtol=1e-6)
     assert n["q_massive"] == int(a.q_massive.sum()) and n["tokens"] == 300
     has = "found" if n["q_massive"] + n["k_massive"] else "none"
     assert content.variants == {"thesis": has, "takeaways.massive": has}

@@ -434,3 +434,96 @@ def test_a_tensor_with_nan_is_refused(tmp_path: Path) -> None:
     ckpt = open_checkpoint(tmp_path / "m")
     with pytest.raises(CheckpointError, match="q_proj.weight' holds NaN"):
         weights_reading(ckpt, find_positions(ckpt))
+
+
+# ---------------------------------------------------------------- streamed: as stored, by blocks
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    heads=st.integers(1, 3),
+    pairs=st.integers(1, 9),
+    extra=st.integers(0, 3),
+    d_in=st.integers(1, 40),
+    layout=st.sampled_from(["half", "interleaved"]),
+    block=st.sampled_from([16, 48, 200, 384 * 1024]),
+)
+def test_row_stats_by_blocks_equal_the_direct_float64_sums(
+    seed: int, heads: int, pairs: int, extra: int, d_in: int, layout: str, block: int
+) -> None:
+    """However many pairs a block holds (one to all), with rows that do not rotate (partial
+    rotary), from float32 heads given as an array or as a sequence: sq and dot are the float64
+    sums of (W diag(γ))'s rows, to the last few bits."""
+    import posecards.encodings.rope_use as ru
+
+    rng = np.random.default_rng(seed)
+    head_dim = 2 * pairs + extra
+    w = rng.standard_normal((heads, head_dim, d_in)).astype(np.float32)
+    gamma = rng.uniform(0.1, 3.0, d_in)
+    rows = pair_rows(2 * pairs, layout)
+    wg = w.astype(np.float64) * gamma  # (heads, head_dim, d_in)
+    sq_ref = (wg * wg).sum(axis=2)
+    dot_ref = (wg[:, rows[:, 0]] * wg[:, rows[:, 1]]).sum(axis=2)
+    saved, ru.BLOCK_BYTES = ru.BLOCK_BYTES, block
+    try:
+        sq, dot = ru.row_stats(w, rows, gamma)
+        sq2, dot2 = ru.row_stats([w[h] for h in range(heads)], rows, gamma)
+    finally:
+        ru.BLOCK_BYTES = saved
+    np.testing.assert_allclose(sq, sq_ref, rtol=1e-13)
+    np.testing.assert_allclose(dot, dot_ref, rtol=1e-12, atol=1e-13 * sq_ref.max())
+    np.testing.assert_array_equal(sq2, sq)
+    np.testing.assert_array_equal(dot2, dot)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_checkpoints_are_read_as_stored_and_widened_exactly(
+    tmp_path: Path, dtype: torch.dtype
+) -> None:
+    """A Qwen2 (q/k biases, GQA) saved by transformers in bfloat16 or float16: its q/k rows stay at
+    2 bytes a value until each head is widened (BF16 patterns shifted into float32), and the pair
+    norms and cosines are those of torch's own widening of the same weights, in float64."""
+    from posecards.model.checkpoint import read_stored
+    from posecards.model.weights import read_layer
+
+    model = _tiny("qwen2", 3)
+    _randomize(model, 3)
+    model = model.to(dtype)
+    model.save_pretrained(tmp_path / "m")
+    ckpt = open_checkpoint(tmp_path / "m")
+    found = find_positions(ckpt)
+    w = weights_reading(ckpt, found)
+    rows = pair_rows(8, "half")
+    for li in range(2):
+        layer = model.model.layers[li]
+        gamma = layer.input_layernorm.weight.detach().double().numpy()
+        for proj, heads, got_norm, got_cos in (
+            (layer.self_attn.q_proj, 6, w.q_norm, w.q_cos),
+            (layer.self_attn.k_proj, 2, w.k_norm, w.k_cos),
+        ):
+            ref = (proj.weight.detach().double().numpy() * gamma).reshape(heads, 8, -1)
+            a, b = ref[:, rows[:, 0]], ref[:, rows[:, 1]]  # (heads, pairs, d_in)
+            na, nb = np.linalg.norm(a, axis=2), np.linalg.norm(b, axis=2)
+            np.testing.assert_allclose(got_norm[li], np.hypot(na, nb), rtol=1e-13)
+            np.testing.assert_allclose(got_cos[li], (a * b).sum(axis=2) / na / nb, rtol=1e-12)
+    stored = read_stored(ckpt, "model.layers.0.self_attn.q_proj.weight")
+    assert stored.values.itemsize == 2 and stored.bfloat16 == (dtype == torch.bfloat16)
+    lw = read_layer(ckpt, found.reading, 0, 6, 2, 8)  # type: ignore[union-attr]
+    q = model.model.layers[0].self_attn.q_proj.weight.detach().float().numpy().reshape(6, 8, -1)
+    for h in range(6):
+        np.testing.assert_array_equal(lw.q[h], q[h])  # bit for bit: torch's widening
+
+
+def test_a_nan_in_a_bfloat16_weight_is_refused(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    model = _tiny("llama").to(torch.bfloat16)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    state["model.layers.1.self_attn.k_proj.weight"][9, 2] = float("inf")
+    (tmp_path / "m").mkdir()
+    model.config.save_pretrained(tmp_path / "m")
+    save_file(state, tmp_path / "m" / "model.safetensors")
+    ckpt = open_checkpoint(tmp_path / "m")
+    with pytest.raises(CheckpointError, match="k_proj.weight' holds NaN or infinite"):
+        weights_reading(ckpt, find_positions(ckpt))

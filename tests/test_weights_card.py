@@ -63,7 +63,7 @@ def test_a_planted_pair_is_the_most_used(tmp_path: Path) -> None:
     assert n["quarter"] == 2 and n["top_pct"] > 50
     np.testing.assert_allclose(w.use.sum(axis=2), 1.0, rtol=1e-12)
     # the layer map is the mean over heads of the shares
-    np.testing.assert_allclose(content.figures["w-use"]["use"], w.use.mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(content.figures["w-use"].use, w.use.mean(axis=1), rtol=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +90,7 @@ def test_smollm2_card_numbers(smollm2_content: tuple[Any, Any, Any]) -> None:
     assert n["min_base"] > n["base"]
     assert content.variants["panels.w-cos-sum.alt"] == "fails"
     assert content.variants["pitfalls.order"] == "gguf"
-    assert (
-        min(content.figures["w-cos-sum"]["model"])
-        < 0
-        <= min(content.figures["w-cos-sum"]["minimum"])
-    )
+    assert min(content.figures["w-cos-sum"].model) < 0 <= min(content.figures["w-cos-sum"].minimum)
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
+from posecards.content.figdata.inspect_activations import Agree, Distance, UseMap
 from posecards.content.weights import WeightsReading
 from posecards.encodings._checks import F64, I64
 from posecards.encodings.activation_stats import (
@@ -193,11 +194,11 @@ def compute_activations_card(
     vmax = 100 * float(max(np.nanmax(w_use), np.nanmax(a_use)))
     fin = np.isfinite(r)
     lo, hi = int(np.nanargmin(r)) if fin.any() else 0, int(np.nanargmax(r)) if fin.any() else 0
-    figures: dict[str, dict[str, Any]] = {
-        "a-weights": {"use": w_use, "layers": layers, "vmax": vmax},
-        "a-text": {"use": a_use, "layers": layers, "vmax": vmax},
-        "a-agree": {"r": r, "layers": layers},
-        "a-distance": {"mass": a.mass.mean(axis=1), "layers": layers, "edges": a.edges},
+    figures = {
+        "a-weights": UseMap(use=w_use, layers=layers, vmax=vmax),
+        "a-text": UseMap(use=a_use, layers=layers, vmax=vmax),
+        "a-agree": Agree(r=r, layers=layers),
+        "a-distance": Distance(mass=a.mass.mean(axis=1), layers=layers, edges=a.edges),
     }
     numbers: dict[str, Any] = {
         "model": display_name(ckpt.name),

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
+from posecards.content.figdata.inspect_weights import Cosine, CosSum, Heads, Use
 from posecards.content.reading import kind_frequencies
 from posecards.encodings._checks import F64
 from posecards.encodings.critical_dim import critical_dimension
@@ -39,9 +40,10 @@ from posecards.encodings.rope_use import (
     unrotated_norms,
 )
 from posecards.model.checkpoint import Checkpoint, CheckpointError
+from posecards.model.layers import ModelLayers
 from posecards.model.names import display_name
 from posecards.model.positions import Found, LayeredPositions, RopePositions
-from posecards.model.weights import iter_layers
+from posecards.model.weights import LayerWeights, iter_layers
 
 CARD = "inspect-weights"
 BIAS_DISTANCES = 256  # distances 0 .. 255 of the bias score
@@ -114,6 +116,47 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
             f"{ckpt.name}: a query temperature scales some layers' queries; posecards reads "
             "frequency use of models without one"
         )
+    freqs = _frequencies(ckpt, reading)
+    # the card's wavelengths: full attention's RoPE where layer types differ (the long one)
+    main = "full_attention" if "full_attention" in freqs else next(iter(freqs))
+    kind = reading.rope[main]
+    inv_freq = freqs[main]
+    ctx = _context(ckpt, reading, kind.parameters)
+    heads, kv = _sizes(ckpt.config, reading.text_prefix)
+    kv_head = kv_head_of(heads, kv)  # (heads,)
+    per = [
+        _layer_stats(lw, kind.head_slots, kv_head, freqs[reading.layers[lw.index].rope or "rope"])
+        for lw in iter_layers(ckpt, reading, heads, kv, kind.head_slots)
+    ]
+    bias = [x.bias for x in per if x.bias is not None]
+    return WeightsReading(
+        layers=tuple(reading.rope_layers),
+        heads=heads,
+        kv_heads=kv,
+        head_dim=kind.head_slots,
+        rotated_dim=2 * inv_freq.size,
+        base=float(kind.theta),
+        context=int(ctx),
+        layout=kind.layout,
+        stored_layout=per[-1].stored_layout if per else kind.layout,
+        rope=main,
+        layer_rope=tuple(reading.layers[i].rope or "rope" for i in reading.rope_layers),
+        inv_freq=inv_freq,
+        kv_head=kv_head,
+        q_norm=np.stack([x.q_norm for x in per]),
+        k_norm=np.stack([x.k_norm for x in per]),
+        q_cos=np.stack([x.q_cos for x in per]),
+        k_cos=np.stack([x.k_cos for x in per]),
+        use=np.stack([x.use for x in per]),
+        q_unrotated=np.stack([x.q_unrotated for x in per]),
+        bias=np.stack(bias) if bias and len(bias) == len(per) else None,
+        qk_norm=any(x.qk_norm for x in per),
+    )
+
+
+def _frequencies(ckpt: Checkpoint, reading: ModelLayers) -> dict[str, F64]:
+    """The ``(pairs,)`` inv_freq of each RoPE the rotating layers use, by key in sorted order;
+    a CheckpointError where the heads are not plain or partial RoPE of one shape."""
     keys = sorted({reading.layers[i].rope or "rope" for i in reading.rope_layers})
     freqs: dict[str, F64] = {}
     for key in keys:
@@ -136,74 +179,66 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
             f"{ckpt.name}: its layer types rotate different numbers of pairs; posecards reads "
             "frequency use where every rotating layer has the same pairs"
         )
-    # the card's wavelengths: full attention's RoPE where layer types differ (the long one)
-    main = "full_attention" if "full_attention" in keys else keys[0]
-    kind = reading.rope[main]
-    inv_freq = freqs[main]
-    layer_freq = {i: freqs[reading.layers[i].rope or "rope"] for i in reading.rope_layers}
-    rotated = 2 * inv_freq.size
+    return freqs
+
+
+def _context(ckpt: Checkpoint, reading: ModelLayers, parameters: Mapping[str, Any]) -> int:
+    """The context the model was trained for: before any scaling where the RoPE names it."""
     ctx = reading.max_position_embeddings or 0
-    kp = kind.parameters
-    if isinstance(kp.get("original_max_position_embeddings"), int):
-        ctx = int(kp["original_max_position_embeddings"])  # the context trained before scaling
+    if isinstance(parameters.get("original_max_position_embeddings"), int):
+        ctx = int(parameters["original_max_position_embeddings"])  # trained before scaling
     if ctx < 2:
         raise CheckpointError(
             f"{ckpt.name}: the config names no context length (max_position_embeddings); the "
             "frequency-use card draws wavelengths against it"
         )
-    heads, kv = _sizes(ckpt.config, reading.text_prefix)
-    head_dim = kind.head_slots
-    kv_head = kv_head_of(heads, kv)  # (heads,)
-    qn, kn, qc, kc, use, unrot, bias = [], [], [], [], [], [], []
-    has_bias = qk = False
-    layout = kind.layout
-    stored = layout
-    dist = np.arange(BIAS_DISTANCES, dtype=np.float64)  # (D,)
-    for lw in iter_layers(ckpt, reading, heads, kv, head_dim):
-        stored = lw.layout
-        rows = pair_rows(rotated, lw.layout)  # (pairs, 2) in the file's order
-        q_sq, q_dot = row_stats(lw.q, rows, lw.gamma)  # (heads, head_dim), (heads, pairs)
-        k_sq, k_dot = row_stats(lw.k, rows, lw.gamma)  # (kv, head_dim), (kv, pairs)
-        if lw.q_norm is not None and lw.k_norm is not None:
-            qk = True  # the per-slot gain after each head's RMS norm, folded into the rows
-            q_sq, q_dot = _gain(q_sq, q_dot, lw.q_norm, rows)
-            k_sq, k_dot = _gain(k_sq, k_dot, lw.k_norm, rows)
-        q_n, k_n = norms_from(q_sq, rows), norms_from(k_sq, rows)  # (heads, pairs), (kv, pairs)
-        qn.append(q_n)
-        kn.append(k_n)
-        qc.append(cosines_from(q_sq, q_dot, rows))
-        kc.append(cosines_from(k_sq, k_dot, rows))
-        use.append(shares(pair_use(q_n, k_n, kv_head)))
-        mask = np.zeros(head_dim, dtype=bool)
-        mask[rows.reshape(-1)] = True
-        unrot.append(unrotated_norms(q_sq, mask))
-        if lw.q_bias is not None and lw.k_bias is not None:
-            has_bias = True
-            # (heads, D): each query head's bias with the bias of the key head it reads
-            theta = layer_freq[lw.index]  # (pairs,) this layer's own RoPE
-            bias.append(bias_score(lw.q_bias, lw.k_bias[kv_head], theta, rows, dist))
-    return WeightsReading(
-        layers=tuple(reading.rope_layers),
-        heads=heads,
-        kv_heads=kv,
-        head_dim=head_dim,
-        rotated_dim=rotated,
-        base=float(kind.theta),
-        context=int(ctx),
-        layout=layout,
-        stored_layout=stored,
-        rope=main,
-        layer_rope=tuple(reading.layers[i].rope or "rope" for i in reading.rope_layers),
-        inv_freq=inv_freq,
-        kv_head=kv_head,
-        q_norm=np.stack(qn),
-        k_norm=np.stack(kn),
-        q_cos=np.stack(qc),
-        k_cos=np.stack(kc),
-        use=np.stack(use),
-        q_unrotated=np.stack(unrot),
-        bias=np.stack(bias) if has_bias and len(bias) == len(qn) else None,
+    return ctx
+
+
+@dataclass(frozen=True)
+class _LayerStats:
+    """One layer's numbers, per head and pair (float64)."""
+
+    q_norm: F64  # (heads, pairs)
+    k_norm: F64  # (kv_heads, pairs)
+    q_cos: F64  # (heads, pairs)
+    k_cos: F64  # (kv_heads, pairs)
+    use: F64  # (heads, pairs) shares
+    q_unrotated: F64  # (heads,)
+    bias: F64 | None  # (heads, BIAS_DISTANCES)
+    qk_norm: bool
+    stored_layout: str
+
+
+def _layer_stats(lw: LayerWeights, head_dim: int, kv_head: Any, theta: F64) -> _LayerStats:
+    """Pair norms, cosines, use and bias score of one layer's weights; ``theta`` ``(pairs,)``: the
+    layer's own RoPE."""
+    rows = pair_rows(2 * theta.size, lw.layout)  # (pairs, 2) in the file's order
+    q_sq, q_dot = row_stats(lw.q, rows, lw.gamma)  # (heads, head_dim), (heads, pairs)
+    k_sq, k_dot = row_stats(lw.k, rows, lw.gamma)  # (kv, head_dim), (kv, pairs)
+    qk = lw.q_norm is not None and lw.k_norm is not None
+    if lw.q_norm is not None and lw.k_norm is not None:
+        # the per-slot gain after each head's RMS norm, folded into the rows
+        q_sq, q_dot = _gain(q_sq, q_dot, lw.q_norm, rows)
+        k_sq, k_dot = _gain(k_sq, k_dot, lw.k_norm, rows)
+    q_n, k_n = norms_from(q_sq, rows), norms_from(k_sq, rows)  # (heads, pairs), (kv, pairs)
+    mask = np.zeros(head_dim, dtype=bool)
+    mask[rows.reshape(-1)] = True
+    bias = None
+    if lw.q_bias is not None and lw.k_bias is not None:
+        dist = np.arange(BIAS_DISTANCES, dtype=np.float64)  # (D,)
+        # (heads, D): each query head's bias with the bias of the key head it reads
+        bias = bias_score(lw.q_bias, lw.k_bias[kv_head], theta, rows, dist)
+    return _LayerStats(
+        q_norm=q_n,
+        k_norm=k_n,
+        q_cos=cosines_from(q_sq, q_dot, rows),
+        k_cos=cosines_from(k_sq, k_dot, rows),
+        use=shares(pair_use(q_n, k_n, kv_head)),
+        q_unrotated=unrotated_norms(q_sq, mask),
+        bias=bias,
         qk_norm=qk,
+        stored_layout=lw.layout,
     )
 
 
@@ -259,56 +294,102 @@ def summarize(w: WeightsReading) -> Summary:
     )
 
 
+@dataclass(frozen=True)
+class _Picks:
+    """What the card points at: the heads most on the fast and the slow quarter, the pair used
+    most over all layers, and the pairs slower than the context."""
+
+    wavelength: F64  # (pairs,) in positions
+    fast: tuple[int, int]  # (layer position, head)
+    slow: tuple[int, int]
+    overall: F64  # (pairs,) mean share over layers and heads
+    top: int
+    beyond: int
+
+
+def _picks(w: WeightsReading, s: Summary) -> _Picks:
+    wl = 2 * math.pi / w.inv_freq  # (pairs,) wavelength in positions
+    overall = np.nanmean(s.mean_use, axis=0)  # (pairs,)
+    fast_l, fast_h = divmod(int(np.nanargmax(s.fast)), w.heads)
+    slow_l, slow_h = divmod(int(np.nanargmax(s.slow)), w.heads)
+    return _Picks(
+        wavelength=wl,
+        fast=(fast_l, fast_h),
+        slow=(slow_l, slow_h),
+        overall=overall,
+        top=int(np.nanargmax(overall)),
+        beyond=int(np.count_nonzero(wl > w.context)) if w.context else 0,
+    )
+
+
 def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> CardContent:
     s = summarize(w)
-    pairs = w.inv_freq.size
-    wl = 2 * math.pi / w.inv_freq  # (pairs,) wavelength in positions
-    n_layers = len(w.layers)
-    flat_fast = int(np.nanargmax(s.fast))
-    flat_slow = int(np.nanargmax(s.slow))
-    fast_l, fast_h = divmod(flat_fast, w.heads)
-    slow_l, slow_h = divmod(flat_slow, w.heads)
-    overall = np.nanmean(s.mean_use, axis=0)  # (pairs,)
-    top = int(np.nanargmax(overall))
-    beyond = int(np.count_nonzero(wl > w.context)) if w.context else 0
+    picks = _picks(w, s)
     ctx = w.context or 0
+    holds = bool(ctx >= 2 and base_holds(ctx, w.rotated_dim, w.base))
+    variants = {
+        "panels.w-use.alt": "beyond" if picks.beyond else "all-turn",
+        "panels.w-cos-sum.alt": "holds" if holds else "fails",
+        "panels.w-cos-sum.caption": "holds" if holds else "fails",
+        "takeaways.heads": "qk-norm" if w.qk_norm else "plain",
+        "pitfalls.order": "gguf" if ckpt.format == "gguf" else "hf",
+    }
+    return CardContent(
+        card=CARD,
+        figures=_figures(w, s, picks),
+        numbers=_numbers(ckpt, w, s, picks),
+        variants=variants,
+    )
+
+
+def _figures(w: WeightsReading, s: Summary, picks: _Picks) -> dict[str, Any]:
+    ctx = w.context or 0
+    layers = np.asarray(w.layers, dtype=np.float64)  # (layers,)
     m = np.unique(np.linspace(0, max(ctx, 2) - 1, COS_SUM_POINTS).round())  # (M,) shown
     shown = m.astype(np.int64)
-    figures: dict[str, dict[str, Any]] = {
-        "w-use": {
-            "use": s.mean_use,
-            "layers": np.asarray(w.layers, dtype=np.float64),
-            "wavelength": wl,
-            "context": float(ctx),
-            "beyond": beyond,
-        },
-        "w-cosine": {
-            "cos": np.nanmean(np.abs(w.q_cos), axis=1),  # (layers, pairs) mean |cos| over heads
-            "layers": np.asarray(w.layers, dtype=np.float64),
-        },
-        "w-heads": {
-            "layer": np.repeat(np.asarray(w.layers, dtype=np.float64), w.heads),
-            "centre": s.centre.reshape(-1),
-            "pairs": pairs,
-            "fast": [float(w.layers[fast_l]), float(s.centre[fast_l, fast_h])],
-            "slow": [float(w.layers[slow_l]), float(s.centre[slow_l, slow_h])],
-        },
-        "w-cos-sum": {
-            "distance": m,
-            "model": lowest_mean_cos(w.rotated_dim, w.base, max(ctx, 2))[shown],
-            "minimum": (
+    (fast_l, fast_h), (slow_l, slow_h) = picks.fast, picks.slow
+    return {
+        "w-use": Use(
+            use=s.mean_use,
+            layers=layers,
+            wavelength=picks.wavelength,
+            context=float(ctx),
+            beyond=picks.beyond,
+        ),
+        "w-cosine": Cosine(
+            cos=np.nanmean(np.abs(w.q_cos), axis=1),  # (layers, pairs) mean |cos| over heads
+            layers=layers,
+        ),
+        "w-heads": Heads(
+            layer=np.repeat(layers, w.heads),
+            centre=s.centre.reshape(-1),
+            pairs=w.inv_freq.size,
+            fast=[float(w.layers[fast_l]), float(s.centre[fast_l, fast_h])],
+            slow=[float(w.layers[slow_l]), float(s.centre[slow_l, slow_h])],
+        ),
+        "w-cos-sum": CosSum(
+            distance=m,
+            model=lowest_mean_cos(w.rotated_dim, w.base, max(ctx, 2))[shown],
+            minimum=(
                 lowest_mean_cos(w.rotated_dim, s.min_base, max(ctx, 2))[shown]
                 if s.min_base
                 else m * 0
             ),
-            "base": w.base,
-            "min_base": s.min_base or math.nan,
-        },
+            base=w.base,
+            min_base=s.min_base or math.nan,
+        ),
     }
+
+
+def _numbers(ckpt: Checkpoint, w: WeightsReading, s: Summary, picks: _Picks) -> dict[str, Any]:
+    pairs = w.inv_freq.size
+    ctx = w.context or 0
+    (fast_l, fast_h), (slow_l, slow_h) = picks.fast, picks.slow
     layer_top = [int(x) for x in s.top_pair]
-    numbers: dict[str, Any] = {
+    top = picks.top
+    return {
         "model": display_name(ckpt.name),
-        "layers": n_layers,
+        "layers": len(w.layers),
         "heads": w.heads,
         "kv_heads": w.kv_heads,
         "group": w.heads // w.kv_heads,
@@ -321,9 +402,9 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         "stored_layout": w.stored_layout,
         "format": ckpt.format,
         "top_pair": top,
-        "top_pct": 100 * float(overall[top]),
+        "top_pct": 100 * float(picks.overall[top]),
         "even_pct": 100 / pairs,
-        "top_wl": float(wl[top]),
+        "top_wl": float(picks.wavelength[top]),
         "fast_pct": 100 * float(np.nanmean(s.fast)),
         "slow_pct": 100 * float(np.nanmean(s.slow)),
         "quarter": max(1, pairs // QUARTER),
@@ -335,7 +416,7 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         "slow_head_pct": 100 * float(s.slow[slow_l, slow_h]),
         "first_top": layer_top[0],
         "last_top": layer_top[-1],
-        "beyond": beyond,
+        "beyond": picks.beyond,
         "crit_dim": s.crit_dim if s.crit_dim is not None else 0,
         "crit_pairs": (s.crit_dim or 0) // 2,
         "rest_pairs": pairs - (s.crit_dim or 0) // 2,
@@ -343,15 +424,6 @@ def compute_weights_card(ckpt: Checkpoint, found: Found, w: WeightsReading) -> C
         "cos_r": float(np.nanmedian(s.qk_cos_r)) if np.any(np.isfinite(s.qk_cos_r)) else math.nan,
         "cos_abs": float(np.nanmean(np.abs(w.q_cos))),
     }
-    holds = bool(ctx >= 2 and base_holds(ctx, w.rotated_dim, w.base))
-    variants = {
-        "panels.w-use.alt": "beyond" if beyond else "all-turn",
-        "panels.w-cos-sum.alt": "holds" if holds else "fails",
-        "panels.w-cos-sum.caption": "holds" if holds else "fails",
-        "takeaways.heads": "qk-norm" if w.qk_norm else "plain",
-        "pitfalls.order": "gguf" if ckpt.format == "gguf" else "hf",
-    }
-    return CardContent(card=CARD, figures=figures, numbers=numbers, variants=variants)
 
 
 def _f(x: float) -> float | str:

@@ -22,6 +22,8 @@ the head size, the base and the context. Every function that forms pairs names i
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -40,34 +42,71 @@ def pair_rows(rotated_dim: int, layout: str) -> I64:
     return np.stack([2 * k, 2 * k + 1], axis=1)  # (pairs, 2)
 
 
-def _heads(w: npt.ArrayLike) -> npt.NDArray[np.floating]:
-    a = np.asarray(w)
-    if a.ndim != 3 or not np.issubdtype(a.dtype, np.floating):
+def _head(w: Any, h: int, shape: tuple[int, ...] | None) -> npt.NDArray[np.floating]:
+    """Head h's ``(head_dim, d_in)`` rows, checked to be floats of the first head's shape."""
+    a = np.asarray(w[h])
+    if a.ndim != 2 or not np.issubdtype(a.dtype, np.floating) or (shape and a.shape != shape):
         raise ValueError(
-            f"w must be a float array (heads, head_dim, d_in), got {a.dtype} {a.shape}"
+            f"w must hold float heads (head_dim, d_in), got {a.dtype} {a.shape} for head {h}"
         )
     return a
 
 
-def row_stats(w: npt.ArrayLike, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
-    """``(sq, dot)``: the squared norm of every row ``(heads, head_dim)`` and the dot product of
-    each pair's two rows ``(heads, pairs)`` of ``w diag(γ)``, one head at a time in float64.
+BLOCK_BYTES = 384 * 1024  # float64 rows widened at a time: they stay in a core's cache
 
-    ``w`` ``(heads, head_dim, d_in)`` may be stored as float32 (exact for F32/F16/BF16 weights
-    and the gguf package's dequantized values): each head is converted on its own, so no float64
-    copy of the whole tensor is made."""
-    w = _heads(w)
-    heads, head_dim, d_in = w.shape
-    g = None if gamma is None else np.asarray(gamma, dtype=np.float64).reshape(d_in)  # (d_in,)
+
+def row_stats(w: Any, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
+    """``(sq, dot)``: the squared norm of every row ``(heads, head_dim)`` and the dot product of
+    each pair's two rows ``(heads, pairs)`` of ``W diag(γ)``, in float64:
+
+        sq[h, s]  = Σ_d W[h, s, d]² γ_d²
+        dot[h, p] = Σ_d W[h, r0(p), d] W[h, r1(p), d] γ_d²
+
+    ``w``: ``(heads, head_dim, d_in)`` floats, or a sequence of heads whose items are
+    ``(head_dim, d_in)`` float arrays (``model.weights.StoredHeads`` widens a checkpoint's weight
+    one head at a time). A few pairs' rows at a time are copied into one small float64 buffer
+    (exact from float16 and float32, and so are their products), multiplied in place and reduced
+    against γ² by a matrix-vector product: the whole tensor, or even one head, is never held in
+    float64."""
+    if isinstance(w, np.ndarray) and w.ndim != 3:
+        raise ValueError(f"w must be (heads, head_dim, d_in), got {w.shape}")
+    heads = len(w)
+    if heads == 0:
+        raise ValueError("w has no heads")
+    first_head = _head(w, 0, None)
+    head_dim, d_in = first_head.shape
+    g2 = np.ones(d_in) if gamma is None else np.asarray(gamma, np.float64).reshape(d_in) ** 2
+    pairs = rows.shape[0]
+    step = max(1, BLOCK_BYTES // (16 * d_in))  # pairs a block: 2 rows of d_in float64 each
+    blocks = [
+        (
+            k,
+            min(k + step, pairs),
+            _as_slice(rows[k : k + step, 0]),
+            _as_slice(rows[k : k + step, 1]),
+        )
+        for k in range(0, pairs, step)
+    ]
+    rest = np.setdiff1d(np.arange(head_dim), rows.reshape(-1))  # rows that do not rotate
     sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
-    dot = np.empty((heads, rows.shape[0]), dtype=np.float64)  # (heads, pairs)
-    first, second = _as_slice(rows[:, 0]), _as_slice(rows[:, 1])
+    dot = np.empty((heads, pairs), dtype=np.float64)  # (heads, pairs)
+    buf = np.empty((2 * step, d_in), dtype=np.float64)  # (2 n, d_in): a block's r0 rows, r1 rows
+    prod = np.empty((step, d_in), dtype=np.float64)  # (n, d_in)
     for h in range(heads):
-        wh = w[h].astype(np.float64)  # (head_dim, d_in)
-        if g is not None:
-            wh *= g  # W diag(γ)
-        sq[h] = np.einsum("sd,sd->s", wh, wh)
-        dot[h] = np.einsum("pd,pd->p", wh[first], wh[second])
+        wh = first_head if h == 0 else _head(w, h, (head_dim, d_in))  # (head_dim, d_in)
+        for k0, k1, r0, r1 in blocks:
+            n = k1 - k0
+            both = buf[: 2 * n]  # (2 n, d_in)
+            np.copyto(both[:n], wh[r0], casting="safe")
+            np.copyto(both[n:], wh[r1], casting="safe")
+            np.multiply(both[:n], both[n:], out=prod[:n])  # W[r0] W[r1], elementwise
+            np.matmul(prod[:n], g2, out=dot[h, k0:k1])
+            np.multiply(both, both, out=both)  # W²
+            s = both @ g2  # (2 n,)
+            sq[h, r0], sq[h, r1] = s[:n], s[n:]
+        if rest.size:
+            left = wh[rest].astype(np.float64)  # (unrotated, d_in)
+            sq[h, rest] = (left * left) @ g2
     return sq, dot
 
 

@@ -6,8 +6,7 @@ They draw the arrays of ``posecards.content.activations`` only; all text comes f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.figure import FigureBase
@@ -18,18 +17,21 @@ from posecards.figures._common import heatmap
 from posecards.figures.inspect_weights import layer_map
 from posecards.figures.style import Theme
 
+if TYPE_CHECKING:
+    from posecards.content.figdata.inspect_activations import Agree, Distance, UseMap
 
-def _use_map(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+
+def _use_map(fig: FigureBase, data: UseMap, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    use = 100 * np.asarray(data["use"], dtype=np.float64)  # (layers, pairs) %
+    use = 100 * np.asarray(data.use, dtype=np.float64)  # (layers, pairs) %
     # the same colour scale on both maps (weights and text)
-    layer_map(ax, use, data["layers"], theme, t("use_pct"), t, vmax=float(data["vmax"]))
+    layer_map(ax, use, data.layers, theme, t("use_pct"), t, vmax=float(data.vmax))
 
 
-def draw_agree(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_agree(fig: FigureBase, data: Agree, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    layers = np.asarray(data["layers"], dtype=np.float64)  # (layers,)
-    r = np.asarray(data["r"], dtype=np.float64)  # (layers,)
+    layers = np.asarray(data.layers, dtype=np.float64)  # (layers,)
+    r = np.asarray(data.r, dtype=np.float64)  # (layers,)
     ax.axhline(0.0, color=theme.neutral, linewidth=0.8)
     ax.plot(layers, r, "o-", color=theme.accent, markersize=5, linewidth=1.6)
     ax.set_ylim(-1.05, 1.05)
@@ -38,11 +40,11 @@ def draw_agree(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
 
 
-def draw_distance(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_distance(fig: FigureBase, data: Distance, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    mass = 100 * np.asarray(data["mass"], dtype=np.float64)  # (layers, bins) %
-    layers = np.asarray(data["layers"], dtype=np.float64)  # (layers,)
-    edges = [int(e) for e in data["edges"]]  # (bins + 1,)
+    mass = 100 * np.asarray(data.mass, dtype=np.float64)  # (layers, bins) %
+    layers = np.asarray(data.layers, dtype=np.float64)  # (layers,)
+    edges = [int(e) for e in data.edges]  # (bins + 1,)
     bins = mass.shape[1]
     heatmap(
         ax,

@@ -6,8 +6,7 @@ They draw the arrays of ``posecards.content.weights`` only; all text comes from 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -17,6 +16,9 @@ from matplotlib.ticker import MaxNLocator
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
+
+if TYPE_CHECKING:
+    from posecards.content.figdata.inspect_weights import Cosine, CosSum, Heads, Use
 
 
 def layer_map(
@@ -47,36 +49,36 @@ def layer_map(
     ax.yaxis.set_major_locator(MaxNLocator(6, integer=True))
 
 
-def draw_use(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_use(fig: FigureBase, data: Use, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    use = np.asarray(data["use"], dtype=np.float64)  # (layers, pairs) share of each head's use
-    layer_map(ax, 100 * use, data["layers"], theme, t("use_pct"), t)
-    beyond = int(data["beyond"])
+    use = np.asarray(data.use, dtype=np.float64)  # (layers, pairs) share of each head's use
+    layer_map(ax, 100 * use, data.layers, theme, t("use_pct"), t)
+    beyond = int(data.beyond)
     pairs = use.shape[1]
     if 0 < beyond <= pairs:
         x = pairs - beyond - 0.5  # pairs right of it: wavelength longer than the context
         ax.axvline(x, color=theme.warn, linewidth=2.0, linestyle=(0, (4, 3)))
         ax.set_title(
-            t("beyond_line", L=int(data["context"])),
+            t("beyond_line", L=int(data.context)),
             loc="right",
             color=theme.warn,
             fontsize=roles.fontsize("annotation"),
         )
 
 
-def draw_cosine(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_cosine(fig: FigureBase, data: Cosine, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    layer_map(ax, data["cos"], data["layers"], theme, t("abs_cos"), t)
+    layer_map(ax, data.cos, data.layers, theme, t("abs_cos"), t)
 
 
-def draw_heads(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_heads(fig: FigureBase, data: Heads, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    layer = np.asarray(data["layer"], dtype=np.float64)  # (layers·heads,)
-    centre = np.asarray(data["centre"], dtype=np.float64)  # (layers·heads,)
-    pairs = int(data["pairs"])
+    layer = np.asarray(data.layer, dtype=np.float64)  # (layers·heads,)
+    centre = np.asarray(data.centre, dtype=np.float64)  # (layers·heads,)
+    pairs = int(data.pairs)
     ax.plot(layer, centre, "o", color=theme.muted, markersize=5, alpha=0.8)
-    fx, fy = data["fast"]
-    sx, sy = data["slow"]
+    fx, fy = data.fast
+    sx, sy = data.slow
     ax.plot([fx], [fy], "D", color=theme.accent, markersize=10, label=t("fastest_head"))
     ax.plot([sx], [sy], "s", color=theme.warn, markersize=10, label=t("slowest_head"))
     ax.set_ylim(-0.5, pairs - 0.5)
@@ -86,27 +88,27 @@ def draw_heads(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.legend(loc="lower right", fontsize=roles.fontsize("legend"))  # below the heads' dots
 
 
-def draw_cos_sum(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_cos_sum(fig: FigureBase, data: CosSum, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    m = np.asarray(data["distance"], dtype=np.float64)
+    m = np.asarray(data.distance, dtype=np.float64)
     ax.axhline(0.0, color=theme.neutral, linewidth=0.8)
     ax.plot(
         m,
-        np.asarray(data["minimum"]),
+        np.asarray(data.minimum),
         color=theme.muted,
         linewidth=1.6,
         linestyle=(0, (5, 2)),
-        label=t("min_base", b=float(data["min_base"])),
+        label=t("min_base", b=float(data.min_base)),
     )
     ax.plot(
         m,
-        np.asarray(data["model"]),
+        np.asarray(data.model),
         color=theme.accent,
         linewidth=2.0,
-        label=t("this_base", b=float(data["base"])),
+        label=t("this_base", b=float(data.base)),
     )
     ax.set_xlim(0, float(m[-1]))
-    ax.set_ylim(min(-0.1, float(np.min(data["model"])) - 0.05), 1.05)
+    ax.set_ylim(min(-0.1, float(np.min(data.model)) - 0.05), 1.05)
     ax.set_xlabel(t("distance"))
     ax.set_ylabel(t("mean_cos"))
     ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,51 +260,69 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
             )
         raise CheckpointError(f"{raw} does not exist")
     if p.is_file() and p.suffix == ".json":
-        # a lone config.json: RoPE and ALiBi need nothing else (a learned table does)
-        config = _read_config(p)
-        return Checkpoint(
-            root=p,
-            name=model_name(p.parent) if p.stem == "config" else p.stem,
-            config=config,
-            config_file=p,
-            weights=(),
-            format="none",
-            tensors={},
-        )
+        return _config_only(p)
     if p.is_file() and p.suffix == ".gguf":
         return _gguf_checkpoint(p)
     if p.is_file():
-        if p.suffix != ".safetensors":
-            raise CheckpointError(
-                f"{p.name}: give a model folder (config.json + weights), a .safetensors file, "
-                "a .gguf file or a config.json"
-            )
-        config_file = p.parent / "config.json"
-        config = _read_config(config_file) if config_file.is_file() else {}
-        generic = p.stem == "model" or p.stem.startswith("model-")
-        return Checkpoint(
-            root=p,
-            name=model_name(p.parent) if generic else p.stem,
-            config=config,
-            config_file=config_file if config_file.is_file() else None,
-            weights=(p,),
-            format="safetensors",
-            tensors=_read_safetensors_index(p),
-        )
+        return _safetensors_file(p)
     if not p.is_dir():
         raise CheckpointError(f"{raw} is neither a folder nor a .safetensors or .gguf file")
+    return _folder(p, raw)
+
+
+def _config_only(p: Path) -> Checkpoint:
+    """A lone config.json: RoPE and ALiBi need nothing else (a learned table does)."""
+    return Checkpoint(
+        root=p,
+        name=model_name(p.parent) if p.stem == "config" else p.stem,
+        config=_read_config(p),
+        config_file=p,
+        weights=(),
+        format="none",
+        tensors={},
+    )
+
+
+def _safetensors_file(p: Path) -> Checkpoint:
+    """One .safetensors file, with the config.json beside it if there is one."""
+    if p.suffix != ".safetensors":
+        raise CheckpointError(
+            f"{p.name}: give a model folder (config.json + weights), a .safetensors file, "
+            "a .gguf file or a config.json"
+        )
+    config_file = p.parent / "config.json"
+    config = _read_config(config_file) if config_file.is_file() else {}
+    generic = p.stem == "model" or p.stem.startswith("model-")
+    return Checkpoint(
+        root=p,
+        name=model_name(p.parent) if generic else p.stem,
+        config=config,
+        config_file=config_file if config_file.is_file() else None,
+        weights=(p,),
+        format="safetensors",
+        tensors=_read_safetensors_index(p),
+    )
+
+
+def _weight_files(p: Path) -> tuple[list[Path], str]:
+    """A folder's weight files in shard order and their format, in the order save_pretrained's
+    layouts are looked for (``([], "none")``: none of them)."""
+    if (p / SINGLE_SAFETENSORS).is_file():
+        return [p / SINGLE_SAFETENSORS], "safetensors"
+    if (p / SHARDED_SAFETENSORS).is_file():
+        return _shards(p, SHARDED_SAFETENSORS), "safetensors"
+    if (p / SINGLE_BIN).is_file():
+        return [p / SINGLE_BIN], "bin"
+    if (p / SHARDED_BIN).is_file():
+        return _shards(p, SHARDED_BIN), "bin"
+    return [], "none"
+
+
+def _folder(p: Path, raw: str) -> Checkpoint:
+    """A model folder: config.json and save_pretrained's weights, or one GGUF file alone."""
     config_file = p / "config.json"
     config = _read_config(config_file) if config_file.is_file() else {}
-    weights: list[Path] = []
-    fmt = "none"
-    if (p / SINGLE_SAFETENSORS).is_file():
-        weights, fmt = [p / SINGLE_SAFETENSORS], "safetensors"
-    elif (p / SHARDED_SAFETENSORS).is_file():
-        weights, fmt = _shards(p, SHARDED_SAFETENSORS), "safetensors"
-    elif (p / SINGLE_BIN).is_file():
-        weights, fmt = [p / SINGLE_BIN], "bin"
-    elif (p / SHARDED_BIN).is_file():
-        weights, fmt = _shards(p, SHARDED_BIN), "bin"
+    weights, fmt = _weight_files(p)
     ggufs = sorted(p.glob("*.gguf"))
     if not config and not weights and len(ggufs) == 1:
         return _gguf_checkpoint(ggufs[0])
@@ -338,6 +357,24 @@ def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return wide.view(np.float32)
 
 
+def _safetensors_values(entry: TensorEntry) -> np.ndarray:
+    """One safetensors tensor's values as stored (BF16: its 16-bit patterns as uint16), a
+    read-only view of its bytes: nothing converted."""
+    name = entry.name
+    if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
+        raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
+    dt = np.dtype(_ST_DTYPES[entry.dtype])
+    count = math.prod(entry.shape)
+    if count * dt.itemsize != entry.nbytes:
+        raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
+    with entry.file.open("rb") as fh:
+        fh.seek(entry.begin)
+        buf = fh.read(entry.nbytes)
+    if len(buf) != entry.nbytes:
+        raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
+    return np.frombuffer(buf, dtype=dt, count=count).reshape(entry.shape)
+
+
 def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
     """One tensor as float64 (or ``dtype``: float32 holds F32, F16 and BF16 values exactly),
     reading only its own bytes."""
@@ -347,24 +384,66 @@ def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:
     if entry.file.suffix == ".gguf" and ckpt.gguf is not None:
         return read_gguf_tensor(entry.file, ckpt.gguf.tensors[name], dtype)
     if entry.file.suffix == ".safetensors":
-        if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
-            raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
-        dt = np.dtype(_ST_DTYPES[entry.dtype])
-        count = math.prod(entry.shape)
-        if count * dt.itemsize != entry.nbytes:
-            raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
-        with entry.file.open("rb") as fh:
-            fh.seek(entry.begin)
-            buf = fh.read(entry.nbytes)
-        if len(buf) != entry.nbytes:
-            raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
-        arr = np.frombuffer(buf, dtype=dt, count=count)
+        arr = _safetensors_values(entry)
         if entry.dtype == "BF16":
             arr = _bf16_to_f32(arr)
-        return np.asarray(arr, dtype=dtype).reshape(entry.shape)
+        return np.asarray(arr, dtype=dtype)
     import torch
 
     t = _torch_load(entry.file)[name]
     if t.is_complex():
         raise CheckpointError(f"tensor {name!r} is complex ({entry.dtype}); a table is real")
     return np.asarray(t.to(torch.float64).numpy(), dtype=dtype).reshape(entry.shape)
+
+
+# stored dtypes whose values float32 holds exactly, kept as stored by read_stored
+_FLOAT_AS_STORED = frozenset({"F16", "F32", "F64", "BF16"})
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A tensor's values as the file holds them: float16, float32 or float64, or bfloat16's
+    16-bit patterns (``bfloat16``: uint16, widened exactly by ``widen``). GGUF (dequantized),
+    ``.bin`` and integer tensors are float32 (float64 for a float64 tensor)."""
+
+    values: np.ndarray
+    bfloat16: bool
+
+
+def read_stored(ckpt: Checkpoint, name: str) -> Stored:
+    """One tensor without widening it (a BF16 weight stays at 2 bytes a value until it is used),
+    reading only its own bytes."""
+    entry = ckpt.tensors.get(name)
+    if entry is None:
+        raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
+    if entry.file.suffix == ".safetensors" and entry.dtype in _FLOAT_AS_STORED:
+        return Stored(_safetensors_values(entry), entry.dtype == "BF16")
+    wide = np.float64 if entry.dtype in ("F64", "float64") else np.float32
+    return Stored(read_tensor(ckpt, name, wide).reshape(entry.shape), False)
+
+
+def widen(values: np.ndarray, bfloat16: bool) -> np.ndarray:
+    """Stored values as floats numpy widens exactly: bfloat16 patterns shifted into float32."""
+    return _bf16_to_f32(values) if bfloat16 else values
+
+
+def prefetch(ckpt: Checkpoint, names: Iterable[str]) -> None:
+    """Ask the kernel to start reading these tensors' bytes into the page cache and return at
+    once (``posix_fadvise(WILLNEED)``): a later read of them waits less, and nothing is read
+    into this process. Only tensors with a byte range (safetensors, GGUF); where the system has
+    no ``posix_fadvise``, nothing."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    entries = [ckpt.tensors[n] for n in names if n in ckpt.tensors]
+    for file in dict.fromkeys(e.file for e in entries if e.nbytes > 0):
+        try:
+            fd = os.open(file, os.O_RDONLY)
+        except OSError:
+            continue  # the read that follows says what is wrong with the file
+        try:
+            for e in entries:
+                if e.file == file and e.nbytes > 0:
+                    advise(fd, e.begin, e.nbytes, os.POSIX_FADV_WILLNEED)
+        finally:
+            os.close(fd)

@@ -1,9 +1,10 @@
 """The q/k weights of a RoPE model's attention layers, one layer at a time (never the whole model).
 
 For layer i it reads ``W_q``, ``W_k`` (and ``b_q``, ``b_k``, the QK-norm gains where the model has
-them) and the input norm's gain γ, and returns them per head as float64 with γ folded in
-(``W diag(γ)``: what the model applies to the normalized input; the math folds it in one head at
-a time). Names per format:
+them) and the input norm's gain γ. The weights stay as the file stores them (``StoredHeads``: a
+BF16 layer at 2 bytes a value) and are widened one head at a time; the math
+(``encodings.rope_use.row_stats``) folds γ in as ``W diag(γ)``, what the model applies to the
+normalized input. Names per format:
 
     Hugging Face  <prefix>layers.{i}.self_attn.{q,k}_proj.{weight,bias}, .input_layernorm.weight,
                   .self_attn.{q,k}_norm.weight        (safetensors, sharded, .bin)
@@ -25,16 +26,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from posecards.encodings._checks import F64
-from posecards.model.checkpoint import Checkpoint, CheckpointError, read_tensor
+from posecards.model.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    prefetch,
+    read_stored,
+    read_tensor,
+    widen,
+)
 from posecards.model.layers import ModelLayers
 
 # text model types whose RMSNorm scales by (1 + w) (transformers' Gemma*RMSNorm)
 GAMMA_PLUS_ONE = frozenset({"gemma", "gemma2", "gemma3_text", "gemma3"})
+
+AHEAD = 2  # layers whose bytes the kernel is asked for ahead of the one read
 
 _HF_Q = re.compile(r"(.*?)layers\.0\.self_attn\.q_proj\.weight")
 _HF_FUSED = re.compile(r"(.*?)layers\.0\.(self_attn|attention|self_attention)\.(qkv_proj|query_key_value|Wqkv|c_attn)\.weight")  # fmt: skip
@@ -56,12 +65,12 @@ class Names:
 @dataclass(frozen=True)
 class LayerWeights:
     """One attention layer's q/k weights per head, rows in ``layout`` order. The weights are kept
-    as stored (float32 holds F32, F16, BF16 and dequantized GGUF values exactly; float64 for F64):
-    the math converts one head at a time."""
+    as stored (BF16 and F16 at 2 bytes a value; GGUF dequantized to float32, which holds its
+    values exactly; float64 for F64): the math widens one head at a time."""
 
     index: int
-    q: Any  # (heads, head_dim, d_in) float32 or float64
-    k: Any  # (kv_heads, head_dim, d_in)
+    q: StoredHeads  # (heads, head_dim, d_in) as stored, widened one head at a time
+    k: StoredHeads  # (kv_heads, head_dim, d_in)
     gamma: F64 | None  # (d_in,) the input norm's gain as the model applies it (Gemma: 1 + w)
     q_bias: F64 | None  # (heads, head_dim)
     k_bias: F64 | None  # (kv_heads, head_dim)
@@ -122,25 +131,58 @@ def _if(have: object, name: str) -> str | None:
     return name if name in have else None  # type: ignore[operator]
 
 
-_EXACT_IN_F64_ONLY = frozenset({"F64", "float64"})
+@dataclass(frozen=True)
+class StoredHeads:
+    """A q or k weight as the file holds it, ``(heads, head_dim, d_in)``, widened one head at a
+    time: ``w[h]`` is head h's ``(head_dim, d_in)`` rows as float16, float32 or float64 (exact:
+    BF16 patterns are shifted into float32), checked finite. A BF16 or F16 layer is held at 2
+    bytes a value, half its float32 size; the math (``rope_use.row_stats``) takes it as a
+    sequence of heads."""
+
+    model: str  # the checkpoint's name, for messages
+    tensor: str
+    values: np.ndarray  # (heads, head_dim, d_in) as stored
+    bfloat16: bool
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    def __getitem__(self, h: int) -> np.ndarray:
+        rows = widen(self.values[h], self.bfloat16)  # (head_dim, d_in)
+        if not np.isfinite(rows).all():
+            raise CheckpointError(
+                f"{self.model}: tensor {self.tensor!r} holds NaN or infinite values"
+            )
+        return rows
 
 
-def _heads(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> Any:
+def _shape(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> None:
     if name not in ckpt.tensors:
         raise CheckpointError(f"{ckpt.name} has no tensor {name!r}")
-    entry = ckpt.tensors[name]
-    shape = entry.shape
+    shape = ckpt.tensors[name].shape
     want = (heads * head_dim, d_in) if d_in else (heads * head_dim,)
     if len(shape) != len(want) or shape[0] != want[0] or (d_in and shape[1] != d_in):
         raise CheckpointError(
             f"{ckpt.name}: tensor {name!r} has shape {tuple(shape)}, expected "
             f"({heads} heads × {head_dim}{', ' + str(d_in) if d_in else ''}) from the config"
         )
-    dtype = np.float64 if entry.dtype in _EXACT_IN_F64_ONLY or not d_in else np.float32
-    w = read_tensor(ckpt, name, dtype)
-    if not np.isfinite(w).all():
+
+
+def _heads(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int) -> StoredHeads:
+    """A weight's rows by head, as stored (nothing widened yet)."""
+    _shape(ckpt, name, heads, head_dim, d_in)
+    s = read_stored(ckpt, name)
+    return StoredHeads(ckpt.name, name, s.values.reshape(heads, head_dim, d_in), s.bfloat16)
+
+
+def _bias(ckpt: Checkpoint, name: str, heads: int, head_dim: int) -> F64:
+    """A bias by head ``(heads, head_dim)`` as float64."""
+    _shape(ckpt, name, heads, head_dim, None)
+    b = read_tensor(ckpt, name)  # float64
+    if not np.isfinite(b).all():
         raise CheckpointError(f"{ckpt.name}: tensor {name!r} holds NaN or infinite values")
-    return w.reshape(heads, head_dim, *w.shape[1:])
+    out: F64 = b.reshape(heads, head_dim)
+    return out
 
 
 def read_layer(
@@ -167,7 +209,7 @@ def read_layer(
         return out
 
     def vec(name: str | None, n: int) -> F64 | None:
-        return None if name is None else _heads(ckpt, name, n, head_dim, None)
+        return None if name is None else _bias(ckpt, name, n, head_dim)
 
     kind = reading.rope[reading.layers[index].rope or next(iter(reading.rope))]
     return LayerWeights(
@@ -186,19 +228,15 @@ def read_layer(
 def iter_layers(
     ckpt: Checkpoint, reading: ModelLayers, heads: int, kv_heads: int, head_dim: int
 ) -> Iterator[LayerWeights]:
-    """Every rotating layer's weights, one layer at a time: the next layer is read on a thread
-    while the caller works on this one (file reads and numpy release the GIL), so at most two
-    layers are held at once."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """Every rotating layer's weights, one layer at a time. Before a layer is read, the kernel is
+    asked to fetch the bytes of the next ``AHEAD`` layers (``checkpoint.prefetch``), so the disk
+    reads them while the caller works on this one; only one layer is ever held."""
     layers = list(reading.rope_layers)
-    if not layers:
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(read_layer, ckpt, reading, layers[0], heads, kv_heads, head_dim)
-        for nxt in [*layers[1:], None]:
-            current = ahead.result()
-            if nxt is not None:
-                ahead = pool.submit(read_layer, ckpt, reading, nxt, heads, kv_heads, head_dim)
-            yield current
-            del current
+    for j, index in enumerate(layers):
+        for ahead in layers[: 1 + AHEAD] if j == 0 else layers[j + AHEAD : j + AHEAD + 1]:
+            prefetch(ckpt, _all(layer_names(ckpt, ahead)))
+        yield read_layer(ckpt, reading, index, heads, kv_heads, head_dim)
+
+
+def _all(names: Names) -> list[str]:
+    return [n for n in (names.norm, names.q, names.q_bias, names.k, names.k_bias, names.q_norm, names.k_norm) if n]  # fmt: skip
