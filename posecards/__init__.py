@@ -49,7 +49,7 @@ _API: dict[str, str] = {
     "alibi_bias": "alibi",
     "alibi_bias_key_only": "alibi",
     "alibi_geometric_slopes": "alibi",
-    "dynamic_ntk_base": "rope_scaling",
+    "dynamic_ntk_base": "dynamic_ntk",
     "round_to_dtype": "precision",
     "first_inexact_integer": "precision",
     "position_ids_from_attention_mask": "position_ids",

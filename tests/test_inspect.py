@@ -174,12 +174,10 @@ def test_heatmap_norms_and_profile_are_computed_from_the_table(
     w = model.roberta.embeddings.position_embeddings.weight.detach().double()[2:]  # (64, 32)
     sim = torch.nn.functional.cosine_similarity(w[:, None, :], w[None, :, :], dim=-1).numpy()
     data = content.figures["i-similarity"]
-    np.testing.assert_array_equal(data["positions"], np.arange(64.0))
-    np.testing.assert_allclose(data["similarity"], sim, atol=1e-14)
-    np.testing.assert_allclose(
-        content.figures["i-norms"]["norm"], w.norm(dim=1).numpy(), rtol=1e-14
-    )
-    g = content.figures["i-offset"]["model"]
+    np.testing.assert_array_equal(data.positions, np.arange(64.0))
+    np.testing.assert_allclose(data.similarity, sim, atol=1e-14)
+    np.testing.assert_allclose(content.figures["i-norms"].norm, w.norm(dim=1).numpy(), rtol=1e-14)
+    g = content.figures["i-offset"].model
     direct = [np.diagonal(sim, k).mean() for k in range(64)]
     np.testing.assert_allclose(g, direct, atol=1e-13)
     assert content.numbers["g1"] == pytest.approx(direct[1], abs=1e-13)
@@ -195,7 +193,7 @@ def test_tensor_option_reads_any_table(models: dict[str, tuple[Path, Any]]) -> N
     content = compute_inspection(ckpt, found)
     rows = model.wte.weight.detach().double().numpy()[3:]
     np.testing.assert_allclose(
-        content.figures["i-similarity"]["similarity"], cosine_similarity(rows, rows), atol=1e-14
+        content.figures["i-similarity"].similarity, cosine_similarity(rows, rows), atol=1e-14
     )
     with pytest.raises(CheckpointError, match="--tensor 'nope' is not in"):
         find_positions(ckpt, InspectOptions(tensor="nope"))
@@ -213,11 +211,11 @@ def test_large_tables_are_shown_subsampled(tmp_path: Path) -> None:
     save_file({"wpe.weight": table}, str(tmp_path / "model.safetensors"))
     ckpt = open_checkpoint(tmp_path / "model.safetensors")
     content = compute_inspection(ckpt, find_positions(ckpt))
-    pos = content.figures["i-similarity"]["positions"]
+    pos = content.figures["i-similarity"].positions
     assert pos.size <= 512 and pos[1] - pos[0] == 3  # ceil(1500 / 512)
     rows = table.astype(np.float64)[pos.astype(int)]
     np.testing.assert_allclose(
-        content.figures["i-similarity"]["similarity"], cosine_similarity(rows, rows), atol=1e-14
+        content.figures["i-similarity"].similarity, cosine_similarity(rows, rows), atol=1e-14
     )
     assert content.numbers["positions"] == 1500
 
@@ -287,8 +285,8 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
     data = content.figures["i-ratios"]
     base = float(config.rope_parameters["rope_theta"])
     rtol = (math.log(base) + 8.0) * 2.0**-24  # transformers builds inv_freq in float32
-    np.testing.assert_allclose(data["theta_scaled"], ref_inv, rtol=rtol, atol=0)
-    assert data["attention_factor"] == pytest.approx(ref_att, rel=1e-12)
+    np.testing.assert_allclose(data.theta_scaled, ref_inv, rtol=rtol, atol=0)
+    assert data.attention_factor == pytest.approx(ref_att, rel=1e-12)
     assert found.head_dim == 64 and found.layout == "half"
     params = ROPE_CASES[case]["rope_parameters"]
     orig = params.get("original_max_position_embeddings")
@@ -297,11 +295,11 @@ def test_rope_numbers_equal_transformers(tmp_path: Path, case: str) -> None:
         orig = max_pos // int(params["factor"])
     assert found.trained_context == (orig or max_pos)
     wl = content.figures["i-wavelengths"]
-    np.testing.assert_allclose(wl["scaled"], 2 * np.pi / data["theta_scaled"], rtol=1e-15)
-    turns = content.figures["i-turns"]["original"]
+    np.testing.assert_allclose(wl.scaled, 2 * np.pi / data.theta_scaled, rtol=1e-15)
+    turns = content.figures["i-turns"].original
     assert content.numbers["turn_orig"] == int(np.sum(turns >= 1))
     # positions 0 .. N-1 span N - 1 steps: (N - 1)/λ turns, not N/λ
-    np.testing.assert_allclose(turns, (found.trained_context - 1) / wl["original"], rtol=1e-15)
+    np.testing.assert_allclose(turns, (found.trained_context - 1) / wl.original, rtol=1e-15)
     assert content.numbers["orig_ctx"] == found.trained_context
 
 
@@ -328,8 +326,8 @@ def test_partial_rotary_and_interleaved_layout(tmp_path: Path) -> None:
     ref, _ = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(
         T.AutoConfig.from_pretrained(folder)
     )
-    np.testing.assert_allclose(content.figures["i-ratios"]["theta"], ref.double(), rtol=1e-6)
-    this = content.figures["i-layout"]["this"]
+    np.testing.assert_allclose(content.figures["i-ratios"].theta, ref.double(), rtol=1e-6)
+    this = content.figures["i-layout"].this
     assert (this[8:] == -1).all() and this[:8].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
 
     gptj = T.GPTJConfig(vocab_size=16, n_embd=64, n_layer=1, n_head=2, rotary_dim=16)
@@ -357,7 +355,7 @@ def test_transformers_4_style_config(tmp_path: Path) -> None:
     assert {"rope_theta", "rope_scaling.factor", "rope_scaling.type"} <= set(found.config_keys)
     assert "rope_scaling.some_future_key" not in found.config_keys
     content = compute_inspection(open_checkpoint(folder), found)
-    np.testing.assert_allclose(content.figures["i-ratios"]["ratio"], 0.5, rtol=1e-15)
+    np.testing.assert_allclose(content.figures["i-ratios"].ratio, 0.5, rtol=1e-15)
 
 
 # ---------------------------------------------------------------- ALiBi
@@ -373,7 +371,7 @@ def test_bloom_slopes_equal_transformers(tmp_path: Path, heads: int) -> None:
     content = compute_inspection(open_checkpoint(folder), found)
     ref = build_alibi_tensor(torch.ones(1, 3), heads, torch.float32)  # (H, 1, 3): m_h * j
     np.testing.assert_allclose(
-        content.figures["i-slopes"]["slope"], ref[:, 0, 1].double(), rtol=2.0**-23
+        content.figures["i-slopes"].slope, ref[:, 0, 1].double(), rtol=2.0**-23
     )
 
 
@@ -394,9 +392,9 @@ def test_mpt_slopes_equal_transformers(tmp_path: Path, heads: int, max_bias: int
     content = compute_inspection(open_checkpoint(folder), found)
     ref = build_mpt_alibi_tensor(heads, 3, alibi_bias_max=max_bias)  # (H, 1, 3): m_h (j - 2)
     np.testing.assert_allclose(
-        content.figures["i-slopes"]["slope"], -ref[:, 0, 1].double(), rtol=2.0**-23
+        content.figures["i-slopes"].slope, -ref[:, 0, 1].double(), rtol=2.0**-23
     )
-    w = content.figures["i-weights"]["weights"]
+    w = content.figures["i-weights"].weights
     np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-12)
     assert w.shape[1] == 128
 
@@ -519,7 +517,7 @@ def test_configs_without_rope_keys_use_hf_defaults(tmp_path: Path) -> None:
     assert found.defaults == ("num_hidden_layers = 32", "rope_theta = 10000")
     assert found.rope_type == "default"
     np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "llama2"), rtol=1e-6
+        content.figures["i-ratios"].theta_scaled, _hf_theta(tmp_path / "llama2"), rtol=1e-6
     )
     falcon = {
         "model_type": "falcon",
@@ -548,7 +546,7 @@ def test_extended_context_rules(tmp_path: Path) -> None:
         "original",
     )
     np.testing.assert_allclose(
-        content.figures["i-ratios"]["theta_scaled"], _hf_theta(tmp_path / "qwen"), rtol=1e-6
+        content.figures["i-ratios"].theta_scaled, _hf_theta(tmp_path / "qwen"), rtol=1e-6
     )
     linear = {
         **LLAMA2,
@@ -656,9 +654,9 @@ def test_longrope_trained_frequencies_are_the_short_ones(tmp_path: Path) -> None
     found, content = _theta(folder)
     assert (found.trained_context, found.scaled_context) == (4096, 131072)
     data = content.figures["i-ratios"]
-    np.testing.assert_allclose(data["theta"], _hf_theta(folder, seq_len=4096), rtol=1e-6)
-    np.testing.assert_allclose(data["theta_scaled"], _hf_theta(folder, seq_len=131072), rtol=1e-6)
-    assert content.figures["i-wavelengths"]["baseline"] == "short"
+    np.testing.assert_allclose(data.theta, _hf_theta(folder, seq_len=4096), rtol=1e-6)
+    np.testing.assert_allclose(data.theta_scaled, _hf_theta(folder, seq_len=131072), rtol=1e-6)
+    assert content.figures["i-wavelengths"].baseline == "short"
 
 
 def test_zero_rows_are_blank_not_dissimilar(models: dict[str, tuple[Path, Any]]) -> None:
@@ -667,9 +665,9 @@ def test_zero_rows_are_blank_not_dissimilar(models: dict[str, tuple[Path, Any]])
     found = find_positions(ckpt, InspectOptions(offset=0))  # keep RoBERTa's zero padding row 1
     content = compute_inspection(ckpt, found)
     assert content.numbers["zero_rows"] == 1
-    sim = content.figures["i-similarity"]["similarity"]
+    sim = content.figures["i-similarity"].similarity
     assert np.isnan(sim[1]).all() and np.isnan(sim[:, 1]).all()
-    assert content.figures["i-offset"]["model"][0] == pytest.approx(1.0, abs=1e-12)
+    assert content.figures["i-offset"].model[0] == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -681,9 +679,9 @@ def test_alibi_shows_the_steepest_a_middle_and_the_gentlest_head(
     folder = _write_config(tmp_path / "bloom", {"model_type": "bloom", "n_head": heads})
     ckpt = open_checkpoint(folder)
     content = compute_inspection(ckpt, find_positions(ckpt))
-    shown = content.figures["i-bias"]["heads"].astype(int).tolist()
+    shown = content.figures["i-bias"].heads.astype(int).tolist()
     assert shown == expected
-    slopes = content.figures["i-slopes"]["slope"]
+    slopes = content.figures["i-slopes"].slope
     assert slopes[shown[0] - 1] == slopes.max() and slopes[shown[-1] - 1] == slopes.min()
     assert content.numbers["n_shown"] == len(expected)
 

@@ -583,3 +583,19 @@ def test_gptj_and_codegen_divide_by_the_whole_head(model_type: str) -> None:
     doc = json.loads(inspection_json("m", cfg.to_dict(), find_positions_of(cfg.to_dict())))
     assert doc["softmax_scale"] == pytest.approx(head**-0.5, rel=1e-15)
     assert doc["rope"]["rope"]["rotated_pairs"] == cfg.rotary_dim // 2
+
+
+def test_every_family_rule_has_its_reader() -> None:
+    """The readers' registries cover every value the family table's typed columns allow (mypy
+    checks the values; this, that none lacks its function), and each value is used."""
+    from typing import get_args
+
+    from posecards.model import families, layer_types, rope_parameters, scales
+
+    assert set(layer_types._RULES) == set(get_args(families.LayerTypesRule))
+    assert set(rope_parameters._RULES) == set(get_args(families.RopeRule))
+    assert set(scales._RULES) == set(get_args(families.SoftmaxRule))
+    # and every value is some family's: no rule without a row that needs it
+    assert {f.layer_types for f in FAMILIES.values()} == set(get_args(families.LayerTypesRule))
+    assert {f.rope for f in FAMILIES.values()} == set(get_args(families.RopeRule))
+    assert {f.softmax for f in FAMILIES.values()} == set(get_args(families.SoftmaxRule))

@@ -46,6 +46,7 @@ from posecards.content.card7 import (
     compute,
 )
 from posecards.encodings.alibi import alibi_geometric_slopes, alibi_slopes
+from posecards.encodings.dynamic_ntk import dynamic_ntk_base, dynamic_ntk_call_lengths
 from posecards.encodings.position_ids import position_ids_from_attention_mask
 from posecards.encodings.precision import (
     FLOAT_DTYPES,
@@ -59,11 +60,7 @@ from posecards.encodings.rope import (
     rope_pair_slots,
     rope_scores,
 )
-from posecards.encodings.rope_scaling import (
-    dynamic_ntk_base,
-    dynamic_ntk_call_lengths,
-    rope_inv_freq,
-)
+from posecards.encodings.rope_scaling import rope_inv_freq
 
 transformers.logging.set_verbosity_error()
 PROPS = settings(max_examples=40, deadline=None)

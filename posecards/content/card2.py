@@ -20,6 +20,13 @@ import numpy.typing as npt
 
 from posecards.config import PEParams
 from posecards.content import CardContent, Scalar, declare
+from posecards.content.card2_budget import (
+    CHUNK_ELEMENTS,
+    TRIG_BUDGET,
+    pe_columns,
+    row_dots,
+    rows_within_budget,
+)
 from posecards.content.figdata.card2 import (
     Curves,
     Heatmap,
@@ -39,9 +46,6 @@ from posecards.encodings.sinusoidal import (
     wavelengths,
 )
 
-# Work budget: a panel evaluates at most about TRIG_BUDGET sines/cosines, so that d_model = 65536
-# and 131072 positions stay fast; defaults (d_model = 512) are far below it.
-TRIG_BUDGET = 2**22
 MAX_ROWS = 512  # positions shown in the similarity matrix
 # The heatmap is about 410 x 240 pixels on a 1920 x 1080 card (240 x 170 on A4). Drawn with more
 # columns than pixels, nearest-neighbour sampling drops columns and its regular pattern beats
@@ -69,53 +73,17 @@ ROT_CHECK_ROWS = 64  # positions p of the check; offsets k up to the same number
 # where f(k) first rises again is searched in blocks of offsets, up to MONO_BUDGET cosines
 MONO_BLOCK = 256
 MONO_BUDGET = 2**22
-# PE rows are built in chunks of at most this many float64 numbers
-CHUNK_ELEMENTS = 2**20
-
-
-def _rows(cost_per_row: int, most: int, least: int = 16) -> int:
-    """How many rows of a given cost (sines/cosines per row) fit in TRIG_BUDGET, within bounds."""
-    return max(least, min(most, TRIG_BUDGET // max(1, cost_per_row)))
-
-
-def _pe_columns(
-    positions: npt.NDArray[np.float64],
-    columns: npt.NDArray[np.int64] | None,
-    params: PEParams,
-    layout: str = "interleaved",
-) -> npt.NDArray[np.float64]:
-    """sinusoidal_pe(positions)[:, columns], built in chunks of rows to keep memory small."""
-    d = params.d_model
-    rows = max(1, CHUNK_ELEMENTS // d)
-    parts = []
-    for start in range(0, positions.shape[0], rows):
-        pe = sinusoidal_pe(positions[start : start + rows], d, params.base, layout=layout)
-        parts.append(pe if columns is None else pe[:, columns])
-    return np.concatenate(parts, axis=0)  # (n, len(columns))
-
-
-def _row_dots(
-    p0: float, positions: npt.NDArray[np.float64], params: PEParams
-) -> npt.NDArray[np.float64]:
-    """PE(p0)·PE(q) for every q in ``positions`` (actual vectors, chunked), shape (n,)."""
-    ref = sinusoidal_pe(np.array([p0]), params.d_model, params.base)[0]  # (d,)
-    rows = max(1, CHUNK_ELEMENTS // params.d_model)
-    out = np.empty(positions.shape[0], dtype=np.float64)
-    for start in range(0, positions.shape[0], rows):
-        pe = sinusoidal_pe(positions[start : start + rows], params.d_model, params.base)
-        out[start : start + rows] = pe @ ref
-    return out
 
 
 def _heatmap(params: PEParams) -> tuple[Heatmap, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    pos = even_positions(n, _rows(d, HEAT_ROWS))  # (m,)
+    pos = even_positions(n, rows_within_budget(d, HEAT_ROWS))  # (m,)
     half = d // 2
     # the first and the last pair and evenly spread ones between (steps differ by at most one)
     pairs = spread_positions(half, HEAT_PAIRS).astype(np.int64)  # (c/2,)
     pair_step = int(np.max(np.diff(pairs))) if pairs.shape[0] > 1 else 1
     dims = np.sort(np.concatenate([2 * pairs, 2 * pairs + 1]))  # (c,): sin and cos of each
-    values = _pe_columns(pos, dims, params)  # (m, c)
+    values = pe_columns(pos, dims, params)  # (m, c)
     lam = wavelengths(d, params.base)  # (d/2,)
     # wavelength ticks at shown pairs: the nearest shown to 0, 1/4, 1/2, 3/4 and the last
     wanted = np.array([0, half // 4, half // 2, 3 * half // 4, half - 1])
@@ -141,14 +109,14 @@ def _heatmap(params: PEParams) -> tuple[Heatmap, dict[str, Scalar]]:
         "last_dim": d - 1,
         "lambda_min": float(lam[0]),
         "lambda_max": float(lam[-1]),
-        "pe_norm": float(np.linalg.norm(_pe_columns(np.array([float(n - 1)]), None, params))),
+        "pe_norm": float(np.linalg.norm(pe_columns(np.array([float(n - 1)]), None, params))),
     }
     return data, numbers
 
 
 def _curves(params: PEParams) -> tuple[Curves, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    pos = even_positions(n, _rows(d, MAX_CURVE_POINTS, 64))  # (m,)
+    pos = even_positions(n, rows_within_budget(d, MAX_CURVE_POINTS, 64))  # (m,)
     fast = [j for j in range(4) if j < d]
     # two slow sine dimensions: pairs d/8 and d/4 (dims d/4 and d/2 when 8 divides d)
     slow_pairs = sorted({max(2, d // 8), max(2, d // 4)})
@@ -162,11 +130,11 @@ def _curves(params: PEParams) -> tuple[Curves, dict[str, Scalar]]:
     data = Curves(
         fast_positions=fast_pos,
         fast_dims=fast_dims,
-        fast_values=_pe_columns(fast_pos, fast_dims, params).T,  # (4, w)
+        fast_values=pe_columns(fast_pos, fast_dims, params).T,  # (4, w)
         fast_wavelengths=lam[fast_dims // 2],  # (4,)
         slow_positions=pos,
         slow_dims=slow_dims,
-        slow_values=_pe_columns(pos, slow_dims, params).T,  # (<= 2, m)
+        slow_values=pe_columns(pos, slow_dims, params).T,  # (<= 2, m)
         slow_wavelengths=lam[slow_dims // 2],  # (<= 2,)
         n_positions=n,
     )
@@ -194,13 +162,13 @@ def _rotation(params: PEParams) -> tuple[Rotation, dict[str, Scalar]]:
     )
     omega_show = 2 * np.pi / wavelengths(ROT_SHOW_D, params.base)  # (4,)
     # the check at the card's size: every start p and offset k of a grid, actual vectors
-    m = _rows(4 * d, ROT_CHECK_ROWS, 8)
+    m = rows_within_budget(4 * d, ROT_CHECK_ROWS, 8)
     starts = even_positions(n, m)  # (m,)
     offsets = np.unique(np.linspace(0, max(1, n - 1), num=min(m, n)).round())  # (k,)
-    pe_p = _pe_columns(starts, None, params)  # (m, d)
+    pe_p = pe_columns(starts, None, params)  # (m, d)
     err = 0.0
     for k in offsets:
-        shifted = _pe_columns(starts + k, None, params)  # (m, d): PE(p + k)
+        shifted = pe_columns(starts + k, None, params)  # (m, d): PE(p + k)
         turned = rotate_by_offset(pe_p, float(k), params.base)  # (m, d): R(k)·PE(p), row-wise
         err = max(err, float(np.abs(shifted - turned).max()))
     data = Rotation(
@@ -252,18 +220,20 @@ def _first_rise(params: PEParams) -> tuple[int, float, bool]:
 def _similarity(params: PEParams) -> tuple[Similarity, dict[str, Scalar]]:
     n, d = params.positions, params.d_model
     half = d / 2
-    pos = even_positions(n, _rows(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
+    pos = even_positions(n, rows_within_budget(d, MAX_ROWS))  # (m,): pe_similarity costs ~m·d
     sim = pe_similarity(pos, d, params.base)  # (m, m)
 
     # every integer offset k = 0..K-1 (K <= MAX_OFFSETS): 3 starts, d sines/cosines per row
-    offsets = np.arange(min(n, _rows(3 * d, MAX_OFFSETS, 32)), dtype=np.float64)  # (K,)
+    offsets = np.arange(
+        min(n, rows_within_budget(3 * d, MAX_OFFSETS, 32)), dtype=np.float64
+    )  # (K,)
     starts = sorted({*PROFILE_STARTS, max(50, n // 2)})
     measured = np.stack(
-        [_row_dots(float(p0), p0 + offsets, params) / half for p0 in starts]
+        [row_dots(float(p0), p0 + offsets, params) / half for p0 in starts]
     )  # (S, K): PE(p0)·PE(p0+k)/(d/2), from the actual vectors
     formula = offset_profile(offsets, d, params.base)  # (K,)
     # the other direction: PE(p0)·PE(p0 - k), a token k before instead of k after; f(k) = f(-k)
-    backward = np.stack([_row_dots(float(p0), p0 - offsets, params) / half for p0 in starts])
+    backward = np.stack([row_dots(float(p0), p0 - offsets, params) / half for p0 in starts])
     sign_dev = float(np.abs(backward - measured).max())  # (S, K) -> one number
     # after query and key projections (random W_q, W_k, one head of width d): the score of
     # positions p and p + OFFSET_B now depends on p, where the raw similarity did not
@@ -274,7 +244,7 @@ def _similarity(params: PEParams) -> tuple[Similarity, dict[str, Scalar]]:
     # distance identity: ||PE(p) - PE(q)||² = Σ_i (2 - 2cos((q-p)ω_i)) on a grid of positions
     g = min(n, DIST_GRID, max(4, int(np.sqrt(2 * TRIG_BUDGET / d))))  # G² offsets × d/2 cosines
     grid = spread_positions(n, g)  # (G,)
-    pe = _pe_columns(grid, None, params)  # (G, d)
+    pe = pe_columns(grid, None, params)  # (G, d)
     dist_err = 0.0
     for a in range(grid.shape[0]):
         lhs = ((pe - pe[a]) ** 2).sum(axis=1)  # (G,): ||PE(p) - PE(q)||²
@@ -348,7 +318,9 @@ def _projected_offset_scores(n: int, params: PEParams) -> npt.NDArray[np.float64
 
 def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    starts = even_positions(n, _rows(4 * d, MAX_BUG_STARTS))  # (S,): 4 rows of d per start
+    starts = even_positions(
+        n, rows_within_budget(4 * d, MAX_BUG_STARTS)
+    )  # (S,): 4 rows of d per start
     k = float(OFFSET_B)
     rows = max(1, CHUNK_ELEMENTS // (2 * d))
     cos_bug = np.empty(starts.shape[0], dtype=np.float64)  # (S,)
@@ -392,13 +364,13 @@ def _bug(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
 
 def _layouts(params: PEParams) -> tuple[dict[str, Any], dict[str, Scalar]]:
     n, d = params.positions, params.d_model
-    grid = even_positions(n, _rows(2 * d, LAYOUT_GRID, 8))  # (G,)
-    inter = _pe_columns(grid, None, params)  # (G, d)
-    half = _pe_columns(grid, None, params, layout="half")  # (G, d)
+    grid = even_positions(n, rows_within_budget(2 * d, LAYOUT_GRID, 8))  # (G,)
+    inter = pe_columns(grid, None, params)  # (G, d)
+    half = pe_columns(grid, None, params, layout="half")  # (G, d)
     perm = rope_layout_permutation(d)  # (d,): half = interleaved[:, perm]
     sim_inter = inter @ inter.T / (d / 2)  # (G, G)
     sim_half = half @ half.T / (d / 2)  # (G, G)
-    sim_grid = even_positions(n, _rows(2 * d, MAX_ROWS))  # two pe_similarity calls
+    sim_grid = even_positions(n, rows_within_budget(2 * d, MAX_ROWS))  # two pe_similarity calls
     t2t = pe_similarity(sim_grid, d, params.base, "tensor2tensor") if d >= 4 else None
     paper = pe_similarity(sim_grid, d, params.base)
     data = {

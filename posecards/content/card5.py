@@ -315,34 +315,12 @@ def _quoted_figure(q: dict[str, Any], ppl: F64, numbers: dict[str, Any]) -> Quot
     return fig
 
 
-def _figures(
-    doc: dict[str, Any],
-    numbers: dict[str, Any],
-    table: F64,
-    lengths: list[int],
-    multiples: list[int],
-    q: dict[str, Any],
-    ppl: F64,
-) -> dict[str, Any]:
-    """The data of the card's four figures."""
+def _rope_scaling_figure(
+    doc: dict[str, Any], numbers: dict[str, Any], L: int, longest: int
+) -> RopeScaling:
+    """c5-rope-scaling: RoPE's loss by position under each scaling method (and YaRN's factors,
+    also put into ``numbers``)."""
     cfg = doc["config"]
-    L = int(cfg["train_length"])
-    longest = max(lengths)
-    figures: dict[str, Any] = {}
-    beyond: dict[str, Any] = {
-        "schemes": list(SCHEMES),
-        "train_length": L,
-        "eval_length": longest,
-        "entropy": numbers["entropy"],
-        "uniform": numbers["uniform"],
-        "window": WINDOW,
-        "n_seeds": numbers["n_seeds"],
-    }
-    for s in SCHEMES:
-        x, mean, lo, hi = _windows(_curves(doc, s, None, longest))
-        beyond.update({"position": x, f"{s}_mean": mean, f"{s}_lo": lo, f"{s}_hi": hi})
-    figures["c5-beyond"] = Beyond(**beyond)
-
     rope_fig: dict[str, Any] = {
         "methods": ["none", *SCALINGS],
         "train_length": L,
@@ -371,7 +349,38 @@ def _figures(
         rope_fig.update(
             {"position": x, f"{method}_mean": mean, f"{method}_lo": lo, f"{method}_hi": hi}
         )
-    figures["c5-rope-scaling"] = RopeScaling(**rope_fig)
+    return RopeScaling(**rope_fig)
+
+
+def _figures(
+    doc: dict[str, Any],
+    numbers: dict[str, Any],
+    table: F64,
+    lengths: list[int],
+    multiples: list[int],
+    q: dict[str, Any],
+    ppl: F64,
+) -> dict[str, Any]:
+    """The data of the card's four figures."""
+    cfg = doc["config"]
+    L = int(cfg["train_length"])
+    longest = max(lengths)
+    figures: dict[str, Any] = {}
+    beyond: dict[str, Any] = {
+        "schemes": list(SCHEMES),
+        "train_length": L,
+        "eval_length": longest,
+        "entropy": numbers["entropy"],
+        "uniform": numbers["uniform"],
+        "window": WINDOW,
+        "n_seeds": numbers["n_seeds"],
+    }
+    for s in SCHEMES:
+        x, mean, lo, hi = _windows(_curves(doc, s, None, longest))
+        beyond.update({"position": x, f"{s}_mean": mean, f"{s}_lo": lo, f"{s}_hi": hi})
+    figures["c5-beyond"] = Beyond(**beyond)
+
+    figures["c5-rope-scaling"] = _rope_scaling_figure(doc, numbers, L, longest)
 
     figures["c5-table"] = Table(
         rows=[key for _s, _sc, key in ROWS],

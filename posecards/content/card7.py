@@ -35,15 +35,12 @@ from posecards.content.figdata.card7 import (
     Yarn,
 )
 from posecards.encodings.alibi import alibi_geometric_slopes, alibi_slopes
+from posecards.encodings.dynamic_ntk import dynamic_ntk_base, dynamic_ntk_call_lengths
 from posecards.encodings.mla import mla_softmax_scale
 from posecards.encodings.position_ids import position_ids_from_attention_mask
 from posecards.encodings.precision import first_inexact_integer, round_to_dtype
 from posecards.encodings.rope import rope_layout_permutation, rope_pair_slots, rope_scores
-from posecards.encodings.rope_scaling import (
-    dynamic_ntk_base,
-    dynamic_ntk_call_lengths,
-    rope_inv_freq,
-)
+from posecards.encodings.rope_scaling import rope_inv_freq
 
 CARD = 7
 PANEL_IDS = (

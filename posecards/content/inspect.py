@@ -23,6 +23,9 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
+from posecards.content.figdata import inspect_alibi as alibi
+from posecards.content.figdata import inspect_learned as learned
+from posecards.content.figdata import inspect_rope as rope
 from posecards.content.inspect_common import (
     ALIBI_LEN,
     CURVE_MOST,
@@ -101,22 +104,15 @@ def _learned(ckpt: Checkpoint, found: LearnedPositions) -> CardContent:
         )
     k_half, sin_k_half = first_below(g, HALF), first_below(f, HALF)
     far = slice(n // 2, n)
-    figures: dict[str, dict[str, Any]] = {
-        "i-similarity": {"positions": shown, "similarity": sim},
-        "i-norms": {"positions": ks[curve], "norm": norms[curve], "zero_rows": zero_rows},
-        "i-offset": {
-            "offset": ks[curve],
-            "model": g[curve],
-            "sinusoidal": f[curve],
-            "level": HALF,
-            "d_model": d_sin,
-        },
-        "i-sinusoidal": {
-            "positions": shown,
-            "similarity": sin_sim,
-            "d_model": d_sin,
-            "base": SINUSOID_BASE,
-        },
+    figures: dict[str, Any] = {
+        "i-similarity": learned.Similarity(positions=shown, similarity=sim),
+        "i-norms": learned.Norms(positions=ks[curve], norm=norms[curve], zero_rows=zero_rows),
+        "i-offset": learned.Offset(
+            offset=ks[curve], model=g[curve], sinusoidal=f[curve], level=HALF, d_model=d_sin
+        ),
+        "i-sinusoidal": learned.Sinusoidal(
+            positions=shown, similarity=sin_sim, d_model=d_sin, base=SINUSOID_BASE
+        ),
     }
     numbers: dict[str, Any] = {
         **common_numbers(ckpt, found),
@@ -214,29 +210,25 @@ def _rope(ckpt: Checkpoint, found: RopePositions) -> CardContent:
     other = rope_pair_slots(found.head_dim, dim, other_layout).astype(np.float64)  # (head_dim,)
     unchanged = np.isclose(ratio, 1.0, rtol=1e-12, atol=0.0)
     factor = found.scaling.get("factor")
-    figures: dict[str, dict[str, Any]] = {
-        "i-wavelengths": {
-            "pair": k,
-            "original": wl_orig,
-            "scaled": wl_scaled,
-            "original_context": float(found.trained_context),
-            "scaled_context": float(found.scaled_context),
-            "baseline": "short" if found.rope_type == "longrope" else "original",
-        },
-        "i-ratios": {
-            "pair": k,
-            "ratio": ratio,
-            "theta": orig,
-            "theta_scaled": scaled,
-            "attention_factor": float(attention),
-        },
-        "i-turns": {
-            "pair": k,
-            "original": turns_orig,
-            "scaled": turns_scaled,
-            "baseline": "short" if found.rope_type == "longrope" else "original",
-        },
-        "i-layout": {"this": this, "other": other, "layout": found.layout},
+    baseline: rope.Baseline = "short" if found.rope_type == "longrope" else "original"
+    figures: dict[str, Any] = {
+        "i-wavelengths": rope.Wavelengths(
+            pair=k,
+            original=wl_orig,
+            scaled=wl_scaled,
+            original_context=float(found.trained_context),
+            scaled_context=float(found.scaled_context),
+            baseline=baseline,
+        ),
+        "i-ratios": rope.Ratios(
+            pair=k,
+            ratio=ratio,
+            theta=orig,
+            theta_scaled=scaled,
+            attention_factor=float(attention),
+        ),
+        "i-turns": rope.Turns(pair=k, original=turns_orig, scaled=turns_scaled, baseline=baseline),
+        "i-layout": rope.Layout(this=this, other=other, layout=found.layout),
     }
     numbers: dict[str, Any] = {
         **common_numbers(ckpt, found),
@@ -282,19 +274,13 @@ def _alibi(ckpt: Checkpoint, found: AlibiPositions) -> CardContent:
     length = found.context or WEIGHTS_LEN
     dist = np.arange(length, dtype=np.float64)  # (L,) distance back, 0 = the query itself
     weights = softmax(-m[shown][:, None] * dist[None, :], axis=-1)  # (s, L)
-    figures: dict[str, dict[str, Any]] = {
-        "i-slopes": {"head": np.arange(1, h + 1, dtype=np.float64), "slope": m},
-        "i-bias": {"bias": bias, "heads": np.asarray(shown, dtype=np.float64) + 1},
-        "i-weights": {
-            "distance": dist,
-            "weights": weights,
-            "heads": np.asarray(shown, dtype=np.float64) + 1,
-        },
-        "i-reach": {
-            "head": np.arange(1, h + 1, dtype=np.float64),
-            "half_distance": half,
-            "context": float(found.context or 0),
-        },
+    heads = np.arange(1, h + 1, dtype=np.float64)  # (H,)
+    shown_heads = np.asarray(shown, dtype=np.float64) + 1  # (s,)
+    figures: dict[str, Any] = {
+        "i-slopes": alibi.Slopes(head=heads, slope=m),
+        "i-bias": alibi.Bias(bias=bias, heads=shown_heads),
+        "i-weights": alibi.Weights(distance=dist, weights=weights, heads=shown_heads),
+        "i-reach": alibi.Reach(head=heads, half_distance=half, context=float(found.context or 0)),
     }
     numbers: dict[str, Any] = {
         **common_numbers(ckpt, found),

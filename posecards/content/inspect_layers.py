@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from posecards.content import CardContent
+from posecards.content.figdata import inspect_layers as fd
 from posecards.content.inspect_common import (
     card_name,
     common_numbers,
@@ -19,7 +20,7 @@ from posecards.content.reading import kind_frequencies, softmax_scale
 from posecards.encodings.query_temperature import query_temperature
 from posecards.encodings.rope import rope_pair_slots
 from posecards.model.checkpoint import Checkpoint, CheckpointError
-from posecards.model.layers import ATTENTION_KINDS
+from posecards.model.layer_types import ATTENTION_KINDS
 from posecards.model.positions import LayeredPositions
 
 TEMPERATURE_POINTS = 1200  # positions at which the query temperature is drawn (log spaced)
@@ -27,17 +28,17 @@ NOT_ROTATED = -1  # slot code: the slot never rotates (partial rotary, MLA's con
 ZERO_FREQUENCY = -2  # slot code: the slot rotates with frequency 0 (proportional RoPE)
 
 
-def _notes(r: Any, key: str) -> list[dict[str, Any]]:
-    """The reading's notes of one kind, as label key + values for the figure that shows them."""
-    return [{"key": n.key, **n.values} for n in r.notes if n.key == key]
+def _values(r: Any, key: str) -> list[dict[str, Any]]:
+    """The values of the reading's notes of one kind, for the figure that shows them."""
+    return [dict(n.values) for n in r.notes if n.key == key]
 
 
 def _kinds(
     r: Any, keys: list[str], nums: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[fd.KindSpectrum], list[fd.KindSlots]]:
     """Per RoPE kind: its spectrum (wavelength of each turning pair) and its head's slots."""
-    spectra: list[dict[str, Any]] = []
-    heads: list[dict[str, Any]] = []
+    spectra: list[fd.KindSpectrum] = []
+    heads: list[fd.KindSlots] = []
     for key in keys:
         kind, kn = r.rope[key], nums[key]
         inv = kn.inv_freq  # (n_freq,)
@@ -51,19 +52,19 @@ def _kinds(
         )
         factor = kind.parameters.get("factor")
         spectra.append(
-            {
-                "key": key,
-                "theta": kind.theta,
-                "rope_type": kind.rope_type,
-                "factor": float(factor) if factor is not None else 1.0,
-                "head_slots": float(kind.head_slots),
-                "pair": j,
-                "wavelength": 2 * math.pi / inv[turning],  # (t,) positions per turn
-                "still_from": float(int(np.count_nonzero(turning))),  # first pair that never turns
-                "pairs": float(n_pairs),
-                "zero": kind.rope_type == "proportional",  # still pairs: frequency 0, not absent
-                "axes": axes,
-            }
+            fd.KindSpectrum(
+                key=key,
+                theta=kind.theta,
+                rope_type=kind.rope_type,
+                factor=float(factor) if factor is not None else 1.0,
+                head_slots=float(kind.head_slots),
+                pair=j,
+                wavelength=2 * math.pi / inv[turning],  # (t,) positions per turn
+                still_from=float(int(np.count_nonzero(turning))),  # first pair that never turns
+                pairs=float(n_pairs),
+                zero=kind.rope_type == "proportional",  # still pairs: frequency 0, not absent
+                axes=axes,
+            )
         )
         # (head_slots,) pair index of each slot, NOT_ROTATED outside the rotated block
         slots = rope_pair_slots(kind.head_slots, 2 * inv.size, kind.layout, first=kind.first_slot)
@@ -75,16 +76,16 @@ def _kinds(
             axis = np.array(["thw".index(a) for a in kn.axes], dtype=np.float64)  # (n_freq,)
             code[moving] = axis[pair[moving]]
         heads.append(
-            {
-                "key": key,
-                "theta": kind.theta,
-                "rope_type": kind.rope_type,
-                "factor": float(factor) if factor is not None else 1.0,
-                "code": code,
-                "layout": kind.layout,
-                "mrope": kn.axes is not None,
-                "first": float(kind.first_slot),
-            }
+            fd.KindSlots(
+                key=key,
+                theta=kind.theta,
+                rope_type=kind.rope_type,
+                factor=float(factor) if factor is not None else 1.0,
+                code=code,
+                layout=kind.layout,
+                mrope=kn.axes is not None,
+                first=float(kind.first_slot),
+            )
         )
     return spectra, heads
 
@@ -95,39 +96,41 @@ def _figures(
     attention: np.ndarray,
     rope_code: np.ndarray,
     windows: dict[str, Any],
-    spectra: list[dict[str, Any]],
-    heads: list[dict[str, Any]],
+    spectra: list[fd.KindSpectrum],
+    heads: list[fd.KindSlots],
     context: float,
     positions: np.ndarray,
     tau: np.ndarray,
     scale: float,
     factors: list[float],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Any]:
     """The data of the card's four figures."""
     t = r.temperature
-    figures: dict[str, dict[str, Any]] = {
-        "i-layer-strip": {
-            "attention": attention,
-            "rope": rope_code,
-            "kinds": keys,
-            "thetas": [r.rope[key].theta for key in keys],
-            "windows": {k: float(v) for k, v in windows.items()},
-        },
-        "i-spectrum": {"kinds": spectra, "context": context, "notes": _notes(r, "llama3_step")},
-        "i-head-slots": {"kinds": heads, "notes": _notes(r, "mrope_interleaved_unread")},
-        "i-scales": {
-            "position": positions,
-            "tau": tau,
-            "temperature": t.kind if t is not None else "none",
-            "layers_with": float(len(t.layers)) if t is not None else 0.0,
-            "softmax": scale,
-            "softmax_rule": r.softmax.rule,
-            "head_dim": float(r.softmax.head_dim),
-            "kinds": keys,
-            "factors": factors,
-            "context": context,
-            "notes": _notes(r, "tuning_not_bool"),
-        },
+    steps = [fd.Llama3Step(**v) for v in _values(r, "llama3_step")]
+    unread = [fd.MropeUnread(**v) for v in _values(r, "mrope_interleaved_unread")]
+    figures: dict[str, Any] = {
+        "i-layer-strip": fd.LayerStrip(
+            attention=attention,
+            rope=rope_code,
+            kinds=keys,
+            thetas=[r.rope[key].theta for key in keys],
+            windows={k: float(v) for k, v in windows.items()},
+        ),
+        "i-spectrum": fd.Spectrum(kinds=spectra, context=context, notes=steps),
+        "i-head-slots": fd.HeadSlots(kinds=heads, notes=unread),
+        "i-scales": fd.Scales(
+            position=positions,
+            tau=tau,
+            temperature=t.kind if t is not None else "none",
+            layers_with=float(len(t.layers)) if t is not None else 0.0,
+            softmax=scale,
+            softmax_rule=r.softmax.rule,
+            head_dim=float(r.softmax.head_dim),
+            kinds=keys,
+            factors=factors,
+            context=context,
+            notes=[fd.TuningNotBool(**v) for v in _values(r, "tuning_not_bool")],
+        ),
     }
     return figures
 
@@ -242,10 +245,10 @@ def layers_content(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         scale,
         factors,
     )
-    still_pairs = sum(int(sp["pairs"] - sp["still_from"]) for sp in spectra)
-    all_pairs = sum(int(sp["pairs"]) for sp in spectra)
-    still_slots = sum(int(np.count_nonzero(h["code"] < 0)) for h in heads)
-    wls = np.concatenate([sp["wavelength"] for sp in spectra])
+    still_pairs = sum(int(sp.pairs - sp.still_from) for sp in spectra)
+    all_pairs = sum(int(sp.pairs) for sp in spectra)
+    still_slots = sum(int(np.count_nonzero(h.code < 0)) for h in heads)
+    wls = np.concatenate([sp.wavelength for sp in spectra])
     p_far = float(positions[-1])
     counts = {k: int(np.count_nonzero(attention == i)) for i, k in enumerate(ATTENTION_KINDS)}
     numbers: dict[str, Any] = {
@@ -263,7 +266,7 @@ def layers_content(ckpt: Checkpoint, found: LayeredPositions) -> CardContent:
         "n_still": still_pairs,
         "n_pairs_total": all_pairs,
         "n_still_slots": still_slots,
-        "n_slots_total": sum(int(h["code"].size) for h in heads),
+        "n_slots_total": sum(int(h.code.size) for h in heads),
         "softmax": scale,
         "softmax_layer": first_attention,
         "a_min": float(min(factors)),

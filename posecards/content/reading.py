@@ -22,7 +22,7 @@ from posecards.encodings.mrope import MROPE_AXES, mrope_axes
 from posecards.encodings.rope_partial import head_inv_freq
 from posecards.model.checkpoint import CheckpointError
 from posecards.model.families import TRANSFORMERS_VERSION
-from posecards.model.layers import ModelLayers, RopeKind, softmax_value
+from posecards.model.layer_records import ModelLayers, RopeKind, softmax_value
 
 JSON_SCHEMA_VERSION = 1
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -60,3 +60,14 @@ def as_positions(positions: int | npt.ArrayLike) -> F64:
     if not np.all(np.isfinite(arr)):
         raise ValueError("positions must be finite numbers")
     return arr
+
+
+def check_positive(name: str, value: Any) -> float:
+    """A finite number > 0 (factors, lengths), else ValueError naming it."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v

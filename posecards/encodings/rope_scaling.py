@@ -79,7 +79,14 @@ from typing import Any
 
 import numpy as np
 
-from posecards.encodings._checks import F64, check_base, check_even_dim, check_positive_int
+from posecards.encodings._checks import (
+    F64,
+    check_base,
+    check_even_dim,
+    check_positive,
+    check_positive_int,
+)
+from posecards.encodings.dynamic_ntk import dynamic_ntk_base, ntk_base
 
 # YaRN's ramp ends when the keys are absent or 0: HF `beta_fast or 32`, `beta_slow or 1`
 YARN_BETAS: dict[str, float] = {"beta_fast": 32.0, "beta_slow": 1.0}
@@ -111,21 +118,10 @@ def _missing(key: str, rope_type: str) -> ValueError:
     )
 
 
-def _positive(name: str, value: Any) -> float:
-    """A finite number > 0 (factors, lengths), else ValueError naming it."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
 def _factor(scaling: Mapping[str, Any], rope_type: str) -> float:
     if scaling.get("factor") is None:
         raise _missing("factor", rope_type)
-    return _positive("scaling['factor']", scaling["factor"])
+    return check_positive("scaling['factor']", scaling["factor"])
 
 
 def _original_length(
@@ -137,7 +133,7 @@ def _original_length(
         value = max_position_embeddings
     if value is None:
         raise _missing("original_max_position_embeddings", rope_type)
-    return _positive("scaling['original_max_position_embeddings']", value)
+    return check_positive("scaling['original_max_position_embeddings']", value)
 
 
 def _exponents(dim: int) -> F64:
@@ -148,13 +144,6 @@ def _exponents(dim: int) -> F64:
 def _default_inv_freq(dim: int, base: float) -> F64:
     """theta_k = base^(-2k/d)."""
     return np.asarray(1.0 / base ** _exponents(dim), dtype=np.float64)  # (dim/2,)
-
-
-def _ntk_base(dim: int, base: float, alpha: float, rope_type: str) -> float:
-    """NTK-aware base change: base' = base * alpha^(d/(d-2)) (needs d > 2)."""
-    if dim <= 2:
-        raise ValueError(f"dim must be an even number > 2 for rope_type {rope_type!r}, got {dim}")
-    return float(base * alpha ** (dim / (dim - 2)))
 
 
 def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -193,7 +182,7 @@ def _yarn(
             )
         factor = check_positive_int("max_position_embeddings", max_position_embeddings) / length
     else:
-        factor = _positive("scaling['factor']", scaling["factor"])
+        factor = check_positive("scaling['factor']", scaling["factor"])
 
     attention_factor = scaling.get("attention_factor")
     if attention_factor is None:
@@ -254,7 +243,7 @@ def _longrope(
     attention_factor = scaling.get("attention_factor")
     if attention_factor is None:
         if scaling.get("factor") is not None:
-            factor = _positive("scaling['factor']", scaling["factor"])
+            factor = check_positive("scaling['factor']", scaling["factor"])
         elif max_position_embeddings is not None:
             # Phi-3 style: factor = max_position_embeddings / original_max_position_embeddings.
             factor = check_positive_int("max_position_embeddings", max_position_embeddings) / length
@@ -284,8 +273,8 @@ def _llama3(
     for key in ("low_freq_factor", "high_freq_factor"):
         if scaling.get(key) is None:
             raise _missing(key, "llama3")
-    low_freq_factor = _positive("scaling['low_freq_factor']", scaling["low_freq_factor"])
-    high_freq_factor = _positive("scaling['high_freq_factor']", scaling["high_freq_factor"])
+    low_freq_factor = check_positive("scaling['low_freq_factor']", scaling["low_freq_factor"])
+    high_freq_factor = check_positive("scaling['high_freq_factor']", scaling["high_freq_factor"])
     length = _original_length(scaling, "llama3", max_position_embeddings)
 
     low_freq_wavelen = length / low_freq_factor  # longer wavelengths: divide by s
@@ -341,7 +330,7 @@ def _ntk(
 ) -> tuple[F64, float]:
     """base' = base * s^(d/(d-2))."""
     alpha = _factor(scaling, "ntk")
-    return _default_inv_freq(dim, _ntk_base(dim, base, alpha, "ntk")), 1.0
+    return _default_inv_freq(dim, ntk_base(dim, base, alpha, "ntk")), 1.0
 
 
 def _dynamic(
@@ -354,7 +343,7 @@ def _dynamic(
     """dynamic_ntk_base of seq_len; the base itself without seq_len (HF: alpha = 1)."""
     factor = _factor(scaling, "dynamic")
     if seq_len is None:  # HF: seq_len defaults to max_position_embeddings, alpha = 1
-        return _default_inv_freq(dim, _ntk_base(dim, base, 1.0, "dynamic")), 1.0
+        return _default_inv_freq(dim, ntk_base(dim, base, 1.0, "dynamic")), 1.0
     if max_pos is None:
         raise ValueError("max_position_embeddings is required for rope_type 'dynamic' with seq_len")
     return _default_inv_freq(dim, dynamic_ntk_base(dim, base, factor, seq_len, max_pos)), 1.0
@@ -458,7 +447,7 @@ def rope_inv_freq(
     if rope_type not in ROPE_TYPES:
         raise ValueError(f"unknown rope_type {rope_type!r}; choose one of: {', '.join(ROPE_TYPES)}")
     partial = scaling.get("partial_rotary_factor")
-    if partial is not None and _positive("scaling['partial_rotary_factor']", partial) != 1.0:
+    if partial is not None and check_positive("scaling['partial_rotary_factor']", partial) != 1.0:
         raise ValueError(
             f"partial_rotary_factor must be 1 or absent (got {partial!r}): pass the rotary dim "
             "int(head_dim * partial_rotary_factor) as dim instead"
@@ -472,55 +461,3 @@ def rope_inv_freq(
         )
 
     return _INV_FREQ[rope_type](dim, base, scaling, seq_len, max_position_embeddings)
-
-
-def dynamic_ntk_base(
-    dim: int, base: float, factor: float, seq_len: int, max_position_embeddings: int
-) -> float:
-    """The base dynamic NTK scaling rotates a sequence of ``seq_len`` tokens with (HF 5.23.0
-    ``_compute_dynamic_ntk_parameters``)::
-
-        alpha = s * max(seq_len, M) / M - (s - 1),   M = max_position_embeddings, s = factor
-        base' = base * alpha^(d/(d-2))
-
-    ``seq_len <= M`` gives alpha = 1, the base itself. The base belongs to the sequence being
-    rotated: a cache that keeps the base of an earlier, longer call (the pitfall of card 7) rotates
-    a short prompt as if it were that long.
-    """
-    dim = check_even_dim("dim", dim)
-    base = check_base(base)
-    s = _positive("factor", factor)
-    n = check_positive_int("seq_len", seq_len)
-    m = check_positive_int("max_position_embeddings", max_position_embeddings)
-    alpha = s * max(n, m) / m - (s - 1)  # 1 when seq_len <= M
-    return _ntk_base(dim, base, alpha, "dynamic")  # base * alpha^(d/(d-2))
-
-
-def dynamic_ntk_call_lengths(calls: tuple[int, ...], max_position_embeddings: int) -> list[int]:
-    """The length each call of a series is rotated as by transformers 5.23.0's
-    ``dynamic_rope_update`` (its ``dynamic_frequency_update``): one rotary module called in turn
-    with sequences of ``calls[i]`` tokens (positions ``0 .. calls[i] - 1``)::
-
-        cached = M                          # max_seq_len_cached at init, M = max_position_embeddings
-        for n in calls:
-            before = cached
-            if n > before:                  grow: inv_freq for seq_len n, cached = n
-            if n < M and before > M:        reset: the original inv_freq, cached = M
-            the call is rotated with dynamic_ntk_base(..., cached, M)   (cached = M: the base)
-
-    So a grown base stays for every later call of at least M tokens: after 16,384 tokens
-    (M = 4,096) calls of 8,000 and 5,000 are rotated as if they were 16,384 long; only a call
-    shorter than M gets the original base back. Rotating each sequence with the base of its own
-    length is ``dynamic_ntk_base`` of ``calls[i]`` itself. Returns ``cached`` after each call."""
-    m = check_positive_int("max_position_embeddings", max_position_embeddings)
-    cached = m
-    out: list[int] = []
-    for i, call in enumerate(calls):
-        n = check_positive_int(f"calls[{i}]", call)
-        before = cached  # HF tests both rules against the cache length from before the call
-        if n > before:  # growth: inv_freq recomputed for seq_len = n
-            cached = n
-        if n < m and before > m:  # reset: the original inv_freq, max_seq_len_cached = M
-            cached = m
-        out.append(cached)
-    return out

@@ -6,8 +6,7 @@ Draw functions only draw the arrays of ``posecards.content.inspect``; all text c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -17,6 +16,9 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import causal_bias_maps, plain_log_ticks
 from posecards.figures.style import Theme
+
+if TYPE_CHECKING:
+    from posecards.content.figdata.inspect_alibi import Bias, Reach, Slopes, Weights
 
 
 def _context_line(ax: Axes, y: float, text: str, color: str) -> None:
@@ -37,10 +39,10 @@ def _pow2(v: float, _pos: int) -> str:
     return f"{v:g}" if v >= 1 else f"1/{1 / v:g}"
 
 
-def draw_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_slopes(fig: FigureBase, data: Slopes, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    h = np.asarray(data["head"])
-    m = np.asarray(data["slope"])
+    h = np.asarray(data.head)
+    m = np.asarray(data.slope)
     ax.plot(h, m, "o", color=theme.accent, markersize=6)
     ax.vlines(h, float(m.min()) / 2, m, color=theme.accent, linewidth=1.0, alpha=0.6)
     ax.set_yscale("log", base=2)
@@ -52,13 +54,13 @@ def draw_slopes(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.set_ylabel(t("slope"))
 
 
-def draw_bias(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    bias = np.asarray(data["bias"], dtype=np.float64)  # (s, L, L), -inf above the diagonal
+def draw_bias(fig: FigureBase, data: Bias, t: Labels, theme: Theme) -> None:
+    bias = np.asarray(data.bias, dtype=np.float64)  # (s, L, L), -inf above the diagonal
     n = bias.shape[-1]
     axes = fig.subplots(1, bias.shape[0], sharey=True, squeeze=False)[0]
     im = causal_bias_maps(axes, bias, theme)
     for k, ax in enumerate(axes):
-        ax.set_title(t("head_n", h=int(data["heads"][k])), fontsize=roles.fontsize("subplot_title"))
+        ax.set_title(t("head_n", h=int(data.heads[k])), fontsize=roles.fontsize("subplot_title"))
         ax.set_xticks([0, n - 1])
         ax.set_yticks([0, n - 1])
         ax.set_xlabel(t("key_j"))
@@ -66,16 +68,16 @@ def draw_bias(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme)
     fig.colorbar(im, ax=list(axes), fraction=0.05, pad=0.02, location="bottom").set_label(t("bias"))
 
 
-def draw_weights(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_weights(fig: FigureBase, data: Weights, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    d = np.asarray(data["distance"])
-    w = np.asarray(data["weights"])  # (s, L)
+    d = np.asarray(data.distance)
+    w = np.asarray(data.weights)  # (s, L)
     styles = ["-", "--", "-."]  # heads differ by more than colour
     for k in range(w.shape[0]):
         ax.plot(
             d,
             w[k],
-            label=t("head_n", h=int(data["heads"][k])),
+            label=t("head_n", h=int(data.heads[k])),
             linewidth=2.2,
             linestyle=styles[k % len(styles)],
         )
@@ -88,12 +90,12 @@ def draw_weights(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: The
     ax.legend(loc="upper right", fontsize=roles.fontsize("legend"))
 
 
-def draw_reach(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_reach(fig: FigureBase, data: Reach, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    h = np.asarray(data["head"])
-    d = np.asarray(data["half_distance"])
+    h = np.asarray(data.head)
+    d = np.asarray(data.half_distance)
     ax.plot(h, d, "o", color=theme.accent, markersize=6)  # no line: heads are not ordered
-    ctx = float(data["context"])
+    ctx = float(data.context)
     if ctx > 0:
         _context_line(ax, ctx, t("context", L=ctx), theme.warn)
     ax.set_yscale("log")

@@ -6,8 +6,7 @@ Draw functions only draw the arrays of ``posecards.content.inspect``; all text c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -18,14 +17,17 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import heatmap
 from posecards.figures.style import Theme
 
+if TYPE_CHECKING:
+    from posecards.content.figdata.inspect_learned import Norms, Offset, Similarity, Sinusoidal
 
-def _similarity(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    pos = np.asarray(data["positions"], dtype=np.float64)  # (m,)
+
+def _similarity(ax: Axes, data: Similarity, t: Labels, theme: Theme) -> None:
+    pos = np.asarray(data.positions, dtype=np.float64)  # (m,)
     step = float(pos[1] - pos[0]) if pos.size > 1 else 1.0
     lo, hi = float(pos[0]) - step / 2, float(pos[-1]) + step / 2
     heatmap(
         ax,
-        data["similarity"],
+        data.similarity,
         theme,
         signed=True,
         vmax=1.0,
@@ -38,20 +40,20 @@ def _similarity(ax: Axes, data: Mapping[str, Any], t: Labels, theme: Theme) -> N
     ax.yaxis.set_major_locator(MaxNLocator(5, integer=True))
 
 
-def draw_similarity(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_similarity(fig: FigureBase, data: Similarity, t: Labels, theme: Theme) -> None:
     _similarity(fig.subplots(), data, t, theme)
 
 
-def draw_sinusoidal(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_sinusoidal(fig: FigureBase, data: Sinusoidal, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     _similarity(ax, data, t, theme)
-    ax.set_title(t("sin_params", d=int(data["d_model"]), b=float(data["base"])))
+    ax.set_title(t("sin_params", d=int(data.d_model), b=float(data.base)))
 
 
-def draw_norms(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_norms(fig: FigureBase, data: Norms, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    pos = np.asarray(data["positions"])
-    norm = np.asarray(data["norm"])
+    pos = np.asarray(data.positions)
+    norm = np.asarray(data.norm)
     ax.plot(pos, norm, color=theme.accent, linewidth=1.6)
     zero = norm == 0
     if np.any(zero):
@@ -62,22 +64,20 @@ def draw_norms(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     ax.set_ylabel(t("norm"))
 
 
-def draw_offset(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_offset(fig: FigureBase, data: Offset, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    k = np.asarray(data["offset"])
+    k = np.asarray(data.offset)
     ax.axhline(0.0, color=theme.neutral, linewidth=0.8)
-    ax.axhline(
-        float(data["level"]), color=theme.muted, linewidth=1.0, linestyle=(0, (4, 3)), zorder=0
-    )
+    ax.axhline(float(data.level), color=theme.muted, linewidth=1.0, linestyle=(0, (4, 3)), zorder=0)
     ax.plot(
         k,
-        np.asarray(data["sinusoidal"]),
+        np.asarray(data.sinusoidal),
         color=theme.muted,
         linewidth=1.6,
         linestyle=(0, (5, 2)),
-        label=t("sin", d=int(data["d_model"])),
+        label=t("sin", d=int(data.d_model)),
     )
-    ax.plot(k, np.asarray(data["model"]), color=theme.accent, linewidth=2.2, label=t("model"))
+    ax.plot(k, np.asarray(data.model), color=theme.accent, linewidth=2.2, label=t("model"))
     ax.set_ylim(-1.05, 1.05)
     ax.set_xlim(0, float(k[-1]))
     ax.set_xlabel(t("offset_k"))

@@ -6,8 +6,7 @@ Draw functions only draw the arrays of ``posecards.content.inspect``; all text c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -20,20 +19,23 @@ from posecards.figures import DrawFn, Labels, roles
 from posecards.figures._common import plain_log_ticks
 from posecards.figures.style import Theme
 
+if TYPE_CHECKING:
+    from posecards.content.figdata.inspect_rope import Layout, Ratios, Turns, Wavelengths
 
-def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+
+def draw_wavelengths(fig: FigureBase, data: Wavelengths, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    k = np.asarray(data["pair"])
-    before = "orig_short" if data["baseline"] == "short" else "orig"
-    ax.plot(k, np.asarray(data["original"]), color=theme.muted, linestyle="--", label=t(before))
-    ax.plot(k, np.asarray(data["scaled"]), color=theme.accent, linewidth=2.2, label=t("scaled"))
+    k = np.asarray(data.pair)
+    before = "orig_short" if data.baseline == "short" else "orig"
+    ax.plot(k, np.asarray(data.original), color=theme.muted, linestyle="--", label=t(before))
+    ax.plot(k, np.asarray(data.scaled), color=theme.accent, linewidth=2.2, label=t("scaled"))
     # the context lines are named in the legend and valued on the right axis: inside the plot
     # a label would cross the wavelength curves
-    scaled = data["scaled_context"] != data["original_context"]
-    lines = [(float(data["original_context"]), "orig_ctx_line" if scaled else "context_line")]
+    scaled = data.scaled_context != data.original_context
+    lines = [(float(data.original_context), "orig_ctx_line" if scaled else "context_line")]
     colours = [theme.ok, theme.warn]
     if scaled:
-        lines.append((float(data["scaled_context"]), "extended_line"))
+        lines.append((float(data.scaled_context), "extended_line"))
     for (y, key), colour in zip(lines, colours, strict=False):
         ax.axhline(y, color=colour, linewidth=1.4, linestyle=(0, (4, 3)), label=t(key))
     ax.set_yscale("log")
@@ -56,10 +58,10 @@ def draw_wavelengths(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme:
     )
 
 
-def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_ratios(fig: FigureBase, data: Ratios, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    k = np.asarray(data["pair"])
-    r = np.asarray(data["ratio"])
+    k = np.asarray(data.pair)
+    r = np.asarray(data.ratio)
     ax.axhline(1.0, color=theme.neutral, linewidth=0.8)
     ax.plot(k, r, "o-", color=theme.accent, markersize=3.5, linewidth=1.6)
     ax.set_yscale("log", base=2)
@@ -71,7 +73,7 @@ def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.text(
         0.98,
         0.96,
-        t("attention", a=float(data["attention_factor"])),
+        t("attention", a=float(data.attention_factor)),
         transform=ax.transAxes,
         ha="right",
         va="top",
@@ -83,9 +85,9 @@ def draw_ratios(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
     ax.set_ylabel(t("ratio"))
 
 
-def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
+def draw_turns(fig: FigureBase, data: Turns, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
-    k = np.asarray(data["pair"])
+    k = np.asarray(data.pair)
     ax.axhline(1.0, color=theme.warn, linewidth=1.2, linestyle=(0, (4, 3)))
     ax.text(
         0.01,
@@ -99,14 +101,14 @@ def draw_turns(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme
     )
     ax.plot(
         k,
-        np.asarray(data["original"]),
+        np.asarray(data.original),
         color=theme.ok,
         linewidth=2.0,
-        label=t("in_orig_short" if data["baseline"] == "short" else "in_orig"),
+        label=t("in_orig_short" if data.baseline == "short" else "in_orig"),
     )
     ax.plot(
         k,
-        np.asarray(data["scaled"]),
+        np.asarray(data.scaled),
         color=theme.accent,
         linestyle="--",
         linewidth=2.0,
@@ -160,9 +162,9 @@ def _pair_arcs(ax: Axes, rows: np.ndarray, pairs: int, t: Labels, theme: Theme) 
     return arcs_below
 
 
-def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Theme) -> None:
-    this = np.asarray(data["this"], dtype=np.float64)  # (head_dim,) pair index or -1
-    other = np.asarray(data["other"], dtype=np.float64)
+def draw_layout(fig: FigureBase, data: Layout, t: Labels, theme: Theme) -> None:
+    this = np.asarray(data.this, dtype=np.float64)  # (head_dim,) pair index or -1
+    other = np.asarray(data.other, dtype=np.float64)
     n = this.size
     pairs = int(max(this.max(), 0)) + 1
     rows = np.vstack([this, other])  # (2, head_dim)
@@ -200,7 +202,7 @@ def draw_layout(fig: FigureBase, data: Mapping[str, Any], t: Labels, theme: Them
             color=theme.text,
         )
     arcs_below = _pair_arcs(ax, rows, pairs, t, theme)
-    layout = str(data["layout"])
+    layout = str(data.layout)
     other_name = "interleaved" if layout == "half" else "half"
     ax.set_yticks(
         [0, 1],

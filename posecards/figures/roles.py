@@ -42,13 +42,13 @@ class RoleSheet:
 
 @cache
 def role_sheet() -> RoleSheet:
-    data = tomllib.loads((STYLE_DIR / "roles.toml").read_text(encoding="utf-8"))
+    sheet = tomllib.loads((STYLE_DIR / "roles.toml").read_text(encoding="utf-8"))
     return RoleSheet(
-        roles=MappingProxyType({k: float(v) for k, v in data["roles"].items()}),
-        floor_text=float(data["floor"]["text"]),
-        floor_script=float(data["floor"]["script"]),
-        pages=MappingProxyType({k: float(v) for k, v in data["pages"].items()}),
-        rc=MappingProxyType(dict(data["rc"])),
+        roles=MappingProxyType({k: float(v) for k, v in sheet["roles"].items()}),
+        floor_text=float(sheet["floor"]["text"]),
+        floor_script=float(sheet["floor"]["script"]),
+        pages=MappingProxyType({k: float(v) for k, v in sheet["pages"].items()}),
+        rc=MappingProxyType(dict(sheet["rc"])),
     )
 
 

@@ -13,7 +13,7 @@ the defaults and layer-type rules, ``models/<x>/modeling_<x>.py`` for the rest).
   ``gemma4`` (taken as given). ``rope_defaults``: the dict the class uses when none is given.
   ``partial``: the ``partial_rotary_factor`` the class sets when config.json has none.
 - ``layer_types``: how the class fills ``layer_types`` when config.json has none (see
-  ``posecards/model/layers.py``; ``none``: the class has no ``layer_types`` field, and a
+  ``posecards/model/layer_types.py``; ``none``: the class has no ``layer_types`` field, and a
   ``layer_types`` key in config.json is read by nothing), ``window``: ``layer`` (sliding on ``sliding_attention`` layers)
   or ``all`` (Mistral: every layer slides when ``sliding_window`` is set).
 - ``layout``: the pair layout of ``apply_rotary_pos_emb``: ``half`` (``rotate_half``),
@@ -38,9 +38,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 TRANSFORMERS_VERSION = "5.23.0"
+
+
+# The columns' values, typed: a value the readers (model/layer_types.py, rope_parameters.py,
+# rope_kinds.py, scales.py) do not handle, or a misspelt one, fails mypy.
+RopeRule = Literal["generic", "gemma3", "olmo3", "gpt_neox", "gptj", "phi3", "qwen2_vl", "gemma4"]
+LayerTypesRule = Literal[
+    "none",
+    "every_2",
+    "every_4",
+    "gemma3",
+    "cohere2",
+    "gemma4",
+    "max_window_layers",
+    "qwen2_moe",
+    "qwen3_next",
+    "llama4",
+    "smollm3",
+]
+WindowRule = Literal["layer", "all"]
+LayoutRule = Literal["half", "interleaved", "rope_interleave"]
+RopeLayersRule = Literal["every", "sliding", "no_rope_layers"]
+RotaryRule = Literal["one", "per_layer_type"]
+HeadDimRule = Literal["field", "computed", "mla", "gemma4", "rotary_dim"]
+SoftmaxRule = Literal["head_dim", "query_pre_attn_scalar", "one", "mla", "attention_multiplier"]
+TemperatureRule = Literal["llama4", "ministral3"]
+MropeLayout = Literal["chunked", "interleaved"]
 
 
 @dataclass(frozen=True)
@@ -49,23 +75,23 @@ class Family:
     module: str  # transformers.models.<module>: configuration_<module>.py, modeling_<module>.py
     defaults: Mapping[str, Any]
     theta: float | Mapping[str, float] = 10000.0
-    rope: str = "generic"
+    rope: RopeRule = "generic"
     rope_defaults: Mapping[str, Any] | None = None
     partial: float | None = None
-    layer_types: str = "none"
-    window: str = "layer"
+    layer_types: LayerTypesRule = "none"
+    window: WindowRule = "layer"
     window_gate: bool = False  # sliding_window counts only with use_sliding_window (Qwen2, Qwen3)
     head_dim_none: bool = (
         False  # the class leaves head_dim None (Mixtral): yarn/dynamic/longrope fail
     )
-    layout: str = "half"
-    rope_layers: str = "every"
-    rotary: str = "one"
+    layout: LayoutRule = "half"
+    rope_layers: RopeLayersRule = "every"
+    rotary: RotaryRule = "one"
     partial_in_default: bool = False
-    head_dim: str = "field"
-    softmax: str = "head_dim"
-    temperature: str | None = None
-    mrope: str | None = None
+    head_dim: HeadDimRule = "field"
+    softmax: SoftmaxRule = "head_dim"
+    temperature: TemperatureRule | None = None
+    mrope: MropeLayout | None = None
     mrope_default: tuple[int, int, int] | None = None
     composite: tuple[str, ...] = field(default=())  # outer model_types holding it as text_config
 

@@ -201,6 +201,37 @@ def _head_slots(p: Any, table_kind: RopeKind | None, key: str) -> int:
     return table_kind.head_slots
 
 
+def _probed_layers(p: Any, table: ModelLayers | None, text: Any) -> list[Layer]:
+    """Every layer of a probe: its attention (mask) kind, window and RoPE; a layer computing
+    attention in its own code keeps the family table's reading."""
+    layers: list[Layer] = []
+    for la in p.layers:
+        if not la.attention and la.rope is not None and table is not None:
+            mine = table.layers[la.index] if la.index < len(table.layers) else None
+            if mine is None or mine.rope != la.rope:
+                raise CheckpointError(
+                    f"layer {la.index}: posecards' table and transformers {p.transformers_version} "
+                    "disagree on its RoPE"
+                )
+            layers.append(mine)
+            continue
+        if not la.attention:
+            types = getattr(text, "layer_types", None) or ()
+            linear = la.index < len(types) and types[la.index] == "linear_attention"
+            layers.append(Layer(la.index, "linear" if linear else "none", None, "none", None))
+            continue
+        if la.mask == "widened":
+            raise CheckpointError(
+                f"layer {la.index}: transformers {p.transformers_version}'s {p.model_class} "
+                "widens its attention mask by a rule of its own (an or_mask_function beside the "
+                f"{'sliding-window' if la.window else 'causal'} mask): posecards does not draw "
+                "that mask"
+            )
+        kind = la.mask or _unmasked(text, la.index)
+        layers.append(Layer(la.index, kind, la.window, "rope" if la.rope else "none", la.rope))
+    return layers
+
+
 def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers | TablesReading:
     """The reading of a probe: the layers, frequencies and softmax scale transformers uses."""
     text = p.config
@@ -247,31 +278,7 @@ def from_probe(p: Any, table: ModelLayers | None) -> ModelLayers | TablesReading
             f"{p.model_class}: layer {scaled.index} multiplies q by {scaled.prescale} before the "
             "attention kernel; posecards does not fold that into the softmax scale yet"
         )
-    layers: list[Layer] = []
-    for la in p.layers:
-        if not la.attention and la.rope is not None and table is not None:
-            mine = table.layers[la.index] if la.index < len(table.layers) else None
-            if mine is None or mine.rope != la.rope:
-                raise CheckpointError(
-                    f"layer {la.index}: posecards' table and transformers {p.transformers_version} "
-                    "disagree on its RoPE"
-                )
-            layers.append(mine)
-            continue
-        if not la.attention:
-            types = getattr(text, "layer_types", None) or ()
-            linear = la.index < len(types) and types[la.index] == "linear_attention"
-            layers.append(Layer(la.index, "linear" if linear else "none", None, "none", None))
-            continue
-        if la.mask == "widened":
-            raise CheckpointError(
-                f"layer {la.index}: transformers {p.transformers_version}'s {p.model_class} "
-                "widens its attention mask by a rule of its own (an or_mask_function beside the "
-                f"{'sliding-window' if la.window else 'causal'} mask): posecards does not draw "
-                "that mask"
-            )
-        kind = la.mask or _unmasked(text, la.index)
-        layers.append(Layer(la.index, kind, la.window, "rope" if la.rope else "none", la.rope))
+    layers = _probed_layers(p, table, text)
     scales = [la.scaling for la in p.layers if la.attention]
     if any(s is None for s in scales):
         raise CheckpointError("the softmax scale of an attention layer could not be read")
