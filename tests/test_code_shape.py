@@ -25,17 +25,9 @@ LONG_MODULES: dict[str, str] = {
     "posecards/model/families.py": "the family table: one row per model family, by design",
 }
 # "module:function" -> why it may be longer (work in flight when the check landed)
-LONG_FUNCTIONS: dict[str, str] = {
-    "posecards/content/weights.py:weights_reading": "the weights card, being reworked on its own",
-    "posecards/content/weights.py:compute_weights_card": "the weights card, being reworked",
-    "posecards/model/checkpoint.py:open_checkpoint": "the weights card's checkpoint reading",
-    "posecards/experiment/run.py:document": "posecards measure's document, being reworked",
-}
+LONG_FUNCTIONS: dict[str, str] = {}
 # figures modules whose draw functions still read a mapping
-MAPPING_FIGURES: dict[str, str] = {
-    "posecards/figures/inspect_weights.py": "the weights card, being reworked on its own",
-    "posecards/figures/inspect_activations.py": "the activations card, being reworked with it",
-}
+MAPPING_FIGURES: dict[str, str] = {}
 
 
 def _sources() -> list[Path]:

@@ -40,6 +40,58 @@ def _regex_allowed(code: list[str]) -> bool:
     return False
 
 
+def _blank_kept(prev: str, ch: str) -> bool:
+    """Whether the blanks between code ending in ``prev`` and code starting with ``ch`` stay."""
+    return prev not in ("", "\n") and (
+        "." in (prev, ch) or (prev + ch) in _JOINS or (prev not in _PUNCT and ch not in _PUNCT)
+    )
+
+
+def _literal_end(source: str, j: int, quote: str, templates: list[int]) -> int:
+    """The index just past a string or template literal (or its part up to an opening ``${``,
+    which pushes a new depth on ``templates``) whose body starts at ``j``."""
+    n = len(source)
+    while True:
+        if j >= n:
+            raise JsMinError(f"unterminated {quote} literal")
+        c = source[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "\n":  # (a template's line break would lose its indentation in minify)
+            raise JsMinError(f"line break inside a {quote} literal")
+        if c == quote:
+            return j + 1
+        if quote == "`" and c == "$" and source[j + 1 : j + 2] == "{":
+            templates.append(0)
+            return j + 2
+        j += 1
+
+
+def _regex_end(source: str, j: int) -> int:
+    """The index just past a regular-expression literal (flags included) whose body starts at
+    ``j``."""
+    n, in_class = len(source), False
+    while True:
+        if j >= n or source[j] == "\n":
+            raise JsMinError("unterminated regular expression")
+        c = source[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        elif c == "/" and not in_class:
+            j += 1
+            break
+        j += 1
+    while j < n and source[j].isalpha():  # flags
+        j += 1
+    return j
+
+
 def minify(source: str) -> str:
     """``source`` without comments, indentation, trailing blanks and empty lines."""
     out: list[str] = []  # the code so far, comments removed
@@ -51,13 +103,7 @@ def minify(source: str) -> str:
         nxt = source[i + 1] if i + 1 < n else ""
         if pending and ch not in " \t\n" and not (ch == "/" and nxt in "/*"):
             pending = False
-            prev = out[-1][-1:] if out else ""
-            keep = prev not in ("", "\n") and (
-                "." in (prev, ch)
-                or (prev + ch) in _JOINS
-                or (prev not in _PUNCT and ch not in _PUNCT)
-            )
-            if keep:
+            if _blank_kept(out[-1][-1:] if out else "", ch):
                 out.append(" ")
         if ch == "\n":
             pending = False
@@ -82,46 +128,12 @@ def minify(source: str) -> str:
                 quote = "`"
             else:
                 quote = ch
-            j = i + 1
-            while True:
-                if j >= n:
-                    raise JsMinError(f"unterminated {quote} literal")
-                c = source[j]
-                if c == "\\":
-                    j += 2
-                    continue
-                if c == "\n":  # (a template's line break would lose its indentation below)
-                    raise JsMinError(f"line break inside a {quote} literal")
-                if c == quote:
-                    j += 1
-                    break
-                if quote == "`" and c == "$" and source[j + 1 : j + 2] == "{":
-                    j += 2
-                    templates.append(0)
-                    break
-                j += 1
+            j = _literal_end(source, i + 1, quote, templates)
             out.append(source[i:j])
             i = j
             continue
         if ch == "/" and _regex_allowed(out):
-            j, in_class = i + 1, False
-            while True:
-                if j >= n or source[j] == "\n":
-                    raise JsMinError("unterminated regular expression")
-                c = source[j]
-                if c == "\\":
-                    j += 2
-                    continue
-                if c == "[":
-                    in_class = True
-                elif c == "]":
-                    in_class = False
-                elif c == "/" and not in_class:
-                    j += 1
-                    break
-                j += 1
-            while j < n and source[j].isalpha():  # flags
-                j += 1
+            j = _regex_end(source, i + 1)
             out.append(source[i:j])
             i = j
             continue
