@@ -77,7 +77,7 @@ CARDS: tuple[CardSpec, ...] = (
     CardSpec(7),
     CardSpec(8),
     CardSpec(9),
-    CardSpec(10, data=DataFrom.CENSUS, deck=False),
+    CardSpec(10, data=DataFrom.CENSUS),
 )
 
 # `posecards inspect`'s cards, one per position scheme a model can have (model/positions.py)
