@@ -23,6 +23,9 @@ class DataFrom(enum.Enum):
     PARAMETERS = "parameters"  # d_model, base and positions (--d-model, --base, --positions)
     MEASUREMENTS = "measurements"  # `posecards measure`'s results and the quoted published numbers
     CONFIGS = "configs"  # the published config.json files of posecards/data/configs/
+    # the measurements and the census of transformers' default and the published configs
+    # (posecards/data/census.json)
+    CENSUS = "census"
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ CARDS: tuple[CardSpec, ...] = (
     CardSpec(7),
     CardSpec(8),
     CardSpec(9),
+    CardSpec(10, data=DataFrom.CENSUS),
 )
 
 # `posecards inspect`'s cards, one per position scheme a model can have (model/positions.py)

@@ -52,12 +52,15 @@ from posecards.cli_options import (
     scale_of,
 )
 from posecards.config import (
+    CALCULATORS_ID,
     CARD_IDS,
     DECK_CARD_IDS,
     DECK_FORMATS,
     FORMATS,
     INSPECT_FORMATS,
     LANGS,
+    MAX_CALC_CONTEXT,
+    MAX_CALC_HEAD_DIM,
     MAX_MEASURE_SEEDS,
     MAX_MEASURE_STEPS,
     QUICK_SEEDS,
@@ -425,15 +428,54 @@ def figure(
 
 @_command()
 def data(
-    figure_id: Annotated[str, typer.Argument(help="Figure id (see 'posecards list').")],
+    figure_id: Annotated[
+        str,
+        typer.Argument(
+            help="Figure id (see 'posecards list'), or rope-calculators: Liu et al.'s critical"
+            " dimension, Men et al.'s base bound and the factor each scaling method needs, for"
+            " --head-dim, --base, --context (and --target)."
+        ),
+    ],
     format: Annotated[str, typer.Option("--format", help="csv or json.")] = "json",
     d_model: OptDModel = PE_DEFAULT.d_model,
     base: OptBase = PE_DEFAULT.base,
     positions: OptPositions = PE_DEFAULT.positions,
+    head_dim: Annotated[
+        int, typer.Option("--head-dim", help="rope-calculators: dimensions of one head.")
+    ] = 128,
+    context: Annotated[
+        int, typer.Option("--context", help="rope-calculators: the trained context (tokens).")
+    ] = 4096,
+    target: Annotated[
+        int | None,
+        typer.Option("--target", help="rope-calculators: a longer context to scale to."),
+    ] = None,
+    smallest_base: Annotated[
+        bool,
+        typer.Option(
+            "--smallest-base",
+            help="rope-calculators: also search the smallest base that keeps the bound (a scan"
+            " of bases: seconds for 1,024 tokens, minutes for 32,768).",
+        ),
+    ] = False,
 ) -> None:
     """Print the numbers behind a figure (CSV or JSON) on stdout."""
-    fid = _figure_id(figure_id)
     fmt = one_of("--format", format, ("csv", "json"))
+    if figure_id.strip().lower() == CALCULATORS_ID:
+        params_of(d_model, base, positions)  # --base checked as everywhere
+        if head_dim < 2 or head_dim % 2 or head_dim > MAX_CALC_HEAD_DIM:
+            fail(
+                f"--head-dim must be an even integer from 2 to {MAX_CALC_HEAD_DIM}, got {head_dim}"
+            )
+        if not 2 <= context <= MAX_CALC_CONTEXT:
+            fail(f"--context must be from 2 to {MAX_CALC_CONTEXT}, got {context}")
+        if target is not None and not context < target <= MAX_CALC_CONTEXT:
+            fail(
+                f"--target must be above --context ({context}) and at most {MAX_CALC_CONTEXT}, got {target}"
+            )
+        _stdout(commands.rope_calculators(head_dim, base, context, target, smallest_base, fmt))
+        return
+    fid = _figure_id(figure_id)
     params = params_of(d_model, base, positions)
     _stdout(commands.data(fid, params, fmt))
 

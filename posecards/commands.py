@@ -384,6 +384,17 @@ def data(figure_id: str, params: PEParams, fmt: str) -> str:
     return to_csv(values) if fmt == "csv" else to_json(values)
 
 
+def rope_calculators(
+    head_dim: int, base: float, context: int, target: int | None, smallest: bool, fmt: str
+) -> str:
+    """`posecards data rope-calculators`: critical dimension, base bound, factors needed."""
+    from posecards.content.calculators import rope_calculators as calc
+    from posecards.render.data import to_csv, to_json
+
+    values = calc(head_dim, base, context, target, smallest)
+    return to_csv(values) if fmt == "csv" else to_json(values)
+
+
 def list_cards(params: PEParams) -> str:
     """`posecards list`: the cards and their figure ids, titles filled with ``params``."""
     from posecards.content import title_numbers

@@ -25,6 +25,9 @@ PRINT_WIDTH: dict[str, float] = {"slide": 13.333, "4x3": 10.0, "a4": 8.27, "squa
 MAX_SCALE = 4  # --scale: PNG pixels per figure pixel (2 = 3840 x 2160 for a slide card)
 MAX_D_MODEL = 65536
 MAX_POSITIONS = 131072
+CALCULATORS_ID = "rope-calculators"  # `posecards data` takes it in place of a figure id
+MAX_CALC_HEAD_DIM = 1024  # posecards data rope-calculators: --head-dim
+MAX_CALC_CONTEXT = 1 << 24  # --context, --target (16,777,216 tokens)
 MAX_JOBS = 64
 # Largest --base: float32's largest finite value (np.finfo(np.float32).max). Card 2 shows how
 # the common float32 code computes base ** (2i/d); a larger base is inf in float32.

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_ids_come_from_the_registry() -> None:
-    assert CARD_IDS == tuple(c.id for c in CARDS) == (1, 2, 3, 4, 5, 6, 7, 8, 9)
+    assert CARD_IDS == tuple(c.id for c in CARDS) == (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
     assert DECK_CARD_IDS == tuple(c.id for c in CARDS if c.deck)
     assert [c.id for c in INSPECTION_CARDS] == [
         "inspect-learned",

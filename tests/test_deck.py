@@ -587,7 +587,7 @@ def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
         title = fill_slide(deck.title, lang, params).title
         subtitle = fill(deck.subtitle.get(lang), params, "deck.toml: 'deck.subtitle'")
         pic = d.title_slide(title, subtitle, agenda, th)
-    assert pic.png.startswith(b"\x89PNG") and len(agenda) == len(DECK_CARD_IDS) == 9
+    assert pic.png.startswith(b"\x89PNG") and len(agenda) == len(DECK_CARD_IDS) == 10
 
 
 def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: Path) -> None:

@@ -290,6 +290,19 @@ def _shift_cell() -> list[str]:
     return [f"Q − i + j = {col}", f"{k_len - col}"]
 
 
+def _critical_dimension() -> list[str]:
+    # Liu et al.: the pairs whose period 2 pi b^(2i/d) fits in L tokens, two dimensions each
+    d, b, L = 128, 500000.0, 32768
+    turning = sum(2 * math.pi * b ** (2 * i / d) <= L for i in range(d // 2))
+    return [f"= {2 * turning}"]
+
+
+def _linear_factor() -> list[str]:
+    # position interpolation: the last distance T - 1 onto the last trained one, L - 1
+    L, T = 8192, 32768
+    return [fixed((T - 1) / (L - 1), 4)]
+
+
 EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
     1: {"pair-wavelength": _pair_wavelength, "counter-digits": _counter_digits},
     2: {"similarity-at-offset": _similarity_at_offset, "first-slow-pair": _first_slow_pair},
@@ -304,6 +317,7 @@ EXPECTED: dict[int, dict[str, Callable[[], list[str]]]] = {
         "port-rope-slot": _port_rope_slot,
         "video-interval": _video_interval,
     },
+    10: {"critical-dimension": _critical_dimension, "linear-factor": _linear_factor},
 }
 
 

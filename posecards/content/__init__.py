@@ -17,6 +17,7 @@ from typing import Any
 
 from posecards.cards import CARD_IDS, DataFrom, spec
 from posecards.config import PEParams
+from posecards.content.census import CENSUS_FILE
 from posecards.content.configs import config_files
 from posecards.experiment.files import QUOTED, measurements_path
 
@@ -110,11 +111,16 @@ def _measurements() -> tuple[Path, ...]:
     return (measurements_path(), QUOTED)
 
 
+def _census() -> tuple[Path, ...]:
+    return (*_measurements(), CENSUS_FILE)
+
+
 # what each kind of card data reads besides the card text (the build cache hashes them)
 INPUTS: dict[DataFrom, Callable[[], tuple[Path, ...]]] = {
     DataFrom.PARAMETERS: tuple,
     DataFrom.MEASUREMENTS: _measurements,
     DataFrom.CONFIGS: config_files,
+    DataFrom.CENSUS: _census,
 }
 
 

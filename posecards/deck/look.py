@@ -26,6 +26,7 @@ class DeckLook:
     body_size: float
     sources_size: float  # the sources slides: one line or two per paper
     sources_per_slide: int
+    pitfalls_per_slide: int  # the closing slides: one pitfall per card, this many per slide
     deck_title_size: float
     deck_title_box: Box
     deck_subtitle_box: Box

@@ -21,7 +21,7 @@ class PlannedSlide:
     slug: str  # file name part: slides/<nn>-<slug>.png
     card: int | None = None
     figure: str | None = None  # panel slides: the figure id; animation slides: the name
-    page: int = 0  # sources slides: which page of the deck's sources (deck_sources)
+    page: int = 0  # sources or closing slides: which page (deck_sources, closing_pages)
 
     @property
     def stem(self) -> str:
@@ -44,12 +44,24 @@ def plan_deck(cards: tuple[int, ...]) -> list[PlannedSlide]:
                 slides.append(
                     PlannedSlide(len(slides) + 1, "animation", f"animation-{name}", c, name)
                 )
-    slides.append(PlannedSlide(len(slides) + 1, "closing", "pitfalls"))
+    closing = closing_pages(cards)
+    for i in range(len(closing)):
+        slug = "pitfalls" if len(closing) == 1 else f"pitfalls-{i + 1}"
+        slides.append(PlannedSlide(len(slides) + 1, "closing", slug, page=i))
     pages = _paged_sources(texts)
     for i in range(len(pages)):
         slug = "sources" if len(pages) == 1 else f"sources-{i + 1}"
         slides.append(PlannedSlide(len(slides) + 1, "sources", slug, page=i))
     return slides
+
+
+def closing_pages(cards: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The deck's cards cut into pages of ``pitfalls_per_slide`` (templates/deck.toml) for the
+    closing slides, one pitfall per card."""
+    from posecards.deck.look import deck_look
+
+    per = deck_look().pitfalls_per_slide
+    return [tuple(cards[i : i + per]) for i in range(0, len(cards), per)]
 
 
 def deck_sources(cards: tuple[int, ...]) -> list[list[Source]]:

@@ -13,7 +13,7 @@ from posecards._version import __version__
 from posecards.config import PEParams
 from posecards.deck import frames as deck_frames
 from posecards.deck.notes import DeckText, FilledSlideText, SlideText, fill_slide
-from posecards.deck.plan import PlannedSlide, deck_sources
+from posecards.deck.plan import PlannedSlide, closing_pages, deck_sources
 from posecards.render.fields import CardTextError
 from posecards.render.fill import fill
 from posecards.render.text import load_card_text
@@ -112,8 +112,11 @@ def frame_slide_words(
         items = [src.text(lang) for src in pages[s.page]]
         return FilledSlideText(title, filled.notes), {"items": items}
     filled = fill_slide(deck.closing, lang, values)
+    closing = closing_pages(cards)
+    if len(closing) > 1:
+        filled = FilledSlideText(f"{filled.title} ({s.page + 1}/{len(closing)})", filled.notes)
     items = []
-    for c in cards:
+    for c in closing[s.page]:
         item = deck.closing_items.get(c)
         if item is None:
             raise CardTextError(f"deck.toml: no [closing.items.{c}] for card {c}")

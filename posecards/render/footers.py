@@ -11,6 +11,7 @@ from collections.abc import Callable
 from posecards._version import __version__
 from posecards.cards import DataFrom, spec
 from posecards.config import Look, PEParams
+from posecards.content.census import census_version
 from posecards.content.configs import model_ids
 from posecards.experiment.files import measurements_path
 from posecards.formatting import group
@@ -41,6 +42,17 @@ def _configs_footer(params: PEParams, look: Look, lang: str) -> str:
     return ui_text(lang, "footer_configs", ids=", ".join(model_ids()), **_common(look, lang))
 
 
+def _census_footer(params: PEParams, look: Look, lang: str) -> str:
+    """Card 10's: the measurements and the census (its transformers version, from the file)."""
+    return ui_text(
+        lang,
+        "footer_census",
+        data=measurements_path().name,
+        version_hf=census_version(),
+        **_common(look, lang),
+    )
+
+
 def _parameters_footer(params: PEParams, look: Look, lang: str) -> str:
     # the base as the card text prints it (thousands grouped)
     base = group(params.base) if float(params.base).is_integer() else f"{params.base:g}"
@@ -59,6 +71,7 @@ FOOTERS: dict[DataFrom, Callable[[PEParams, Look, str], str]] = {
     DataFrom.PARAMETERS: _parameters_footer,
     DataFrom.MEASUREMENTS: _measurements_footer,
     DataFrom.CONFIGS: _configs_footer,
+    DataFrom.CENSUS: _census_footer,
 }
 
 
