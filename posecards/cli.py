@@ -8,8 +8,6 @@ becomes one line and an exit code (2 for bad input, 70 for a bug) in posecards.c
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -18,7 +16,7 @@ import typer
 
 from posecards import commands
 from posecards._version import __version__
-from posecards.cli_errors import DEBUG, F, fail, guarded
+from posecards.cli_errors import DEBUG, F, fail, guarded, write_stdout
 from posecards.cli_options import (
     BUILD_DEFAULT,
     DEFAULT_CARDS,
@@ -43,9 +41,12 @@ from posecards.cli_options import (
     OptSvgText,
     OptTheme,
     OptThemeOrNone,
+    check_calculator_options,
     choices,
     given_params,
     jobs_of,
+    json_out,
+    measure_counts,
     one_of,
     params_of,
     progress,
@@ -59,10 +60,6 @@ from posecards.config import (
     FORMATS,
     INSPECT_FORMATS,
     LANGS,
-    MAX_CALC_CONTEXT,
-    MAX_CALC_HEAD_DIM,
-    MAX_MEASURE_SEEDS,
-    MAX_MEASURE_STEPS,
     QUICK_SEEDS,
     QUICK_STEPS,
     SIZES,
@@ -322,19 +319,6 @@ def inspect_model(
     commands.inspect(path, cfg, progress(quiet))
 
 
-def _stdout(text: str) -> None:
-    """Print to stdout; a reader that stopped reading (``posecards list | head``) ends the
-    command quietly with exit code 0."""
-
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # no more output can go anywhere: point stdout at /dev/null so the final flush is quiet
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(0) from None
-
-
 def _figure_id(raw: str) -> str:
     """A known figure id (case-insensitive), or one line naming the nearest ones."""
     import difflib
@@ -377,7 +361,7 @@ def explore(
 def list_cards() -> None:
     """List the cards and their figure ids (titles with the default parameters filled in);
     figures that are not on the card itself are marked "figure page only"."""
-    _stdout(commands.list_cards(PE_DEFAULT))
+    write_stdout(commands.list_cards(PE_DEFAULT))
 
 
 @_command()
@@ -392,7 +376,7 @@ def placeholders(
     if card not in CARD_IDS:
         fail(f"unknown card {card}; choose one of: {', '.join(map(str, CARD_IDS))}")
     params = params_of(d_model, base, positions)
-    _stdout(commands.placeholders(card, params))
+    write_stdout(commands.placeholders(card, params))
 
 
 @_command()
@@ -463,21 +447,12 @@ def data(
     fmt = one_of("--format", format, ("csv", "json"))
     if figure_id.strip().lower() == CALCULATORS_ID:
         params_of(d_model, base, positions)  # --base checked as everywhere
-        if head_dim < 2 or head_dim % 2 or head_dim > MAX_CALC_HEAD_DIM:
-            fail(
-                f"--head-dim must be an even integer from 2 to {MAX_CALC_HEAD_DIM}, got {head_dim}"
-            )
-        if not 2 <= context <= MAX_CALC_CONTEXT:
-            fail(f"--context must be from 2 to {MAX_CALC_CONTEXT}, got {context}")
-        if target is not None and not context < target <= MAX_CALC_CONTEXT:
-            fail(
-                f"--target must be above --context ({context}) and at most {MAX_CALC_CONTEXT}, got {target}"
-            )
-        _stdout(commands.rope_calculators(head_dim, base, context, target, smallest_base, fmt))
+        check_calculator_options(head_dim, context, target)
+        write_stdout(commands.rope_calculators(head_dim, base, context, target, smallest_base, fmt))
         return
     fid = _figure_id(figure_id)
     params = params_of(d_model, base, positions)
-    _stdout(commands.data(fid, params, fmt))
+    write_stdout(commands.data(fid, params, fmt))
 
 
 _MEASURE = MeasureConfig()
@@ -508,16 +483,8 @@ def measure(
 
     Two tasks: each token depends on the token two back (loss by position), and recall of a
     key's value written at a random earlier position (loss at the questions, by distance)."""
-    seeds_ = seeds if seeds is not None else (QUICK_SEEDS if quick else _MEASURE.seeds)
-    steps_ = steps if steps is not None else (QUICK_STEPS if quick else _MEASURE.steps)
-    if not 1 <= seeds_ <= MAX_MEASURE_SEEDS:
-        fail(f"--seeds must be from 1 to {MAX_MEASURE_SEEDS}, got {seeds_}")
-    if not 1 <= steps_ <= MAX_MEASURE_STEPS:
-        fail(f"--steps must be from 1 to {MAX_MEASURE_STEPS}, got {steps_}")
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder")
-    if out.suffix.lower() != ".json":
-        fail(f"--out must end in .json, got {out.name!r}")
+    seeds_, steps_ = measure_counts(seeds, steps, quick)
+    json_out(out)
     if why := commands.writable(out.parent):
         fail(f"cannot write to --out {out}: {why}")
     cfg = MeasureConfig(out=out, seeds=seeds_, steps=steps_, jobs=jobs_of(jobs), quiet=quiet)

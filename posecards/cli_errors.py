@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -67,3 +68,16 @@ def guarded(fn: F) -> F:
             raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def write_stdout(text: str) -> None:
+    """Print to stdout; a reader that stopped reading (``posecards list | head``) ends the
+    command quietly with exit code 0."""
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # no more output can go anywhere: point stdout at /dev/null so the final flush is quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None

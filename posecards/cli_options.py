@@ -18,13 +18,20 @@ from posecards.config import (
     FORMATS,
     LANGS,
     MAX_BASE,
+    MAX_CALC_CONTEXT,
+    MAX_CALC_HEAD_DIM,
     MAX_D_MODEL,
     MAX_JOBS,
+    MAX_MEASURE_SEEDS,
+    MAX_MEASURE_STEPS,
     MAX_POSITIONS,
     MAX_SCALE,
+    QUICK_SEEDS,
+    QUICK_STEPS,
     SIZES,
     THEMES,
     BuildConfig,
+    MeasureConfig,
     PEParams,
 )
 
@@ -175,3 +182,36 @@ def given_params(d_model: int | None, base: float | None, positions: int | None)
         if raw is not None:
             given[name] = value
     return given
+
+
+def check_calculator_options(head_dim: int, context: int, target: int | None) -> None:
+    """`posecards data rope-calculators`: an even head dim, a context and a longer target."""
+    if head_dim < 2 or head_dim % 2 or head_dim > MAX_CALC_HEAD_DIM:
+        fail(f"--head-dim must be an even integer from 2 to {MAX_CALC_HEAD_DIM}, got {head_dim}")
+    if not 2 <= context <= MAX_CALC_CONTEXT:
+        fail(f"--context must be from 2 to {MAX_CALC_CONTEXT}, got {context}")
+    if target is not None and not context < target <= MAX_CALC_CONTEXT:
+        fail(
+            f"--target must be above --context ({context}) and at most {MAX_CALC_CONTEXT},"
+            f" got {target}"
+        )
+
+
+def measure_counts(seeds: int | None, steps: int | None, quick: bool) -> tuple[int, int]:
+    """`posecards measure`'s seeds and steps: as given, else --quick's, else the defaults."""
+    default = MeasureConfig()
+    seeds_ = seeds if seeds is not None else (QUICK_SEEDS if quick else default.seeds)
+    steps_ = steps if steps is not None else (QUICK_STEPS if quick else default.steps)
+    if not 1 <= seeds_ <= MAX_MEASURE_SEEDS:
+        fail(f"--seeds must be from 1 to {MAX_MEASURE_SEEDS}, got {seeds_}")
+    if not 1 <= steps_ <= MAX_MEASURE_STEPS:
+        fail(f"--steps must be from 1 to {MAX_MEASURE_STEPS}, got {steps_}")
+    return seeds_, steps_
+
+
+def json_out(out: Path) -> None:
+    """An --out that names a JSON file, not a folder."""
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder")
+    if out.suffix.lower() != ".json":
+        fail(f"--out must end in .json, got {out.name!r}")
