@@ -126,7 +126,11 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
     cfg = T.AutoConfig.for_model(model_type, **cfg_json)
     text = cfg.get_text_config()
     text._attn_implementation = "eager"
-    with torch.device("meta"):
+    from transformers.initialization import no_init_weights
+
+    # no initialisation of the meta parameters (torch's init on meta tensors is Python, and the
+    # values are not there); the frequencies come from the rotary module built again below
+    with torch.device("meta"), no_init_weights():
         model = text_model_class(text)(text)
     mod = importlib.import_module(type(model).__module__)
     # the model's rotary module (model.rotary_emb, or wherever one holds an inv_freq buffer),
