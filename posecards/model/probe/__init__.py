@@ -142,11 +142,14 @@ def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:
         )
     n_layers = getattr(text, "num_hidden_layers", None)
     decoder = M.decoder_layers(model, n_layers)
-    # the passes tried, in order: without the norms (R.norms_bypassed: the cheap one), the model
-    # as it is, then with the feed-forward blocks bypassed (mixtures of experts route by data:
-    # no meta kernel; they decide nothing about position; some return (hidden, router scores))
+    # the passes tried, in order: the model as it is, then with the feed-forward blocks bypassed
+    # (mixtures of experts route by data: no meta kernel; they decide nothing about position;
+    # some return (hidden, router scores)); each first without the norms (R.norms_bypassed: the
+    # cheap pass), then with them
     passes: list[Callable[[], list[contextlib.AbstractContextManager[None]]]] = [
         lambda: [R.norms_bypassed(model)],
+        lambda: [R.norms_bypassed(model), R.feed_forward_bypassed(decoder, False)],
+        lambda: [R.norms_bypassed(model), R.feed_forward_bypassed(decoder, True)],
         lambda: [],
         lambda: [R.feed_forward_bypassed(decoder, False)],
         lambda: [R.feed_forward_bypassed(decoder, True)],

@@ -106,7 +106,7 @@ def norms_bypassed(model: Any) -> Iterator[None]:
     patched = []
     for m in model.modules():
         name = type(m).__name__
-        if name.endswith(("RMSNorm", "LayerNorm")):
+        if name.endswith(("RMSNorm", "LayerNorm")) and "forward" not in vars(m):
 
             def identity(*a: Any, **kw: Any) -> Any:
                 return a[0] if a else next(iter(kw.values()))
@@ -117,7 +117,7 @@ def norms_bypassed(model: Any) -> Iterator[None]:
         yield
     finally:
         for m in patched:
-            del m.forward
+            vars(m).pop("forward", None)  # (a feed-forward bypass may have taken it first)
 
 
 Patch = Callable[[Any, str, Any], None]  # patch(obj, name, new): undone when the pass ends
