@@ -126,7 +126,11 @@ def hf_reading(config: Mapping[str, Any]) -> HFReading:
     cfg = T.AutoConfig.for_model(model_type, **cfg_json)
     text = cfg.get_text_config()
     text._attn_implementation = "eager"
-    with torch.device("meta"):
+    from transformers.initialization import no_init_weights
+
+    # no initialisation of the meta parameters (torch's init on meta tensors is Python, and the
+    # values are not there); the frequencies come from the rotary module built again below
+    with torch.device("meta"), no_init_weights():
         model = text_model_class(text)(text)
     mod = importlib.import_module(type(model).__module__)
     # the model's rotary module (model.rotary_emb, or wherever one holds an inv_freq buffer),
@@ -241,7 +245,12 @@ def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
     ``nn.Embedding`` is looked up once through the nearest module that takes ``input_ids``
     (six equal, non-special token ids); a table whose rows for the six tokens are consecutive
     is a position table, its first row the offset (a token table reads the token id six times,
-    a token-type table one row)."""
+    a token-type table one row). Each pass stops at the table's lookup or at the first
+    attention's softmax (``softmax``, ``scaled_dot_product_attention``): input tables are looked
+    up before the first layer attends, and a table the pass does not reach is not listed, so a
+    position table looked up later would make the zoo test fail, never pass. A table its owner
+    never looks up (BART's ``shared``, untied from ``embed_tokens`` without weights) so costs one
+    layer, not the whole model run on the CPU."""
     from transformers.initialization import no_init_weights
 
     cfg_json = dict(config)
@@ -257,6 +266,13 @@ def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
     }
     token = next(t for t in range(3, 64) if t not in special)
     real = torch.nn.functional.embedding
+    F = torch.nn.functional
+    attends = {"softmax": (F, torch), "scaled_dot_product_attention": (F,)}
+    real_attends = {(mod, n): getattr(mod, n) for n, mods in attends.items() for mod in mods}
+
+    def stop(*a: Any, **kw: Any) -> Any:
+        raise _Looked
+
     out = []
     for name, m in model.named_modules():
         if not isinstance(m, torch.nn.Embedding) or not m.weight.requires_grad:
@@ -287,6 +303,8 @@ def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
         if "decoder_input_ids" in sig:
             kw["decoder_input_ids"] = ids
         torch.nn.functional.embedding = look
+        for mod, n in real_attends:
+            setattr(mod, n, stop)
         try:
             with torch.no_grad():
                 owner(**kw)
@@ -296,6 +314,8 @@ def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
             continue
         finally:
             torch.nn.functional.embedding = real
+            for (mod, n), fn in real_attends.items():
+                setattr(mod, n, fn)
         if not seen:
             continue
         rows = seen[0].reshape(-1, seen[0].shape[-1])[0].tolist()

@@ -5,6 +5,7 @@ modules on the CPU), its decoder layers, and the position tables or biases it ho
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import sys
@@ -75,6 +76,15 @@ def text_config(cfg: Any) -> tuple[Any, tuple[str, ...]]:
     return node, path
 
 
+@functools.cache
+def _computes_inv_freq(init: Any) -> bool:
+    """Whether an ``__init__``'s source names ``inv_freq`` (read once per function)."""
+    try:
+        return "inv_freq" in inspect.getsource(init)
+    except (OSError, TypeError):
+        return False
+
+
 @contextlib.contextmanager
 def rotary_on_cpu(modules: list[Any]) -> Iterator[None]:
     """Every class of ``modules`` whose ``__init__`` computes ``inv_freq`` builds on the CPU."""
@@ -87,13 +97,9 @@ def rotary_on_cpu(modules: list[Any]) -> Iterator[None]:
                 continue
             if obj.__module__ != mod.__name__ or "__init__" not in vars(obj):
                 continue
-            try:
-                src = inspect.getsource(obj.__init__)
-            except (OSError, TypeError):
-                continue
-            if "inv_freq" not in src:
-                continue
             init = obj.__init__
+            if not _computes_inv_freq(init):
+                continue
 
             def cpu_init(self: Any, *a: Any, __init: Any = init, **kw: Any) -> None:
                 with torch.device("cpu"):
