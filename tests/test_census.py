@@ -29,7 +29,9 @@ Recounted so (transformers 5.23.0):
   chunked and indexed attention (linear attention, conv), and Mllama's
   ``cross_attention_layers`` (they attend to the image, not to the text's positions);
 - MRoPE: the modeling source reads ``mrope_section`` from ``rope_parameters`` or expands the
-  position ids to several axes in its rotary embedding (NeoMME's two axes).
+  position ids to several axes in its rotary embedding (NeoMME's two axes). A default config
+  names ``mrope_section`` itself only for Cosmos3 Edge: the eleven others take the modeling
+  source's default, so the config alone would count 1, not 12.
 
 Not told independently: which reads posecards refuses (``not_read``: a learned table posecards
 cannot follow is told from a read one only by running the model, which is the probe's job), and
