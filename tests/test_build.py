@@ -17,8 +17,8 @@ from posecards.config import CARD_IDS
 from posecards.render.text import load_card_text
 
 ROOT = Path(__file__).resolve().parent.parent
-# every figure a build writes: the panels of every card (4 on cards 1-5, 6 on card 6), and the
-# figures drawn for figure pages only (7 on cards 1-5, 1 on card 6)
+# every figure a build writes: the panels of every card and the figures drawn for its figure
+# pages only, as each card's text declares them
 N_FIGURES = sum(len(load_card_text(c).figure_ids) for c in CARD_IDS)
 
 
@@ -31,7 +31,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 def test_layout_of_outputs(built: Path) -> None:
     files = tree(built)
     for lang in ("en", "zh"):
-        cards = sorted(k for k in files if re.fullmatch(rf"{lang}/card-\d-[a-z0-9-]+\.png", k))
+        cards = sorted(k for k in files if re.fullmatch(rf"{lang}/card-\d+-[a-z0-9-]+\.png", k))
         assert len(cards) == len(CARD_IDS)
         for png in cards:
             stem = png[: -len(".png")]
@@ -198,7 +198,7 @@ def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
 def test_list_and_data(tmp_path: Path) -> None:
     r = run("list")
     assert r.returncode == 0
-    ids = re.findall(r"^\s+(c\d-[a-z0-9-]+)", r.stdout, flags=re.M)
+    ids = re.findall(r"^\s+(c\d+-[a-z0-9-]+)", r.stdout, flags=re.M)
     assert len(ids) == N_FIGURES
     r = run("data", "c4-alibi", "--format", "json")
     assert r.returncode == 0, r.stderr
