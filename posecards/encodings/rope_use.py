@@ -89,17 +89,7 @@ def row_stats(
     head_dim, d_in = first_head.shape
     g2 = np.ones(d_in) if gamma is None else np.asarray(gamma, np.float64).reshape(d_in) ** 2
     pairs = rows.shape[0]
-    step = max(1, BLOCK_BYTES // (16 * d_in))  # pairs a block: 2 rows of d_in float64 each
-    blocks = [
-        (
-            k,
-            min(k + step, pairs),
-            _as_slice(rows[k : k + step, 0]),
-            _as_slice(rows[k : k + step, 1]),
-        )
-        for k in range(0, pairs, step)
-    ]
-    rest = np.setdiff1d(np.arange(head_dim), rows.reshape(-1))  # rows that do not rotate
+    step, blocks, rest = _blocks(rows, head_dim, d_in)
     sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
     dot = np.empty((heads, pairs), dtype=np.float64)  # (heads, pairs)
     buf = np.empty((2 * step, d_in), dtype=np.float64)  # (2 n, d_in): a block's r0 rows, r1 rows
@@ -136,10 +126,30 @@ def row_stats(
     return sq, dot
 
 
+def _blocks(rows: I64, head_dim: int, d_in: int) -> tuple[int, list[Any], I64]:
+    """Pairs a block, each block's ``(k0, k1, r0 rows, r1 rows)``, and the rows that do not
+    rotate (ascending)."""
+    pairs = rows.shape[0]
+    step = max(1, BLOCK_BYTES // (16 * d_in))  # pairs a block: 2 rows of d_in float64 each
+    blocks = [
+        (
+            k,
+            min(k + step, pairs),
+            _as_slice(rows[k : k + step, 0]),
+            _as_slice(rows[k : k + step, 1]),
+        )
+        for k in range(0, pairs, step)
+    ]
+    still = np.ones(head_dim, dtype=bool)  # (head_dim,)
+    still[rows.reshape(-1)] = False
+    return step, blocks, np.flatnonzero(still)
+
+
 def _as_slice(idx: I64) -> slice | I64:
     """A slice for an evenly spaced index (both layouts' rows are: no copy), else the index."""
-    if idx.size > 1 and (step := int(idx[1] - idx[0])) > 0 and np.all(np.diff(idx) == step):
-        return slice(int(idx[0]), int(idx[-1]) + 1, step)
+    v = idx.tolist()  # a block's few pairs: plain ints are quicker than array calls
+    if len(v) > 1 and (step := v[1] - v[0]) > 0 and v == list(range(v[0], v[-1] + 1, step)):
+        return slice(v[0], v[-1] + 1, step)
     return idx
 
 
