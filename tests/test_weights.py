@@ -453,13 +453,15 @@ def test_row_stats_by_blocks_equal_the_direct_float64_sums(
     seed: int, heads: int, pairs: int, extra: int, d_in: int, layout: str, block: int
 ) -> None:
     """However many pairs a block holds (one to all), with rows that do not rotate (partial
-    rotary), from float32 heads given as an array or as a sequence: sq and dot are the float64
-    sums of (W diag(γ))'s rows, to the last few bits."""
+    rotary), from float32 heads given as an array or as a sequence, or as bfloat16 patterns: sq
+    and dot are the float64 sums of (W diag(γ))'s rows, to the last few bits."""
     import posecards.encodings.rope_use as ru
 
     rng = np.random.default_rng(seed)
     head_dim = 2 * pairs + extra
     w = rng.standard_normal((heads, head_dim, d_in)).astype(np.float32)
+    bits = (w.view(np.uint32) >> 16).astype(np.uint16)  # bfloat16 patterns (truncated)
+    w = (bits.astype(np.uint32) << 16).view(np.float32)  # the same values as float32
     gamma = rng.uniform(0.1, 3.0, d_in)
     rows = pair_rows(2 * pairs, layout)
     wg = w.astype(np.float64) * gamma  # (heads, head_dim, d_in)
@@ -469,12 +471,15 @@ def test_row_stats_by_blocks_equal_the_direct_float64_sums(
     try:
         sq, dot = ru.row_stats(w, rows, gamma)
         sq2, dot2 = ru.row_stats([w[h] for h in range(heads)], rows, gamma)
+        sq3, dot3 = ru.row_stats(bits, rows, gamma, bfloat16=True)  # widened block by block
     finally:
         ru.BLOCK_BYTES = saved
     np.testing.assert_allclose(sq, sq_ref, rtol=1e-13)
     np.testing.assert_allclose(dot, dot_ref, rtol=1e-12, atol=1e-13 * sq_ref.max())
     np.testing.assert_array_equal(sq2, sq)
     np.testing.assert_array_equal(dot2, dot)
+    np.testing.assert_array_equal(sq3, sq)  # bit for bit: the same float64 values, same sums
+    np.testing.assert_array_equal(dot3, dot)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -515,12 +520,31 @@ def test_half_precision_checkpoints_are_read_as_stored_and_widened_exactly(
         np.testing.assert_array_equal(lw.q[h], q[h])  # bit for bit: torch's widening
 
 
-def test_a_nan_in_a_bfloat16_weight_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("dtype", "bad", "zero_gain"),
+    [
+        (torch.bfloat16, float("inf"), False),
+        (torch.bfloat16, float("nan"), False),
+        (torch.bfloat16, float("-inf"), True),
+        (torch.bfloat16, float("nan"), True),
+        (torch.float16, float("nan"), False),
+        (torch.float16, float("inf"), True),
+        (torch.float32, float("-inf"), False),
+    ],
+)
+def test_a_nan_in_a_bfloat16_weight_is_refused(
+    tmp_path: Path, dtype: torch.dtype, bad: float, zero_gain: bool
+) -> None:
+    """A NaN or ±inf in a half-precision or float32 weight is refused with one line, also where
+    the input norm's gain of its column is 0 (the reductions, checked instead of every weight,
+    weigh that column by γ² = 0)."""
     from safetensors.torch import save_file
 
-    model = _tiny("llama").to(torch.bfloat16)
+    model = _tiny("llama").to(dtype)
     state = {k: v.clone() for k, v in model.state_dict().items()}
-    state["model.layers.1.self_attn.k_proj.weight"][9, 2] = float("inf")
+    state["model.layers.1.self_attn.k_proj.weight"][9, 2] = bad
+    if zero_gain:
+        state["model.layers.1.input_layernorm.weight"][2] = 0.0
     (tmp_path / "m").mkdir()
     model.config.save_pretrained(tmp_path / "m")
     save_file(state, tmp_path / "m" / "model.safetensors")

@@ -35,7 +35,6 @@ from posecards.encodings.rope_use import (
     norms_from,
     pair_rows,
     pair_use,
-    row_stats,
     shares,
     unrotated_norms,
 )
@@ -214,8 +213,8 @@ def _layer_stats(lw: LayerWeights, head_dim: int, kv_head: Any, theta: F64) -> _
     """Pair norms, cosines, use and bias score of one layer's weights; ``theta`` ``(pairs,)``: the
     layer's own RoPE."""
     rows = pair_rows(2 * theta.size, lw.layout)  # (pairs, 2) in the file's order
-    q_sq, q_dot = row_stats(lw.q, rows, lw.gamma)  # (heads, head_dim), (heads, pairs)
-    k_sq, k_dot = row_stats(lw.k, rows, lw.gamma)  # (kv, head_dim), (kv, pairs)
+    q_sq, q_dot = lw.q.stats(rows, lw.gamma)  # (heads, head_dim), (heads, pairs)
+    k_sq, k_dot = lw.k.stats(rows, lw.gamma)  # (kv, head_dim), (kv, pairs)
     qk = lw.q_norm is not None and lw.k_norm is not None
     if lw.q_norm is not None and lw.k_norm is not None:
         # the per-slot gain after each head's RMS norm, folded into the rows

@@ -55,7 +55,9 @@ def _head(w: Any, h: int, shape: tuple[int, ...] | None) -> npt.NDArray[np.float
 BLOCK_BYTES = 384 * 1024  # float64 rows widened at a time: they stay in a core's cache
 
 
-def row_stats(w: Any, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
+def row_stats(
+    w: Any, rows: I64, gamma: F64 | None = None, *, bfloat16: bool = False
+) -> tuple[F64, F64]:
     """``(sq, dot)``: the squared norm of every row ``(heads, head_dim)`` and the dot product of
     each pair's two rows ``(heads, pairs)`` of ``W diag(γ)``, in float64:
 
@@ -67,15 +69,66 @@ def row_stats(w: Any, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
     one head at a time). A few pairs' rows at a time are copied into one small float64 buffer
     (exact from float16 and float32, and so are their products), multiplied in place and reduced
     against γ² by a matrix-vector product: the whole tensor, or even one head, is never held in
-    float64."""
-    if isinstance(w, np.ndarray) and w.ndim != 3:
+    float64.
+
+    ``bfloat16=True``: ``w`` is a ``(heads, head_dim, d_in)`` uint16 array of bfloat16 bit
+    patterns (a checkpoint's BF16 weight as stored), widened block by block straight into the
+    float64 buffer (the pattern as the top half of a float32, exact): the same float64 values,
+    hence the same sums, as widening it first, with no float32 copy of a head. Nothing is
+    checked finite here: a NaN or ±inf in a row makes that row's ``sq`` NaN or +inf wherever γ_d
+    is not 0 (every term W²γ² is ≥ 0, so no inf − inf cancels it)."""
+    if bfloat16:
+        if not (isinstance(w, np.ndarray) and w.dtype == np.uint16 and w.ndim == 3):
+            raise ValueError("bfloat16 weights must be a (heads, head_dim, d_in) uint16 array")
+    elif isinstance(w, np.ndarray) and w.ndim != 3:
         raise ValueError(f"w must be (heads, head_dim, d_in), got {w.shape}")
     heads = len(w)
     if heads == 0:
         raise ValueError("w has no heads")
-    first_head = _head(w, 0, None)
+    first_head = w[0] if bfloat16 else _head(w, 0, None)
     head_dim, d_in = first_head.shape
     g2 = np.ones(d_in) if gamma is None else np.asarray(gamma, np.float64).reshape(d_in) ** 2
+    pairs = rows.shape[0]
+    step, blocks, rest = _blocks(rows, head_dim, d_in)
+    sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
+    dot = np.empty((heads, pairs), dtype=np.float64)  # (heads, pairs)
+    buf = np.empty((2 * step, d_in), dtype=np.float64)  # (2 n, d_in): a block's r0 rows, r1 rows
+    prod = np.empty((step, d_in), dtype=np.float64)  # (n, d_in)
+    # bfloat16: a block's patterns, shifted into the top half of a float32's bits
+    bits = np.empty((2 * step, d_in), dtype=np.uint32) if bfloat16 else None  # (2 n, d_in)
+    for h in range(heads):
+        if bfloat16:
+            wh = w[h]  # (head_dim, d_in) uint16
+        else:
+            wh = first_head if h == 0 else _head(w, h, (head_dim, d_in))  # (head_dim, d_in)
+        for k0, k1, r0, r1 in blocks:
+            n = k1 - k0
+            both = buf[: 2 * n]  # (2 n, d_in)
+            if bits is not None:
+                u = bits[: 2 * n]  # (2 n, d_in)
+                np.copyto(u[:n], wh[r0], casting="safe")
+                np.copyto(u[n:], wh[r1], casting="safe")
+                np.left_shift(u, 16, out=u)
+                np.copyto(both, u.view(np.float32), casting="safe")
+            else:
+                np.copyto(both[:n], wh[r0], casting="safe")
+                np.copyto(both[n:], wh[r1], casting="safe")
+            np.multiply(both[:n], both[n:], out=prod[:n])  # W[r0] W[r1], elementwise
+            np.matmul(prod[:n], g2, out=dot[h, k0:k1])
+            np.multiply(both, both, out=both)  # W²
+            s = both @ g2  # (2 n,)
+            sq[h, r0], sq[h, r1] = s[:n], s[n:]
+        if rest.size:
+            left = (
+                (wh[rest].astype(np.uint32) << 16).view(np.float32) if bfloat16 else wh[rest]
+            ).astype(np.float64)  # (unrotated, d_in)
+            sq[h, rest] = (left * left) @ g2
+    return sq, dot
+
+
+def _blocks(rows: I64, head_dim: int, d_in: int) -> tuple[int, list[Any], I64]:
+    """Pairs a block, each block's ``(k0, k1, r0 rows, r1 rows)``, and the rows that do not
+    rotate (ascending)."""
     pairs = rows.shape[0]
     step = max(1, BLOCK_BYTES // (16 * d_in))  # pairs a block: 2 rows of d_in float64 each
     blocks = [
@@ -87,33 +140,16 @@ def row_stats(w: Any, rows: I64, gamma: F64 | None = None) -> tuple[F64, F64]:
         )
         for k in range(0, pairs, step)
     ]
-    rest = np.setdiff1d(np.arange(head_dim), rows.reshape(-1))  # rows that do not rotate
-    sq = np.empty((heads, head_dim), dtype=np.float64)  # (heads, head_dim)
-    dot = np.empty((heads, pairs), dtype=np.float64)  # (heads, pairs)
-    buf = np.empty((2 * step, d_in), dtype=np.float64)  # (2 n, d_in): a block's r0 rows, r1 rows
-    prod = np.empty((step, d_in), dtype=np.float64)  # (n, d_in)
-    for h in range(heads):
-        wh = first_head if h == 0 else _head(w, h, (head_dim, d_in))  # (head_dim, d_in)
-        for k0, k1, r0, r1 in blocks:
-            n = k1 - k0
-            both = buf[: 2 * n]  # (2 n, d_in)
-            np.copyto(both[:n], wh[r0], casting="safe")
-            np.copyto(both[n:], wh[r1], casting="safe")
-            np.multiply(both[:n], both[n:], out=prod[:n])  # W[r0] W[r1], elementwise
-            np.matmul(prod[:n], g2, out=dot[h, k0:k1])
-            np.multiply(both, both, out=both)  # W²
-            s = both @ g2  # (2 n,)
-            sq[h, r0], sq[h, r1] = s[:n], s[n:]
-        if rest.size:
-            left = wh[rest].astype(np.float64)  # (unrotated, d_in)
-            sq[h, rest] = (left * left) @ g2
-    return sq, dot
+    still = np.ones(head_dim, dtype=bool)  # (head_dim,)
+    still[rows.reshape(-1)] = False
+    return step, blocks, np.flatnonzero(still)
 
 
 def _as_slice(idx: I64) -> slice | I64:
     """A slice for an evenly spaced index (both layouts' rows are: no copy), else the index."""
-    if idx.size > 1 and (step := int(idx[1] - idx[0])) > 0 and np.all(np.diff(idx) == step):
-        return slice(int(idx[0]), int(idx[-1]) + 1, step)
+    v = idx.tolist()  # a block's few pairs: plain ints are quicker than array calls
+    if len(v) > 1 and (step := v[1] - v[0]) > 0 and v == list(range(v[0], v[-1] + 1, step)):
+        return slice(v[0], v[-1] + 1, step)
     return idx
 
 

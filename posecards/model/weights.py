@@ -2,7 +2,7 @@
 
 For layer i it reads ``W_q``, ``W_k`` (and ``b_q``, ``b_k``, the QK-norm gains where the model has
 them) and the input norm's gain γ. The weights stay as the file stores them (``StoredHeads``: a
-BF16 layer at 2 bytes a value) and are widened one head at a time; the math
+BF16 layer at 2 bytes a value) and are widened a few rows at a time; the math
 (``encodings.rope_use.row_stats``) folds γ in as ``W diag(γ)``, what the model applies to the
 normalized input. Names per format:
 
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posecards.encodings._checks import F64
+from posecards.encodings._checks import F64, I64
+from posecards.encodings.rope_use import row_stats
 from posecards.model.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -66,10 +67,10 @@ class Names:
 class LayerWeights:
     """One attention layer's q/k weights per head, rows in ``layout`` order. The weights are kept
     as stored (BF16 and F16 at 2 bytes a value; GGUF dequantized to float32, which holds its
-    values exactly; float64 for F64): the math widens one head at a time."""
+    values exactly; float64 for F64): the math widens a few rows at a time."""
 
     index: int
-    q: StoredHeads  # (heads, head_dim, d_in) as stored, widened one head at a time
+    q: StoredHeads  # (heads, head_dim, d_in) as stored, widened a few rows at a time
     k: StoredHeads  # (kv_heads, head_dim, d_in)
     gamma: F64 | None  # (d_in,) the input norm's gain as the model applies it (Gemma: 1 + w)
     q_bias: F64 | None  # (heads, head_dim)
@@ -136,8 +137,8 @@ class StoredHeads:
     """A q or k weight as the file holds it, ``(heads, head_dim, d_in)``, widened one head at a
     time: ``w[h]`` is head h's ``(head_dim, d_in)`` rows as float16, float32 or float64 (exact:
     BF16 patterns are shifted into float32), checked finite. A BF16 or F16 layer is held at 2
-    bytes a value, half its float32 size; the math (``rope_use.row_stats``) takes it as a
-    sequence of heads."""
+    bytes a value, half its float32 size; ``stats`` hands it to the math
+    (``rope_use.row_stats``) as stored, which widens a few rows at a time."""
 
     model: str  # the checkpoint's name, for messages
     tensor: str
@@ -154,6 +155,29 @@ class StoredHeads:
                 f"{self.model}: tensor {self.tensor!r} holds NaN or infinite values"
             )
         return rows
+
+    def stats(self, rows: I64, gamma: F64 | None) -> tuple[F64, F64]:
+        """``rope_use.row_stats`` of this weight ``(sq (heads, head_dim), dot (heads, pairs))``,
+        or a CheckpointError if it holds NaN or ±inf. BF16, F16 and F32 weights are reduced as
+        stored and checked on the results: W² of a NaN or ±inf is NaN or +inf, W²γ² too where
+        γ_d² > 0, and a sum of terms ≥ 0 with one of them NaN or +inf is not finite, while a
+        finite float32-range weight cannot overflow float64 (|W²γ²| < 2^512); slots with
+        γ_d² = 0 are checked on the weight itself. F64 weights, which can overflow, are
+        checked one head at a time as they are widened."""
+        if self.values.dtype == np.float64:
+            return row_stats(self, rows, gamma)
+        with np.errstate(invalid="ignore"):  # inf·0, inf − inf: refused below, not warned
+            sq, dot = row_stats(self.values, rows, gamma, bfloat16=self.bfloat16)
+        finite = bool(np.isfinite(sq).all())
+        if finite and gamma is not None:
+            zero = np.flatnonzero(np.asarray(gamma, np.float64) ** 2 == 0)  # (zeros,)
+            if zero.size:
+                finite = bool(np.isfinite(widen(self.values[..., zero], self.bfloat16)).all())
+        if not finite:
+            raise CheckpointError(
+                f"{self.model}: tensor {self.tensor!r} holds NaN or infinite values"
+            )
+        return sq, dot
 
 
 def _shape(ckpt: Checkpoint, name: str, heads: int, head_dim: int, d_in: int | None) -> None:
