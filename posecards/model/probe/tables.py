@@ -71,6 +71,34 @@ def _small_on_cpu() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _first_lookup(weight: Any, *, meta_zeros: bool = False) -> Iterator[list[Any]]:
+    """While open, torch's ``embedding`` records the ids of the first lookup into ``weight`` and
+    stops the pass there (``_Found``, swallowed on leaving); every other lookup runs as usual
+    (with ``meta_zeros``, a lookup on the meta device gives zeros on the CPU). Yields the
+    recorded ids: empty when ``weight`` was never looked up."""
+    import torch
+
+    real = torch.nn.functional.embedding
+    seen: list[Any] = []
+
+    def embedding(ids: Any, w: Any, *a: Any, **kw: Any) -> Any:
+        if w is weight:
+            seen.append(ids)
+            raise _Found
+        if meta_zeros and (w.device.type == "meta" or ids.device.type == "meta"):
+            return torch.zeros(*ids.shape, w.shape[-1])
+        return real(ids, w, *a, **kw)
+
+    torch.nn.functional.embedding = embedding  # type: ignore[assignment]
+    try:
+        yield seen
+    except _Found:
+        pass
+    finally:
+        torch.nn.functional.embedding = real
+
+
 def learned_modules(model: Any) -> list[tuple[str, Any]]:
     """Trainable embedding tables indexed by position (``position_embeddings``, ``wpe``,
     ``embed_positions``; BART's and OPT's subclasses too). Frozen ones (sinusoid tables kept
@@ -120,28 +148,10 @@ def measure_tables(cls: type, text: Any) -> tuple[ProbedTable, ...]:
     model.eval()
     tables = learned_modules(model)
     token = _token(text)
-    real = torch.nn.functional.embedding
     out = []
     for name, table in tables:
         rows, width = (int(s) for s in table.weight.shape)
         path, owner = _owner(model, name)
-        seen: list[Any] = []
-
-        def embedding(
-            ids: Any,
-            weight: Any,
-            *a: Any,
-            __seen: list[Any] = seen,
-            __w: Any = table.weight,
-            **kw: Any,
-        ) -> Any:
-            if weight is __w:
-                __seen.append(ids)
-                raise _Found
-            if weight.device.type == "meta" or ids.device.type == "meta":
-                return torch.zeros(*ids.shape, weight.shape[-1])
-            return real(ids, weight, *a, **kw)
-
         sig = inspect.signature(owner.forward).parameters
         ids = torch.full((1, _SEQ), token, dtype=torch.long)
         kw: dict[str, Any] = {"input_ids": ids}
@@ -149,20 +159,19 @@ def measure_tables(cls: type, text: Any) -> tuple[ProbedTable, ...]:
             kw["decoder_input_ids"] = ids
         if "use_cache" in sig:
             kw["use_cache"] = False
-        torch.nn.functional.embedding = embedding  # type: ignore[assignment]
-        try:
-            with torch.no_grad():
-                owner(**kw)
-        except _Found:
-            pass
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0][:120]
-            raise ProbeError(
-                f"the rows {name} reads could not be followed ({type(owner).__name__} failed "
-                f"when handed only token ids, without weights: {type(exc).__name__}: {first})"
-            ) from exc
-        finally:
-            torch.nn.functional.embedding = real
+        with _first_lookup(table.weight, meta_zeros=True) as seen:
+            try:
+                with torch.no_grad():
+                    owner(**kw)
+            except _Found:
+                raise
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [""])[0][:120]
+                raise ProbeError(
+                    f"the rows {name} reads could not be followed ({type(owner).__name__} "
+                    f"failed when handed only token ids, without weights: "
+                    f"{type(exc).__name__}: {first})"
+                ) from exc
         if not seen or seen[0].device.type != "cpu":
             raise ProbeError(f"the rows {name} reads could not be followed")
         got = seen[0].reshape(-1, seen[0].shape[-1])[0].tolist()
@@ -207,33 +216,11 @@ def measure_biases(cls: type, text: Any) -> tuple[ProbedBias, ...]:
     with _small_on_cpu(), no_init_weights():
         model = cls(text)
     model.eval()
-    real = torch.nn.functional.embedding
     out = []
     for name, attn in bias_modules(model):
         table = attn.relative_attention_bias
-        seen: list[Any] = []
-
-        def embedding(
-            ids: Any,
-            weight: Any,
-            *a: Any,
-            __s: list[Any] = seen,
-            __w: Any = table.weight,
-            **kw: Any,
-        ) -> Any:
-            if weight is __w:
-                __s.append(ids)
-                raise _Found
-            return real(ids, weight, *a, **kw)
-
-        torch.nn.functional.embedding = embedding  # type: ignore[assignment]
-        try:
-            with torch.no_grad():
-                attn.compute_bias(_SPAN, _SPAN)
-        except _Found:
-            pass
-        finally:
-            torch.nn.functional.embedding = real
+        with _first_lookup(table.weight) as seen, torch.no_grad():
+            attn.compute_bias(_SPAN, _SPAN)
         if not seen or seen[0].device.type != "cpu":
             raise ProbeError(
                 f"the buckets {name}.relative_attention_bias reads could not be followed"
