@@ -65,8 +65,8 @@ def row_stats(
         dot[h, p] = Σ_d W[h, r0(p), d] W[h, r1(p), d] γ_d²
 
     ``w``: ``(heads, head_dim, d_in)`` floats, or a sequence of heads whose items are
-    ``(head_dim, d_in)`` float arrays (``model.weights.StoredHeads`` widens a checkpoint's weight
-    one head at a time). A few pairs' rows at a time are copied into one small float64 buffer
+    ``(head_dim, d_in)`` float arrays (``model.weights.StoredHeads.stats`` hands a checkpoint's
+    float16/float32 weight as stored, and a bfloat16 one as below). A few pairs' rows at a time are copied into one small float64 buffer
     (exact from float16 and float32, and so are their products), multiplied in place and reduced
     against γ² by a matrix-vector product: the whole tensor, or even one head, is never held in
     float64.
