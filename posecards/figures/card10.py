@@ -60,6 +60,23 @@ def _bars(
         ax.spines[side].set_visible(False)
 
 
+def _guess_line(ax: Any, chance: float, label: str, theme: Theme) -> None:
+    """The dotted line at guessing's % right, named in a row of its own above the first bar."""
+    ax.axvline(chance, color=theme.neutral, ls=":", lw=1.4)
+    bottom, top = ax.get_ylim()  # inverted: the first bar's row is at the top
+    ax.set_ylim(bottom, top - 0.7)
+    ax.annotate(
+        label,
+        (chance, top - 0.35),
+        xytext=(5, 0),
+        textcoords="offset points",
+        va="center",
+        ha="left",
+        color=theme.text,
+        fontsize=roles.fontsize("annotation"),
+    )
+
+
 def draw_within(fig: FigureBase, data: Within, t: Labels, theme: Theme) -> None:
     """Left: the two-back loss at 1x per scheme (uniform guess dotted); right: recall % right."""
     left, right = fig.subplots(1, 2, sharey=True)
@@ -68,7 +85,7 @@ def draw_within(fig: FigureBase, data: Within, t: Labels, theme: Theme) -> None:
     left.set_title(t("loss_1x"), loc="left")
     left.set_xlabel(t("nats"))
     _bars(right, names, data.recall, theme, "{:.0f}", theme.categorical[1], xmax=135.0)
-    right.axvline(float(data.chance), color=theme.neutral, ls=":", lw=1.4)
+    _guess_line(right, float(data.chance), t("guessing"), theme)
     right.set_title(t("recall_1x"), loc="left")
     right.set_xlabel(t("percent_right"))
     right.set_xticks([0, 100])
@@ -116,7 +133,7 @@ def draw_far(fig: FigureBase, data: Far, t: Labels, theme: Theme) -> None:
     ax = fig.subplots()
     names = [t("ranked", r=i + 1, name=t(f"scheme_{s}")) for i, s in enumerate(data.schemes)]
     _bars(ax, names, data.recall_max, theme, "{:.0f} %", theme.categorical[1], xmax=130.0)
-    ax.axvline(float(data.chance), color=theme.neutral, ls=":", lw=1.4)
+    _guess_line(ax, float(data.chance), t("guessing"), theme)
     ax.set_xticks([0, 50, 100])
     ax.set_xlabel(t("recall_max", k=int(data.max_multiple)))
     ax.set_ylabel(t("local_order"))
