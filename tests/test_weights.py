@@ -571,6 +571,48 @@ def test_large_tensors_are_mapped_from_the_page_cache_and_read_the_same(
         assert a.tobytes() == b.tobytes(), name
 
 
+def test_layers_are_read_one_ahead_in_order_and_errors_arrive_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """iter_layers reads layer j + 1 in its reader thread while the caller holds layer j, never
+    further ahead; the layers come in order, equal to reading them one by one, and a layer that
+    cannot be read raises its own error when the caller asks for it, after the layers before."""
+    import threading
+
+    import posecards.model.weights as mw
+
+    model = _tiny("gemma3", 9)  # 6 rotating layers
+    _randomize(model, 9)
+    model.save_pretrained(tmp_path / "m")
+    ckpt = open_checkpoint(tmp_path / "m")
+    reading = find_positions(ckpt).reading
+    assert reading is not None
+    plain = mw.read_layer
+    events: list[tuple[str, int]] = []
+
+    def read_layer(*args: Any) -> Any:
+        assert threading.current_thread().name.startswith("posecards-read")
+        events.append(("read", args[2]))
+        if args[2] == 4:
+            raise CheckpointError("layer 4 is broken")
+        return plain(*args)
+
+    monkeypatch.setattr(mw, "read_layer", read_layer)
+    got = []
+    with pytest.raises(CheckpointError, match="layer 4 is broken"):
+        for lw in mw.iter_layers(ckpt, reading, 2, 1, 16):
+            events.append(("yield", lw.index))
+            one = plain(ckpt, reading, lw.index, 2, 1, 16)  # read alone, in this thread
+            for h in range(2):
+                np.testing.assert_array_equal(lw.q[h], one.q[h])
+            np.testing.assert_array_equal(lw.k[0], one.k[0])
+            got.append(lw.index)
+    assert got == [0, 1, 2, 3]
+    for i in range(3):  # layer i + 2 is read only after the caller has had layer i
+        assert events.index(("read", i + 2)) > events.index(("yield", i))
+    assert ("read", 5) not in events  # nothing read past the broken layer
+
+
 @pytest.mark.parametrize(
     ("dtype", "bad", "zero_gain"),
     [
