@@ -284,13 +284,15 @@ def iter_layers(
             del lw  # the caller holds layer j; the generator does not
 
 
-PAGE = 4096  # bytes: one byte read per page brings a mapped tensor's every page in
+TOUCH = 512  # bytes between the bytes read: 8 a 4 KiB page, so that even a 1 MiB tensor's
+# 2,048 reads are enough for numpy to release the GIL while the page faults wait for the disk
 
 
 def _touch(values: np.ndarray) -> None:
-    """Read one byte of every page of ``values`` (which may be a memory map of the file)."""
+    """Read a byte of every ``TOUCH`` bytes of ``values`` (which may be a memory map of the
+    file): every page of it is then in memory."""
     if values.flags.c_contiguous and values.size:
-        np.bitwise_or.reduce(values.reshape(-1).view(np.uint8)[::PAGE])
+        np.bitwise_or.reduce(values.reshape(-1).view(np.uint8)[::TOUCH])
 
 
 def _all(names: Names) -> list[str]:
