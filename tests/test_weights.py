@@ -520,6 +520,99 @@ def test_half_precision_checkpoints_are_read_as_stored_and_widened_exactly(
         np.testing.assert_array_equal(lw.q[h], q[h])  # bit for bit: torch's widening
 
 
+def _owner(a: Any) -> Any:
+    """The object an array's memory finally belongs to (bytes, or the mmap under a memoryview)."""
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a.obj if isinstance(a, memoryview) else a
+
+
+def test_large_tensors_are_mapped_from_the_page_cache_and_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A safetensors tensor of MAP_BYTES or more is a read-only map of its file (no copy out of
+    the page cache), a smaller one is read: the same values either way, bit for bit, and the same
+    weights reading; a file cut short after it was opened is refused with one line."""
+    import mmap
+
+    from safetensors.torch import save_file
+
+    import posecards.model.checkpoint as ckpt_mod
+    from posecards.model.checkpoint import MAP_BYTES, read_stored
+
+    gen = torch.Generator().manual_seed(7)
+    big = torch.randn(MAP_BYTES // 2 // 1024, 1024, generator=gen).to(torch.bfloat16)  # MAP_BYTES
+    small = torch.randn(3, 5, generator=gen)
+    path = tmp_path / "t.safetensors"
+    save_file({"big": big, "small": small}, str(path))
+    ckpt = open_checkpoint(path)
+    got = read_stored(ckpt, "big")
+    assert isinstance(_owner(got.values), mmap.mmap) and not got.values.flags.writeable
+    assert isinstance(_owner(read_stored(ckpt, "small").values), bytes)
+    np.testing.assert_array_equal(got.values, big.view(torch.int16).numpy().view(np.uint16))
+    np.testing.assert_array_equal(read_stored(ckpt, "small").values, small.numpy())
+    del got
+    with path.open("r+b") as fh:  # cut inside "big" after the header was read
+        fh.truncate(ckpt.tensors["big"].end - 1)
+    with pytest.raises(CheckpointError, match="ends inside tensor 'big'"):
+        read_stored(ckpt, "big")
+
+    # a whole weights reading: every tensor mapped, or every tensor read, gives the same bits
+    model = _tiny("qwen2", 5)
+    _randomize(model, 5)
+    model.to(torch.bfloat16).save_pretrained(tmp_path / "m")
+    m = open_checkpoint(tmp_path / "m")
+    readings = []
+    for limit in (0, 1 << 62):
+        monkeypatch.setattr(ckpt_mod, "MAP_BYTES", limit)
+        readings.append(weights_reading(m, find_positions(m)))
+    for name in ("q_norm", "k_norm", "q_cos", "k_cos", "use", "q_unrotated", "bias"):
+        a, b = (getattr(r, name) for r in readings)
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_layers_are_read_one_ahead_in_order_and_errors_arrive_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """iter_layers reads layer j + 1 in its reader thread while the caller holds layer j, never
+    further ahead; the layers come in order, equal to reading them one by one, and a layer that
+    cannot be read raises its own error when the caller asks for it, after the layers before."""
+    import threading
+
+    import posecards.model.weights as mw
+
+    model = _tiny("gemma3", 9)  # 6 rotating layers
+    _randomize(model, 9)
+    model.save_pretrained(tmp_path / "m")
+    ckpt = open_checkpoint(tmp_path / "m")
+    reading = find_positions(ckpt).reading
+    assert reading is not None
+    plain = mw.read_layer
+    events: list[tuple[str, int]] = []
+
+    def read_layer(*args: Any) -> Any:
+        assert threading.current_thread().name.startswith("posecards-read")
+        events.append(("read", args[2]))
+        if args[2] == 4:
+            raise CheckpointError("layer 4 is broken")
+        return plain(*args)
+
+    monkeypatch.setattr(mw, "read_layer", read_layer)
+    got = []
+    with pytest.raises(CheckpointError, match="layer 4 is broken"):
+        for lw in mw.iter_layers(ckpt, reading, 2, 1, 16):
+            events.append(("yield", lw.index))
+            one = plain(ckpt, reading, lw.index, 2, 1, 16)  # read alone, in this thread
+            for h in range(2):
+                np.testing.assert_array_equal(lw.q[h], one.q[h])
+            np.testing.assert_array_equal(lw.k[0], one.k[0])
+            got.append(lw.index)
+    assert got == [0, 1, 2, 3]
+    for i in range(3):  # layer i + 2 is read only after the caller has had layer i
+        assert events.index(("read", i + 2)) > events.index(("yield", i))
+    assert ("read", 5) not in events  # nothing read past the broken layer
+
+
 @pytest.mark.parametrize(
     ("dtype", "bad", "zero_gain"),
     [

@@ -123,10 +123,11 @@ def weights_reading(ckpt: Checkpoint, found: Found) -> WeightsReading:
     ctx = _context(ckpt, reading, kind.parameters)
     heads, kv = _sizes(ckpt.config, reading.text_prefix)
     kv_head = kv_head_of(heads, kv)  # (heads,)
-    per = [
-        _layer_stats(lw, kind.head_slots, kv_head, freqs[reading.layers[lw.index].rope or "rope"])
-        for lw in iter_layers(ckpt, reading, heads, kv, kind.head_slots)
-    ]
+    per = []
+    for lw in iter_layers(ckpt, reading, heads, kv, kind.head_slots):
+        theta = freqs[reading.layers[lw.index].rope or "rope"]
+        per.append(_layer_stats(lw, kind.head_slots, kv_head, theta))
+        del lw  # layer j goes before j + 1 is handed over and j + 2 read: two layers at most
     bias = [x.bias for x in per if x.bias is not None]
     return WeightsReading(
         layers=tuple(reading.rope_layers),

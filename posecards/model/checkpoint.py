@@ -13,7 +13,8 @@ config.json): its metadata mapped to a config and its tensors dequantized (``mod
 
 safetensors is an 8-byte little-endian header length, a JSON header
 ``{name: {dtype, shape, data_offsets: [begin, end]}}`` and the raw little-endian bytes; a tensor
-is read by seeking to ``8 + header_len + begin`` and reading ``end - begin`` bytes. ``.bin`` files
+is read by seeking to ``8 + header_len + begin`` and reading ``end - begin`` bytes, or, from
+``MAP_BYTES`` (1 MiB) on, viewed in a read-only memory map of those bytes. ``.bin`` files
 are opened with ``torch.load(mmap=True, weights_only=True)``: the storages are memory-mapped and
 only the pages of the tensor converted are read. Nothing is ever downloaded.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import re
 import struct
@@ -359,7 +361,8 @@ def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
 
 def _safetensors_values(entry: TensorEntry) -> np.ndarray:
     """One safetensors tensor's values as stored (BF16: its 16-bit patterns as uint16), a
-    read-only view of its bytes: nothing converted."""
+    read-only view of its bytes: nothing converted. Tensors of ``MAP_BYTES`` or more are viewed
+    in a memory map of the file (``_mapped``), smaller ones in the bytes read."""
     name = entry.name
     if entry.dtype not in _ST_DTYPES or entry.dtype == "BOOL":
         raise CheckpointError(f"tensor {name!r} has dtype {entry.dtype}, which is not read")
@@ -367,12 +370,35 @@ def _safetensors_values(entry: TensorEntry) -> np.ndarray:
     count = math.prod(entry.shape)
     if count * dt.itemsize != entry.nbytes:
         raise CheckpointError(f"tensor {name!r}: {entry.nbytes} bytes for shape {entry.shape}")
-    with entry.file.open("rb") as fh:
-        fh.seek(entry.begin)
-        buf = fh.read(entry.nbytes)
+    buf: bytes | memoryview | None = _mapped(entry) if entry.nbytes >= MAP_BYTES else None
+    if buf is None:
+        with entry.file.open("rb") as fh:
+            fh.seek(entry.begin)
+            buf = fh.read(entry.nbytes)
     if len(buf) != entry.nbytes:
         raise CheckpointError(f"{entry.file.name} ends inside tensor {name!r}")
     return np.frombuffer(buf, dtype=dt, count=count).reshape(entry.shape)
+
+
+MAP_BYTES = 1 << 20  # safetensors tensors this large are mapped from the page cache, not copied
+
+
+def _mapped(entry: TensorEntry) -> memoryview | None:
+    """A tensor's bytes as a read-only memory map of its file: no copy out of the page cache
+    (the pages are read from disk as they are first touched, or before, where
+    ``prefetch`` asked for them), unmapped when the last array on it goes. None where the file
+    is shorter than the tensor's end (the plain read says so) or cannot be mapped. A file cut
+    short while its map is in use would stop the process (SIGBUS), as ``.bin`` files' maps
+    would: a checkpoint is not rewritten while it is read."""
+    offset = entry.begin - entry.begin % mmap.ALLOCATIONGRANULARITY  # the map starts aligned
+    try:
+        with entry.file.open("rb") as fh:
+            if os.fstat(fh.fileno()).st_size < entry.end:
+                return None
+            m = mmap.mmap(fh.fileno(), entry.end - offset, access=mmap.ACCESS_READ, offset=offset)
+    except (OSError, ValueError):
+        return None
+    return memoryview(m)[entry.begin - offset :]
 
 
 def read_tensor(ckpt: Checkpoint, name: str, dtype: Any = np.float64) -> Any:

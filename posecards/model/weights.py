@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -252,14 +253,46 @@ def read_layer(
 def iter_layers(
     ckpt: Checkpoint, reading: ModelLayers, heads: int, kv_heads: int, head_dim: int
 ) -> Iterator[LayerWeights]:
-    """Every rotating layer's weights, one layer at a time. Before a layer is read, the kernel is
-    asked to fetch the bytes of the next ``AHEAD`` layers (``checkpoint.prefetch``), so the disk
-    reads them while the caller works on this one; only one layer is ever held."""
+    """Every rotating layer's weights, one layer at a time, read one layer ahead: while the
+    caller works on layer j, one reader thread reads layer j + 1 and touches every page of its
+    q/k weights (a memory-mapped tensor is read from disk as its pages are first touched; numpy
+    releases the GIL while it waits for them), so the disk and the page faults overlap the
+    caller's arithmetic. Before a layer is read, the kernel is asked to fetch the bytes of the
+    next ``AHEAD`` layers (``checkpoint.prefetch``). At most the layer the caller holds and the
+    one being read are in memory; the layers come in order, with the values of reading them one
+    after another, and a layer that cannot be read raises its error when the caller asks for
+    it, as it would unthreaded."""
     layers = list(reading.rope_layers)
-    for j, index in enumerate(layers):
+
+    def read(j: int) -> LayerWeights:
         for ahead in layers[: 1 + AHEAD] if j == 0 else layers[j + AHEAD : j + AHEAD + 1]:
             prefetch(ckpt, _all(layer_names(ckpt, ahead)))
-        yield read_layer(ckpt, reading, index, heads, kv_heads, head_dim)
+        lw = read_layer(ckpt, reading, layers[j], heads, kv_heads, head_dim)
+        for w in (lw.q, lw.k):
+            _touch(w.values)
+        return lw
+
+    if not layers:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="posecards-read") as reader:
+        nxt = reader.submit(read, 0)
+        for j in range(len(layers)):
+            lw = nxt.result()  # layer j (its error, if it has one)
+            if j + 1 < len(layers):
+                nxt = reader.submit(read, j + 1)
+            yield lw
+            del lw  # the caller holds layer j; the generator does not
+
+
+TOUCH = 512  # bytes between the bytes read: 8 a 4 KiB page, so that even a 1 MiB tensor's
+# 2,048 reads are enough for numpy to release the GIL while the page faults wait for the disk
+
+
+def _touch(values: np.ndarray) -> None:
+    """Read a byte of every ``TOUCH`` bytes of ``values`` (which may be a memory map of the
+    file): every page of it is then in memory."""
+    if values.flags.c_contiguous and values.size:
+        np.bitwise_or.reduce(values.reshape(-1).view(np.uint8)[::TOUCH])
 
 
 def _all(names: Names) -> list[str]:
