@@ -178,6 +178,7 @@ def _start_shared_build(
         return
     import threading
 
+    tmp_path_factory.getbasetemp()  # made here, not raced for by the thread and a test
     threading.Thread(
         target=once_per_run,
         args=(tmp_path_factory, worker_id, "build", _full_build),
