@@ -50,9 +50,12 @@ SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
 # of a module run on one worker (its module fixtures are made once), the costliest modules first
 # so that both cores stay busy to the end; the modules of many independent drawing tests are
 # handed out one test at a time, last; a module not named here runs between the two.
-FIRST = (  # most expensive first; test_build makes the shared full build (`built`) at once
-    "test_build", "test_portability", "test_inspect_cli", "test_buildcache", "test_deck",
-    "test_measure", "test_browser", "test_reliability", "test_fonts", "test_figure_pages",
+# The shared full build (`built`) starts in the background as each worker's session begins
+# (_start_shared_build below), so the modules that read it come after about 300 CPU seconds
+# of modules that do not: by then it is made and no worker waits for it.
+FIRST = (  # most expensive first, the readers of the shared build after enough other work
+    "test_portability", "test_inspect_cli", "test_buildcache", "test_measure", "test_fonts",
+    "test_reliability", "test_build", "test_deck", "test_browser", "test_figure_pages",
     "test_check", "test_explore", "test_explore_math", "test_projection",
 )  # fmt: skip
 SPREAD = {
@@ -158,6 +161,30 @@ def _full_build(folder: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     (folder / FULL_BUILD_LOG).write_text(r.stderr, encoding="utf-8")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _start_shared_build(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> None:
+    """Under xdist, where a collected test reads the shared full build, make it in a thread
+    (its --jobs 2 processes do the work) while this worker runs other modules: the first
+    worker to take the file lock builds, `built` finds it made (or waits for the lock). A
+    failed build here leaves no ``.made``: `built` then builds again and fails with its
+    message. Its CPU is charged to the test that runs when it ends (tests/cputime.py)."""
+    if worker_id == "master" or not any(
+        "built" in getattr(item, "fixturenames", ()) for item in request.session.items
+    ):
+        return
+    import threading
+
+    tmp_path_factory.getbasetemp()  # made here, not raced for by the thread and a test
+    threading.Thread(
+        target=once_per_run,
+        args=(tmp_path_factory, worker_id, "build", _full_build),
+        name="shared-build",
+        daemon=True,
+    ).start()
 
 
 @pytest.fixture(scope="session")

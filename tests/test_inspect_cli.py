@@ -143,11 +143,21 @@ def test_json_for_learned_and_alibi_models(zoo: dict[str, Path], tmp_path: Path)
         assert doc["num_layers"] == len(doc["layers"]) >= 1
 
 
-def test_all_formats_deterministic_and_default_out(zoo: dict[str, Path], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def gpt2_all_formats(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """gpt2 inspected in every format with --jobs 2: compared with --jobs 1 below, and the
+    earlier outputs the bad-input tests copy into their DIR (one inspection for both)."""
+    out = tmp_path_factory.mktemp("gpt2-all") / "out"
+    _ok(str(zoo["gpt2"]), "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    return out
+
+
+def test_all_formats_deterministic_and_default_out(
+    zoo: dict[str, Path], gpt2_all_formats: Path, tmp_path: Path
+) -> None:
     """--jobs 2 and --jobs 1 write the same bytes; without --out, the files go to
     out/inspect/<model> under the working folder."""
-    a = tmp_path / "a"
-    _ok(str(zoo["gpt2"]), "--out", str(a), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    a = gpt2_all_formats
     r = run(
         "inspect", str(zoo["gpt2"]), "--format", ALL_FORMATS, "--jobs", "1", "--quiet", cwd=tmp_path
     )
@@ -164,11 +174,9 @@ def test_all_formats_deterministic_and_default_out(zoo: dict[str, Path], tmp_pat
 
 
 @pytest.fixture(scope="module")
-def previous(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An earlier inspection's outputs, copied into each error test's DIR."""
-    out = tmp_path_factory.mktemp("previous") / "out"
-    _ok(str(zoo["gpt2"]), "--out", str(out), "--format", "png", "--lang", "en", "--quiet")
-    return out
+def previous(gpt2_all_formats: Path) -> Path:
+    """An earlier inspection's outputs (gpt2, every format), copied into each error test's DIR."""
+    return gpt2_all_formats
 
 
 @pytest.mark.parametrize(
