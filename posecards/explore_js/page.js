@@ -17,7 +17,8 @@
   // text: strings from cards/explore.toml, numbers formatted as posecards/formatting.py does
   // ------------------------------------------------------------------------------------------
   let lang = DATA.lang;
-  const t = (id) => DATA.strings[id][lang];
+  const li = () => DATA.langs.indexOf(lang); // strings are [text in each of DATA.langs]
+  const t = (id) => DATA.strings[id][li()];
   function fill(id, values) {
     return t(id).replace(/\{(\w+)\}/g, (_, k) => {
       if (!(k in values)) throw new Error(`string ${id}: no value for {${k}}`);
@@ -33,7 +34,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
-    "test", "mrope", "mrope-layout", "conv",
+    "test", "mrope", "mrope-layout", "conv", "seed",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -68,6 +69,7 @@
       mrope: v("mrope"),
       mropeLayout: v("mrope-layout"),
       conv: v("conv"),
+      seed: Number(v("seed")),
       // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
       extra: preset ? presetExtra(preset) : {},
       partialInDefault: preset ? preset.partial_in_default : true,
@@ -205,6 +207,7 @@
     out("head", String(s.head));
     out("nb", String(s.nb));
     out("md", group(s.md));
+    out("seed", String(s.seed));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1170,6 +1173,72 @@
   });
 
   // ------------------------------------------------------------------------------------------
+  // card 8's four terms of (x + p)ᵀW_qW_kᵀ(x + p), on a seeded draw (score_terms.py, seeded.py)
+  // ------------------------------------------------------------------------------------------
+  const TERMS = DATA.terms, TERM_NAMES = ["cc", "cp", "pc", "pp"];
+  const tl = (k) => TERMS.labels[k][li()]; // card 8's own words (its [labels])
+  const termsDraw = {}; // the content's draw and projections, kept while d and the seed stay
+  /** a table row: a header cell, then cells [text, class] */
+  function tableRow(cells, tag = "td") {
+    const tr = document.createElement("tr");
+    for (const [text, cls, scope] of cells) {
+      const c = document.createElement(scope ? "th" : tag);
+      Object.assign(c, { textContent: text, className: cls || "" });
+      if (scope) c.scope = scope;
+      tr.append(c);
+    }
+    return tr;
+  }
+  view("terms", ["base", "d", "seed"], (s) => {
+    const cv = $("cv-terms"), sf = surface(cv), g = sf.g;
+    const { terms, rms, n } = M.seededTermsArrays(TERMS.tokens, s.d, TERMS.d_head, s.base, s.seed, TERMS.content_rms, termsDraw);
+    let top = 0;
+    for (const m of terms) for (const v of m) top = Math.max(top, Math.abs(v));
+    // four squares side by side (two by two on a phone), one colour scale ±top centred on 0
+    const cols = sf.w < 520 ? 2 : 4, gap = 18, left = 24, head = 26, foot = 24;
+    const side = Math.floor(Math.min((sf.w - left - gap * (cols - 1)) / cols, (sf.h * cols) / 4 - head - foot));
+    const cell = side / n, rgb = [];
+    const boxes = terms.map((m, k) => {
+      const x0 = left + (k % cols) * (side + gap), y0 = Math.floor(k / cols) * (side + head + foot) + head;
+      for (let q = 0; q < n * n; q++) {
+        divColor(m[q] / top, rgb, 0);
+        g.fillStyle = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
+        g.fillRect(x0 + (q % n) * cell, y0 + Math.floor(q / n) * cell, Math.ceil(cell), Math.ceil(cell));
+      }
+      g.strokeStyle = colors.edge;
+      g.strokeRect(x0 + 0.5, y0 + 0.5, side, side);
+      label(g, `${TERM_NAMES[k]} · ${tl("rms")} ${num(rms[k], 2)}`, x0, y0 - 4, colors.text);
+      label(g, `${tl("key_j")} →`, x0 + side / 2, y0 + side + 2, colors.muted, "center", "top");
+      if (k % cols === 0) {
+        g.save();
+        g.translate(left - 4, y0 + side / 2);
+        g.rotate(-Math.PI / 2);
+        label(g, `← ${tl("query_i")}`, 0, 0, colors.muted, "center");
+        g.restore();
+      }
+      return [x0, y0];
+    });
+    // hover: the term, query i and key j under the pointer, and its value
+    traces.get(cv).pick = (x, y) => {
+      const k = boxes.findIndex(([x0, y0]) => x >= x0 && x < x0 + side && y >= y0 && y < y0 + side);
+      if (k < 0) return null;
+      const i = Math.floor((y - boxes[k][1]) / cell), j = Math.floor((x - boxes[k][0]) / cell);
+      return [`${TERM_NAMES[k]} · ${tl("query_i")} = ${i} · ${tl("key_j")} = ${j} · ${sig(terms[k][i * n + j], 4)}`];
+    };
+    // card 8's table: what each scheme does with each term; this draw's rms below
+    const tb = $("terms-table");
+    tb.replaceChildren(tb.caption, tableRow([[""], ...TERM_NAMES.map((nm) => [nm, "", "col"])]),
+      ...TERMS.schemes.map(([sc, kinds]) => tableRow([[tl("scheme_" + sc), "", "row"],
+        ...kinds.map((k) => [tl(k), k === "kind_none" ? "none" : "kept"])])),
+      tableRow([[tl("rms"), "", "row"], ...rms.map((v) => [num(v, 2), "rms"])]));
+    $("terms-key").textContent = tl("kinds_key");
+    readout($("ro-terms"), fill("terms_readout", {
+      seed: String(s.seed), n: String(n), d: String(s.d), dh: String(TERMS.d_head), c: num(TERMS.content_rms, 3), top: sig(top, 3),
+    }));
+    cv.setAttribute("aria-label", t("terms_title"));
+  });
+
+  // ------------------------------------------------------------------------------------------
   // update loop: redraw the views whose inputs changed
   // ------------------------------------------------------------------------------------------
   function keyOf(s, deps) {
@@ -1359,7 +1428,7 @@
     if (!preset) $("preset").value = "";
     // a preset alone (a card's link): its controls as choosing it sets them
     const setsControls = preset && !PRESET_CONTROLS.some((id) => q.has(id));
-    lang = $("lang").value in DATA.strings.page_title ? $("lang").value : DATA.lang;
+    lang = DATA.langs.includes($("lang").value) ? $("lang").value : DATA.lang;
     $("lang").value = lang;
     if (!["light", "dark"].includes($("theme").value)) $("theme").value = DATA.theme;
     applyTheme($("theme").value);
