@@ -1197,14 +1197,16 @@
     // four squares side by side (two by two on a phone), one colour scale ±top centred on 0
     const cols = sf.w < 520 ? 2 : 4, gap = 18, left = 24, head = 26, foot = 24;
     const side = Math.floor(Math.min((sf.w - left - gap * (cols - 1)) / cols, (sf.h * cols) / 4 - head - foot));
-    const cell = side / n, rgb = [];
+    const cell = side / n, cmap = colorLUT();
+    // each map's n × n cells as pixels of a small canvas, drawn scaled up without smoothing
+    const small = Object.assign(termsDraw.cv || (termsDraw.cv = document.createElement("canvas")), { width: n, height: n });
+    const sg = small.getContext("2d"), img = sg.createImageData(n, n), words = new Uint32Array(img.data.buffer);
+    g.imageSmoothingEnabled = false;
     const boxes = terms.map((m, k) => {
       const x0 = left + (k % cols) * (side + gap), y0 = Math.floor(k / cols) * (side + head + foot) + head;
-      for (let q = 0; q < n * n; q++) {
-        divColor(m[q] / top, rgb, 0);
-        g.fillStyle = `rgb(${rgb[0]},${rgb[1]},${rgb[2]})`;
-        g.fillRect(x0 + (q % n) * cell, y0 + Math.floor(q / n) * cell, Math.ceil(cell), Math.ceil(cell));
-      }
+      for (let q = 0; q < n * n; q++) words[q] = cmap[((m[q] / top + 1) * 511.5 + 0.5) | 0];
+      sg.putImageData(img, 0, 0);
+      g.drawImage(small, x0, y0, side, side);
       g.strokeStyle = colors.edge;
       g.strokeRect(x0 + 0.5, y0 + 0.5, side, side);
       label(g, `${TERM_NAMES[k]} · ${tl("rms")} ${num(rms[k], 2)}`, x0, y0 - 4, colors.text);
