@@ -1,8 +1,9 @@
 """A seeded generator that JavaScript repeats bit for bit (posecards/explore_js/math.js has the
 same two functions): numpy's ``default_rng`` cannot be rerun in a browser, this can.
 
-mulberry32 (a 32-bit counter hash, public domain): the k-th output (k = 1, 2, ...) of seed s
-hashes the counter a_k = s + k·0x6D2B79F5, all arithmetic mod 2³²:
+mulberry32, a 32-bit counter hash, in the JavaScript form of stackoverflow.com/a/47593316 that
+projects copy (e.g. modrinth/knossos, src/lib/random.ts): the k-th output (k = 1, 2, ...) of
+seed s hashes the counter a_k = s + k·0x6D2B79F5, all arithmetic mod 2³²:
 
     t   = (a ^ (a >> 15)) · (a | 1)
     t   = t ^ (t + (t ^ (t >> 7)) · (t | 61))
@@ -12,8 +13,8 @@ Normals by Box–Muller, two per two outputs (u, v): u₁ = 1 − u/2³² ∈ (0
 
     z₀ = √(−2 ln u₁)·cos(2π u₂),   z₁ = √(−2 ln u₁)·sin(2π u₂).
 
-The integers are the same in both languages exactly; the normals to the last bits of log, cos
-and sin (below 1e-15 relative). For teaching draws only: not a statistical generator.
+The integers are the same in both languages exactly; the normals up to the last bits of log,
+cos and sin (tests/test_explore_math.py holds them to 1e-12). For teaching draws only.
 """
 
 from __future__ import annotations
