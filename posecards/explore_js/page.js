@@ -1175,14 +1175,14 @@
   // ------------------------------------------------------------------------------------------
   // card 8's four terms of (x + p)ᵀW_qW_kᵀ(x + p), on a seeded draw (score_terms.py, seeded.py)
   // ------------------------------------------------------------------------------------------
-  const TERMS = DATA.terms, TERM_NAMES = ["cc", "cp", "pc", "pp"];
+  const TERMS = DATA.terms, TERM_NAMES = TERMS.names; // cc, cp, pc, pp (score_terms.ScoreTerms)
   const tl = (k) => TERMS.labels[k][li()]; // card 8's own words (its [labels])
   const termsDraw = {}; // the content's draw and projections, kept while d and the seed stay
-  /** a table row: a header cell, then cells [text, class] */
-  function tableRow(cells, tag = "td") {
+  /** a table row of cells [text, class, scope]: a th where a scope is given, else a td */
+  function tableRow(cells) {
     const tr = document.createElement("tr");
     for (const [text, cls, scope] of cells) {
-      const c = document.createElement(scope ? "th" : tag);
+      const c = document.createElement(scope ? "th" : "td");
       Object.assign(c, { textContent: text, className: cls || "" });
       if (scope) c.scope = scope;
       tr.append(c);

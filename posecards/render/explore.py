@@ -275,13 +275,17 @@ def terms_payload() -> dict[str, Any]:
     """What the four-terms view needs beside the math: card 8's shapes (``content.card8``: tokens,
     d_head, the content's rms), which terms each scheme keeps (``SCHEME_KINDS``) and the words
     card 8 prints for them (its [labels] in cards/card8.toml, both languages)."""
+    from dataclasses import fields
+
     from posecards.content import card8
+    from posecards.encodings.score_terms import ScoreTerms
     from posecards.render.text import load_card_text
 
     labels = load_card_text(8).labels
     keys = {k for kinds in card8.SCHEME_KINDS.values() for k in kinds}
     keys |= {f"scheme_{s}" for s in card8.SCHEME_KINDS} | set(TERMS_LABELS)
-    return {"tokens": card8.TERMS_TOKENS, "d_head": card8.TERMS_HEAD,
+    return {"names": [f.name for f in fields(ScoreTerms)],  # cc, cp, pc, pp
+            "tokens": card8.TERMS_TOKENS, "d_head": card8.TERMS_HEAD,
             "content_rms": card8.TERMS_CONTENT_RMS,
             "schemes": [[s, list(kinds)] for s, kinds in card8.SCHEME_KINDS.items()],
             "labels": {k: [labels[k].get(c) for c in LANGS] for k in sorted(keys)}}  # fmt: skip
