@@ -103,7 +103,7 @@
     return out;
   }
   function presetLabel(p) {
-    return t(p.model) + (p.kind === "k_rope" ? "" : " — " + t(p.kind));
+    return t(p.model) + (p.kind === "k_rope" ? "" : " · " + t(p.kind));
   }
   function presetNote() {
     const el = $("preset-note");
