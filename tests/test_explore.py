@@ -911,3 +911,24 @@ def test_the_four_terms_are_card_8s_split_of_a_seeded_draw(
     assert page.input_value("#seed") == "0"
     assert not pg.errors, pg.errors
     page.close()
+
+
+@pytest.mark.parametrize("width", [1920, 390])
+def test_every_option_fits_its_select(browser: Any, explore_file: Path, width: int) -> None:
+    """A closed <select> shows its chosen option in one line: in both languages, no option of
+    any control is wider than its select's box less the padding and the arrow (40 px), so no
+    model, layout or convention is shown cut (the 340 px control column at 1920 px)."""
+    pg = Page(browser, explore_file, width=width)
+    page = pg.page
+    for lang in ("en", "zh"):
+        page.select_option("#lang", lang)
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('#controls select')].flatMap(e => {
+                const g = document.createElement('canvas').getContext('2d');
+                g.font = getComputedStyle(e).font;
+                return [...e.options].filter(o => g.measureText(o.text).width > e.clientWidth - 40)
+                  .map(o => [e.id, o.text]); })"""
+        )
+        assert not cut, (lang, cut)
+    assert not pg.errors, pg.errors
+    page.close()
