@@ -905,7 +905,7 @@ def test_the_four_terms_are_card_8s_split_of_a_seeded_draw(
     # hover on the cc map's cell (query 0, key 0): its value
     page.eval_on_selector("#cv-terms", "c => c.scrollIntoView()")
     box = page.eval_on_selector("#cv-terms", "c => c.getBoundingClientRect().toJSON()")
-    page.mouse.move(box["x"] + 26, box["y"] + 28)
+    page.mouse.move(box["x"] + 32, box["y"] + 30)
     assert page.inner_text("#tip") == f"cc · query i = 0 · key j = 0 · {sig(t.cc[0, 0], 4)}"
     page.click("#reset")
     assert page.input_value("#seed") == "0"
@@ -931,4 +931,44 @@ def test_every_option_fits_its_select(browser: Any, explore_file: Path, width: i
         )
         assert not cut, (lang, cut)
     assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_no_text_under_18_px_at_1920_by_1080(browser: Any, explore_file: Path) -> None:
+    """The product's rule for a room: at 1920 x 1080 no text under 18 CSS px, in both languages.
+    Every element that shows text (its own text nodes, a form control's value or options, the
+    hover tip), with every <details> help open; and every canvas text, by the font each
+    fillText is drawn in (recorded by a wrapped CanvasRenderingContext2D.fillText)."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.add_init_script(
+        """window.__fonts = [];
+        const fill = CanvasRenderingContext2D.prototype.fillText;
+        CanvasRenderingContext2D.prototype.fillText = function (t, ...a) {
+          window.__fonts.push([String(t), this.font]);
+          return fill.call(this, t, ...a); };"""
+    )
+    page.goto(explore_file.as_uri())
+    page.wait_for_load_state("load")
+    for lang in ("en", "zh"):
+        page.select_option("#lang", lang)
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        small = page.evaluate(
+            """() => [...document.querySelectorAll('body *')].filter(e =>
+                (e.id === 'tip' || e.getClientRects().length)
+                && ([...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+                    || e.matches('input, select, option, button'))
+                && parseFloat(getComputedStyle(e).fontSize) < 18)
+              .map(e => [e.tagName + '#' + e.id + '.' + e.className,
+                         e.textContent.trim().slice(0, 40), getComputedStyle(e).fontSize])"""
+        )
+        assert not small, (lang, small)
+        texts = page.evaluate("() => window.__fonts.splice(0)")
+        assert len({t for t, _ in texts}) > 50 and "0" in {t for t, _ in texts}, (lang, texts)
+        px = [(t, f, re.findall(r"(\d+(?:\.\d+)?)px", f)) for t, f in texts]
+        assert all(len(m) == 1 for _, _, m in px), {f for _, f, m in px if len(m) != 1}
+        under = sorted({(f, t) for t, f, m in px if float(m[0]) < 18})
+        assert not under, (lang, under[:10])
+    assert not errors, errors
     page.close()

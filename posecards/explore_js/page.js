@@ -238,8 +238,8 @@
     out[o + 3] = 255;
   }
 
-  const FONT = "13px system-ui, 'Noto Sans CJK SC', sans-serif";
-  const LABEL_FONT = "14px system-ui, 'Noto Sans CJK SC', sans-serif";
+  // every canvas text: 18 px, the least a room reads at 1920 × 1080 (tests/test_explore.py)
+  const FONT = "18px system-ui, 'Noto Sans CJK SC', sans-serif";
   const sizes = new Map(); // canvas -> {w, h, dpr}: measured once, and again on resize only
   function measure() {
     // read every width first (one layout), then size the canvases
@@ -306,7 +306,7 @@
   /** A plot frame: scales, ticks, axis labels. x/y: {lo, hi, log, label}. */
   function frame(sf, x, y, opt = {}) {
     const { g, w, h } = sf;
-    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 44;
+    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 50;
     // the left margin fits the widest y tick label beside the rotated axis label
     const ny = Math.max(3, Math.floor((h - top - bottom) / 40));
     const yTicks = y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny);
@@ -345,7 +345,7 @@
       g.fillRect(box.x0 - 4, py, 4, 1);
       g.fillText(tickLabel(v, y.log), box.x0 - 6, py);
     }
-    g.font = LABEL_FONT;
+    g.font = FONT;
     g.fillStyle = colors.text;
     g.textAlign = "center";
     g.textBaseline = "bottom";
@@ -395,14 +395,14 @@
     g.fill();
   }
   function label(g, text, x, y, color, align = "left", base = "bottom") {
-    g.font = LABEL_FONT;
+    g.font = FONT;
     g.textAlign = align;
     g.textBaseline = base;
     const w = g.measureText(text).width;
     const x0 = align === "left" ? x : align === "right" ? x - w : x - w / 2;
     g.fillStyle = colors.bg;
     g.globalAlpha = 0.85;
-    const hgt = 18, y0 = base === "bottom" ? y - hgt : base === "top" ? y : y - hgt / 2;
+    const hgt = 22, y0 = base === "bottom" ? y - hgt : base === "top" ? y : y - hgt / 2;
     g.fillRect(x0 - 2, y0, w + 4, hgt);
     g.globalAlpha = 1;
     g.fillStyle = color;
@@ -588,7 +588,7 @@
     const count = Math.min(half, perRow * 2);
     const rows = Math.ceil(count / perRow);
     const cw = sf.w / perRow, ch = sf.h / rows;
-    const rad = Math.min(cw, ch - 44) / 2 - 6;
+    const rad = Math.min(cw, ch - 52) / 2 - 6;
     const lam = P.wavelengths(s.d, s.base);
     for (let j = 0; j < count; j++) {
       const i = count === 1 ? 0 : Math.round((j * (half - 1)) / (count - 1));
@@ -612,7 +612,7 @@
       g.textBaseline = "top";
       g.fillText(`i = ${i}`, cx, cy + rad + 4);
       g.fillStyle = colors.muted;
-      g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 20);
+      g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 24);
     }
     // hover: the clock under the pointer, its angle p·ωᵢ and (sin, cos)
     traces.get(cv).pick = (x, y) => {
@@ -673,7 +673,7 @@
     label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x0 + 6, fr.Y(s.ctx) - 3, colors.warn, "left", "bottom");
     const legendY = fr.box.y1 - 4;
     if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x1 - 6, legendY, colors.ok, "right", "bottom");
-    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 20 : legendY, colors.accent, "right", "bottom");
+    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 24 : legendY, colors.accent, "right", "bottom");
     let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
     if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
     if (scaled && scaled.length < half) text += " " + fill("ladder_rotating", { n: String(scaled.length), pairs: String(half) });
@@ -761,7 +761,7 @@
     {
       const cv = $("cv-turn"), sf = surface(cv), g = sf.g;
       const m = s.p + s.k, pairs = [0, Math.floor((n - 1) / 2), n - 1];
-      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 48) / 2 - 6);
+      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 56) / 2 - 6);
       pairs.forEach((i, j) => {
         const cx = j * cw + cw / 2, cy = 6 + rad;
         g.strokeStyle = colors.edge;
@@ -784,7 +784,7 @@
         g.textBaseline = "top";
         g.fillStyle = colors.text;
         g.fillText(fill("rope_clock", { i: String(i) }), cx, cy + rad + 6);
-        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 24);
+        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 28);
       });
       label(g, "q", 6, 22, colors.accent, "left", "bottom");
       label(g, "k", 22, 22, colors.warn, "left", "bottom");
@@ -837,7 +837,7 @@
       g.restore();
       label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(Math.min(s.orig, T - 1)) + 4, fr.box.y0 + 4, colors.warn, "left", "top");
       label(g, t("rope_plain"), fr.box.x1 - 4, fr.box.y0 + 4, colors.muted, "right", "top");
-      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 26, colors.accent, "right", "top");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 28, colors.accent, "right", "top");
     }
     // the arc each pair reaches: in training (plain θ over L) and at T, plain and scaled
     const train = P.angleReach(plain, s.orig);
@@ -862,8 +862,8 @@
       polyline(g, ks, test1, fr.X, fr.Y, colors.accent, 2);
       g.restore();
       label(g, t("rope_train"), fr.box.x0 + 6, fr.box.y1 - 4, colors.text, "left", "bottom");
-      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 26, colors.warn, "left", "bottom");
-      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 48, colors.accent, "left", "bottom");
+      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 28, colors.warn, "left", "bottom");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 52, colors.accent, "left", "bottom");
     }
     const count = (u) => u.filter((x) => x > DATA.unseen_min).length; // card 4's rule
     readout($("ro-rope"), fill("rope_readout", {
@@ -1133,7 +1133,7 @@
       tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
       dots(g, ix, ix.map((i) => ys[i]), fr.X, fr.Y, r, axisColor(a));
     });
-    g.font = LABEL_FONT;
+    g.font = FONT;
     let lx = fr.box.x0 + 8; // the legend, one name after the other
     names.forEach((name, a) => {
       label(g, name, lx, fr.box.y0 + 4, axisColor(a), "left", "top");
@@ -1195,7 +1195,7 @@
     let top = 0;
     for (const m of terms) for (const v of m) top = Math.max(top, Math.abs(v));
     // four squares side by side (two by two on a phone), one colour scale ±top centred on 0
-    const cols = sf.w < 520 ? 2 : 4, gap = 18, left = 24, head = 26, foot = 24;
+    const cols = sf.w < 520 ? 2 : 4, gap = 18, left = 28, head = 26, foot = 24;
     const side = Math.floor(Math.min((sf.w - left - gap * (cols - 1)) / cols, (sf.h * cols) / 4 - head - foot));
     const cell = side / n, cmap = colorLUT();
     // each map's n × n cells as pixels of a small canvas, drawn scaled up without smoothing
