@@ -238,8 +238,10 @@
     out[o + 3] = 255;
   }
 
-  // every canvas text: 18 px, the least a room reads at 1920 × 1080 (tests/test_explore.py)
-  const FONT = "18px system-ui, 'Noto Sans CJK SC', sans-serif";
+  // every canvas text: 18 px, the least a room reads at 1920 × 1080 (tests/test_explore.py);
+  // 14 px on a phone (explore.css's 900 px), whose canvases are a hand's width
+  const PHONE = matchMedia("(max-width: 900px)");
+  const font = () => (PHONE.matches ? 14 : 18) + "px system-ui, 'Noto Sans CJK SC', sans-serif";
   const sizes = new Map(); // canvas -> {w, h, dpr}: measured once, and again on resize only
   function measure() {
     // read every width first (one layout), then size the canvases
@@ -310,7 +312,7 @@
     // the left margin fits the widest y tick label beside the rotated axis label
     const ny = Math.max(3, Math.floor((h - top - bottom) / 40));
     const yTicks = y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny);
-    g.font = FONT;
+    g.font = font();
     const widest = Math.max(0, ...yTicks.map((v) => g.measureText(tickLabel(v, y.log)).width));
     const left = opt.left ?? Math.ceil(widest + 36);
     const box = { x0: left, x1: w - right, y0: top, y1: h - bottom };
@@ -326,7 +328,7 @@
     g.lineWidth = 1;
     g.strokeRect(box.x0 + 0.5, box.y0 + 0.5, box.x1 - box.x0, box.y1 - box.y0);
     g.fillStyle = colors.muted;
-    g.font = FONT;
+    g.font = font();
     const nx = Math.max(2, Math.floor((box.x1 - box.x0) / 80));
     g.textAlign = "center";
     g.textBaseline = "top";
@@ -345,7 +347,7 @@
       g.fillRect(box.x0 - 4, py, 4, 1);
       g.fillText(tickLabel(v, y.log), box.x0 - 6, py);
     }
-    g.font = FONT;
+    g.font = font();
     g.fillStyle = colors.text;
     g.textAlign = "center";
     g.textBaseline = "bottom";
@@ -395,7 +397,7 @@
     g.fill();
   }
   function label(g, text, x, y, color, align = "left", base = "bottom") {
-    g.font = FONT;
+    g.font = font();
     g.textAlign = align;
     g.textBaseline = base;
     const w = g.measureText(text).width;
@@ -607,7 +609,7 @@
       g.lineTo(cx + rad * Math.cos(angle), cy - rad * Math.sin(angle));
       g.stroke();
       g.fillStyle = colors.text;
-      g.font = FONT;
+      g.font = font();
       g.textAlign = "center";
       g.textBaseline = "top";
       g.fillText(`i = ${i}`, cx, cy + rad + 4);
@@ -779,7 +781,7 @@
           g.stroke();
         }
         const rel = (s.k * theta[i]) % (2 * Math.PI);
-        g.font = FONT;
+        g.font = font();
         g.textAlign = "center";
         g.textBaseline = "top";
         g.fillStyle = colors.text;
@@ -1133,7 +1135,7 @@
       tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
       dots(g, ix, ix.map((i) => ys[i]), fr.X, fr.Y, r, axisColor(a));
     });
-    g.font = FONT;
+    g.font = font();
     let lx = fr.box.x0 + 8; // the legend, one name after the other
     names.forEach((name, a) => {
       label(g, name, lx, fr.box.y0 + 4, axisColor(a), "left", "top");
@@ -1381,9 +1383,8 @@
   // a phone shows the controls as a sheet over the page's bottom: using one brings a view it
   // drives on screen, its picture just above the sheet (the views are the data-views of the
   // control's row in explore.html.j2), unless half of one such picture already is
-  const narrow = matchMedia("(max-width: 900px)");
   function showView(e) {
-    const row = narrow.matches && e.target.closest("[data-views]");
+    const row = PHONE.matches && e.target.closest("[data-views]");
     if (!row) return;
     const top = $("controls").getBoundingClientRect().top;
     // "view" (its first picture) or "view:canvas"
