@@ -917,7 +917,8 @@ def test_the_four_terms_are_card_8s_split_of_a_seeded_draw(
 def test_every_option_fits_its_select(browser: Any, explore_file: Path, width: int) -> None:
     """A closed <select> shows its chosen option in one line: in both languages, no option of
     any control is wider than its select's box less the padding and the arrow (40 px), so no
-    model, layout or convention is shown cut (the 340 px control column at 1920 px)."""
+    model, layout or convention is shown cut (the 400 px control column at 1920 px, the phone's
+    sheet at 390)."""
     pg = Page(browser, explore_file, width=width)
     page = pg.page
     for lang in ("en", "zh"):
