@@ -938,8 +938,8 @@ def test_every_option_fits_its_select(browser: Any, explore_file: Path, width: i
 def test_no_text_under_18_px_at_1920_by_1080(browser: Any, explore_file: Path) -> None:
     """The product's rule for a room: at 1920 x 1080 no text under 18 CSS px, in both languages.
     Every element that shows text (its own text nodes, a form control's value or options, the
-    hover tip), with every <details> help open; and every canvas text, by the font each
-    fillText is drawn in (recorded by a wrapped CanvasRenderingContext2D.fillText)."""
+    hover tip), with every <details> help open, none of them cut; and every canvas text, by the
+    font each fillText is drawn in (recorded by a wrapped CanvasRenderingContext2D.fillText)."""
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -965,6 +965,14 @@ def test_no_text_under_18_px_at_1920_by_1080(browser: Any, explore_file: Path) -
                          e.textContent.trim().slice(0, 40), getComputedStyle(e).fontSize])"""
         )
         assert not small, (lang, small)
+        # and the larger type cuts nothing: no block of text is wider than its own box
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length
+                && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+                && getComputedStyle(e).display !== 'inline' && e.scrollWidth > e.clientWidth + 1)
+              .map(e => [e.tagName + '#' + e.id, e.textContent.trim().slice(0, 40)])"""
+        )
+        assert not cut, (lang, cut)
         texts = page.evaluate("() => window.__fonts.splice(0)")
         assert len({t for t, _ in texts}) > 50 and "0" in {t for t, _ in texts}, (lang, texts)
         px = [(t, f, re.findall(r"(\d+(?:\.\d+)?)px", f)) for t, f in texts]
