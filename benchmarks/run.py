@@ -537,6 +537,7 @@ def explore_rows(tmp: Path, width: int = 1920) -> list[tuple[str, str, str]]:
         "factor": [1 + i for i in range(n)],
         "test": [8 + i % 15 for i in range(n)],  # the RoPE view's test length, 2^8 .. 2^22
         "orig": [8 + i % 10 for i in range(n)],  # the training length: RoPE, scaling, ladder
+        "seed": [(7 * i) % 100 for i in range(n)],  # the four terms' draw (card 8)
     }
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with sync_playwright() as p:

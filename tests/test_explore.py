@@ -60,8 +60,8 @@ class Page:
 # ------------------------------------------------------------------------------------------
 CONTROLS = ["lang", "theme", "base-exp", "base", "d", "layout", "ctx", "p", "play", "k",
             "preset", "rope-type", "partial", "factor", "orig", "test", "beta-fast", "beta-slow",
-            "truncate", "low-ff", "high-ff", "calc-base", "mrope", "mrope-layout", "conv", "heads",
-            "head", "nb", "md", "bidir"]  # fmt: skip
+            "truncate", "low-ff", "high-ff", "calc-base", "mrope", "mrope-layout", "conv", "seed",
+            "heads", "head", "nb", "md", "bidir"]  # fmt: skip
 
 
 def _readouts(page: Any) -> dict[str, str]:
@@ -244,7 +244,7 @@ def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
     page.close()
 
 
-@pytest.mark.parametrize("card", [2, 3, 4, 6, 7])
+@pytest.mark.parametrize("card", [2, 3, 4, 6, 7, 8])
 def test_a_card_page_link_opens_the_explorer_with_its_parameters(
     browser: Any, explore_file: Path, card: int
 ) -> None:
@@ -524,7 +524,8 @@ def test_page_is_deterministic_and_small() -> None:
     assert "script-src 'sha256-" in html and "default-src 'none'" in html
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     data = json.loads(html.split('id="explore-data">', 1)[1].split("</script>", 1)[0])
-    assert data["lang"] == "zh" and all(v["zh"] and v["en"] for v in data["strings"].values())
+    assert data["lang"] == "zh" and data["langs"] == ["en", "zh"]
+    assert all(len(v) == 2 and all(v) for v in data["strings"].values())
 
 
 @pytest.mark.e2e
@@ -607,7 +608,7 @@ def test_axe_finds_no_violation(
     pg = Page(browser, path, width=width)
     page = pg.page
     page.select_option("#preset", "gemma-3-27b-it:full_attention")
-    page.evaluate("() => document.querySelectorAll('details.help').forEach(d => d.open = true)")
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
     page.evaluate(AXE.read_text(encoding="utf-8"))
     result = page.evaluate(
         "() => axe.run(document, {runOnly: {type: 'tag', values: "
@@ -859,4 +860,124 @@ def test_a_drag_redraws_the_views_on_screen_and_the_rest_when_it_ends(
     assert (_readouts(fresh.page), _canvases(fresh.page)) == after
     assert not pg.errors and not fresh.errors, (pg.errors, fresh.errors)
     fresh.page.close()
+    page.close()
+
+
+@pytest.mark.parametrize(
+    ("d", "base", "seed"), [(512, 10000.0, 0), (64, 500.0, 7), (1024, 500000.0, 99), (4, 2.5, 41)]
+)
+def test_the_four_terms_are_card_8s_split_of_a_seeded_draw(
+    browser: Any, explore_file: Path, d: int, base: float, seed: int
+) -> None:
+    """The four-terms view: each term's rms in its table is score_terms.seeded_score_terms' (card
+    8's shapes: its tokens, d_head and content rms, the controls' d, base and seed), as
+    formatting.num prints them; the rows are card 8's SCHEME_KINDS in card 8's words; the
+    readout names the shapes; the seed moves with the link and back to 0 on reset."""
+    from posecards.content import card8
+    from posecards.encodings.score_terms import seeded_score_terms
+    from posecards.formatting import num, sig
+    from posecards.render.text import load_card_text
+
+    pg = Page(browser, explore_file, fragment=f"#d={d}&base={base:g}&seed={seed}")
+    page = pg.page
+    rows = page.evaluate(
+        "() => [...document.querySelectorAll('#terms-table tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
+    )
+    t = seeded_score_terms(
+        card8.TERMS_TOKENS, d, card8.TERMS_HEAD, base, seed, card8.TERMS_CONTENT_RMS
+    )
+    maps = (t.cc, t.cp, t.pc, t.pp)
+    rms = [float(np.sqrt(np.mean(m**2))) for m in maps]
+    labels = load_card_text(8).labels
+    assert rows[0] == ["", "cc", "cp", "pc", "pp"]
+    assert rows[-1] == [labels["rms"].en] + [num(v, 2) for v in rms], rows[-1]
+    assert rows[1:-1] == [
+        [labels[f"scheme_{s}"].en] + [labels[k].en for k in kinds]
+        for s, kinds in card8.SCHEME_KINDS.items()
+    ]
+    top = max(float(np.max(np.abs(m))) for m in maps)
+    assert page.inner_text("#ro-terms") == (
+        f"Seed {seed}: {card8.TERMS_TOKENS} tokens, d_model {d}, d_head {card8.TERMS_HEAD}, "
+        f"content rms {num(card8.TERMS_CONTENT_RMS, 3)} (a sinusoid's); colours span "
+        f"±{sig(top, 3)}."
+    )
+    # hover on the cc map's cell (query 0, key 0): its value
+    page.eval_on_selector("#cv-terms", "c => c.scrollIntoView()")
+    box = page.eval_on_selector("#cv-terms", "c => c.getBoundingClientRect().toJSON()")
+    page.mouse.move(box["x"] + 32, box["y"] + 30)
+    assert page.inner_text("#tip") == f"cc · query i = 0 · key j = 0 · {sig(t.cc[0, 0], 4)}"
+    page.click("#reset")
+    assert page.input_value("#seed") == "0"
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1920, 390])
+def test_every_option_fits_its_select(browser: Any, explore_file: Path, width: int) -> None:
+    """A closed <select> shows its chosen option in one line: in both languages, no option of
+    any control is wider than its select's box less the padding and the arrow (40 px), so no
+    model, layout or convention is shown cut (the 400 px control column at 1920 px, the phone's
+    sheet at 390)."""
+    pg = Page(browser, explore_file, width=width)
+    page = pg.page
+    for lang in ("en", "zh"):
+        page.select_option("#lang", lang)
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('#controls select')].flatMap(e => {
+                const g = document.createElement('canvas').getContext('2d');
+                g.font = getComputedStyle(e).font;
+                return [...e.options].filter(o => g.measureText(o.text).width > e.clientWidth - 40)
+                  .map(o => [e.id, o.text]); })"""
+        )
+        assert not cut, (lang, cut)
+    assert not pg.errors, pg.errors
+    page.close()
+
+
+def test_no_text_under_18_px_at_1920_by_1080(browser: Any, explore_file: Path) -> None:
+    """The product's rule for a room: at 1920 x 1080 no text under 18 CSS px, in both languages.
+    Every element that shows text (its own text nodes, a form control's value or options, the
+    hover tip), with every <details> help open, none of them cut; and every canvas text, by the
+    font each fillText is drawn in (recorded by a wrapped CanvasRenderingContext2D.fillText)."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.add_init_script(
+        """window.__fonts = [];
+        const fill = CanvasRenderingContext2D.prototype.fillText;
+        CanvasRenderingContext2D.prototype.fillText = function (t, ...a) {
+          window.__fonts.push([String(t), this.font]);
+          return fill.call(this, t, ...a); };"""
+    )
+    page.goto(explore_file.as_uri())
+    page.wait_for_load_state("load")
+    for lang in ("en", "zh"):
+        page.select_option("#lang", lang)
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        small = page.evaluate(
+            """() => [...document.querySelectorAll('body *')].filter(e =>
+                (e.id === 'tip' || e.getClientRects().length)
+                && ([...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+                    || e.matches('input, select, option, button'))
+                && parseFloat(getComputedStyle(e).fontSize) < 18)
+              .map(e => [e.tagName + '#' + e.id + '.' + e.className,
+                         e.textContent.trim().slice(0, 40), getComputedStyle(e).fontSize])"""
+        )
+        assert not small, (lang, small)
+        # and the larger type cuts nothing: no block of text is wider than its own box
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length
+                && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+                && getComputedStyle(e).display !== 'inline' && e.scrollWidth > e.clientWidth + 1)
+              .map(e => [e.tagName + '#' + e.id, e.textContent.trim().slice(0, 40)])"""
+        )
+        assert not cut, (lang, cut)
+        texts = page.evaluate("() => window.__fonts.splice(0)")
+        assert len({t for t, _ in texts}) > 50 and "0" in {t for t, _ in texts}, (lang, texts)
+        px = [(t, f, re.findall(r"(\d+(?:\.\d+)?)px", f)) for t, f in texts]
+        assert all(len(m) == 1 for _, _, m in px), {f for _, f, m in px if len(m) != 1}
+        under = sorted({(f, t) for t, f, m in px if float(m[0]) < 18})
+        assert not under, (lang, under[:10])
+    assert not errors, errors
     page.close()

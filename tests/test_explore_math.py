@@ -50,6 +50,8 @@ from posecards.encodings.rope_partial import (
     rotary_dim,
 )
 from posecards.encodings.rope_scaling import ROPE_TYPES, rope_inv_freq
+from posecards.encodings.score_terms import seeded_score_terms
+from posecards.encodings.seeded import mulberry32, seeded_normals
 from posecards.encodings.similarity import offset_profile
 from posecards.encodings.sinusoidal import pair_frequencies, sinusoidal_pe, wavelengths
 from posecards.encodings.unseen_angles import angle_reach, unseen_angles
@@ -881,6 +883,68 @@ def test_cos_sum_first_negative_and_smallest_base_agree(api: Api) -> None:
     assert _compared("cosSum", False) >= 8 and _compared("cosSum", True) >= 3
 
 
+def test_mulberry32_and_seeded_normals_agree(api: Api) -> None:
+    """mulberry32's integers bit for bit, and its Box–Muller normals to 1e-12 × max(1, |z|), on
+    seeds from 0 to 2³² − 1 and counts odd and even (up to 20,000), valid and not."""
+    rng = np.random.default_rng(41)
+    seeds = [0, 1, 8, 2**31 - 1, 2**31, 2**32 - 1, *(int(s) for s in rng.integers(0, 2**32, 6))]
+    counts = [1, 2, 7, 64, 20001]
+    bad = [(-1, 4), (2**32, 4), (2.5, 4), (True, 4), ("3", 4), (None, 4), (0, 0), (0, -2),
+           (0, 2.5), (5, None)]  # fmt: skip
+    cases = [(s, c) for s in seeds for c in counts] + bad
+    js = run_js(
+        api, [_call("mulberry32", *c) for c in cases] + [_call("seededNormals", *c) for c in cases]
+    )
+    for r, (name, fn) in enumerate((("mulberry32", mulberry32), ("seededNormals", seeded_normals))):
+        for case, j in zip(cases, js[r * len(cases) : (r + 1) * len(cases)], strict=True):
+            py = run_py(lambda *a: fn(*a).tolist(), *case)  # noqa: B023 - called at once
+            if not same_outcome(name, j, py, case):
+                continue
+            if name == "mulberry32":
+                assert j["ok"] == py["ok"], case
+                note("mulberry32 (exact)", 0.0, len(py["ok"]))
+            else:
+                z = np.asarray(py["ok"])
+                err = float(np.max(np.abs(np.asarray(j["ok"]) - z) / np.maximum(1.0, np.abs(z))))
+                assert err <= 1e-12, (case, err)
+                note("seededNormals (abs / max(1,|z|))", err, z.size)
+    for name in ("mulberry32", "seededNormals"):
+        assert _compared(name, False) >= 50_000 and _compared(name, True) >= 10, name
+
+
+def test_seeded_score_terms_agree(api: Api) -> None:
+    """seededScoreTerms (the four-terms view's cc, cp, pc, pp and their rms) against
+    score_terms.seeded_score_terms in float64: each map to 1e-12 of its largest value, each rms
+    to 1e-12 relative, on card 8's shapes and others; errors of the same kind and argument."""
+    half = math.sqrt(0.5)
+    valid = [(16, 512, 64, 10000.0, 0, half), (16, 1024, 64, 500000.0, 99, half),
+             (16, 4, 64, 10000.0, 8, half), (5, 64, 8, 2.5, 2**32 - 1, 2.0),
+             (1, 2, 1, 10.0, 7, 0.01), (16, 128, 64, 1e8, 12345, 3.0)]  # fmt: skip
+    invalid = [(0, 8, 4, 10000.0, 0, 1.0), (4, 8, 2.5, 10000.0, 0, 1.0), (4, 8, 4, 10000.0, 0, 0.0),
+               (4, 8, 4, 10000.0, 0, math.nan), (4, 8, 4, 10000.0, 0, "x"),
+               (4, 7, 4, 10000.0, 0, 1.0), (4, 8, 4, 1.0, 0, 1.0), (4, 8, 4, 10000.0, -1, 1.0),
+               (4, 8, 4, 10000.0, 2**32, 1.0), (4, 8, 4, 10000.0, 1.5, 1.0)]  # fmt: skip
+    cases = valid + invalid
+    js = run_js(api, [_call("seededScoreTerms", *c) for c in cases])
+    for case, j in zip(cases, js, strict=True):
+        py = run_py(seeded_score_terms, *case)
+        if not same_outcome("seededScoreTerms", j, py, case):
+            continue
+        t = py["ok"]
+        for k, key in enumerate(("cc", "cp", "pc", "pp")):
+            m = getattr(t, key)
+            err = float(np.max(np.abs(np.asarray(j["ok"][key]).reshape(m.shape) - m)))
+            err /= float(np.max(np.abs(m)))
+            assert err <= 1e-12, (case, key, err)
+            note("seededScoreTerms (abs / max |term|)", err, m.size)
+            rms = float(np.sqrt(np.mean(m**2)))
+            assert rel_err(j["ok"]["rms"][k], rms) <= 1e-12, (case, key)
+            note("seededScoreTerms rms (relative)", rel_err(j["ok"]["rms"][k], rms), 1)
+    assert (
+        _compared("seededScoreTerms", False) >= 6 * 4 and _compared("seededScoreTerms", True) >= 10
+    )
+
+
 def test_mrope_axes_agree(api: Api) -> None:
     """mropeAxes on the Qwen-VL sections and others (valid and not), both layouts: the same
     axis for every frequency, errors of the same kind and argument."""
@@ -1067,6 +1131,8 @@ FUNCTIONS = {
     "criticalDimension": "critical_dimension", "turningPairs": "turning_pairs",
     "extrapolationBound": "extrapolation_bound", "cosSum": "cos_sum",
     "firstNegative": "first_negative", "smallestBase": "smallest_base",
+    "mulberry32": "seeded.mulberry32", "seededNormals": "seeded.seeded_normals",
+    "seededScoreTerms": "score_terms.seeded_score_terms",
 }  # fmt: skip
 
 

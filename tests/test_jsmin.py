@@ -26,11 +26,17 @@ def test_comments_go_and_literals_stay() -> None:
         "  if (r.test(b)) return typeof /x/;\n"
     )
     assert minify(src) == (
-        "const a='x // not a comment';\n"
-        'const b="/* nor this */"+`t ${{k:"}"}.k} // ${1/2}`;\n'
-        "const r=/[/*]\\/+/g,q=a.length/2/1;const z=1;\n"
+        "const a='x // not a comment';"
+        'const b="/* nor this */"+`t ${{k:"}"}.k} // ${1/2}`;'
+        "const r=/[/*]\\/+/g,q=a.length/2/1;const z=1;"
         "if(r.test(b))return typeof/x/;\n"
     )
+
+
+def test_line_breaks_stay_where_semicolon_insertion_reads_them() -> None:
+    """A break goes after "{", ";", "," and before "}", nowhere else (ASI may need it)."""
+    src = "let a = 1\nlet b = [\n  2,\n  3\n]\nf(a)\n(b)\nfunction g() {\n  return\n  a\n}\n"
+    assert minify(src) == "let a=1\nlet b=[\n2,3\n]\nf(a)\n(b)\nfunction g(){return\na}\n"
 
 
 @pytest.mark.parametrize(
@@ -65,6 +71,9 @@ PIECES = [
     "out.push(true ? .5 : 1, (1).toFixed(1), 1 .toFixed(2), [1][0] < !0)",
     "out.push(`${ 1 + 2 } ${ 'a' }`, { a: 1 }.a, !!'x' && !'')",
     "{ const f = function () { return /a b/.test('a b') }; out.push(f()) }",
+    "{ let q = 1\n q++\n out.push(q) }",
+    "{ const f = () => {\n return\n 1 }\n out.push(f(), [\n 1,\n 2\n ].length) }",
+    "{ let s = 'a'\n const t = s\n ;[1].forEach((v) => out.push(v + t)) }",
 ]
 COMMENTS = [
     "",

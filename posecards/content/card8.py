@@ -59,6 +59,7 @@ SEED = 8
 # --- 1 the four terms ---------------------------------------------------------------------------
 TERMS_TOKENS = 16
 TERMS_HEAD = 64  # d_head of W_q, W_k (d_model from the card's parameters)
+TERMS_CONTENT_RMS = float(np.sqrt(0.5))  # the token vectors' rms: a sinusoid's (mean square ½)
 # what each scheme does with cc, cp, pc, pp (label keys of cards/card8.toml): "kind_abs" kept with
 # absolute positions, "kind_rel" a vector per distance i - j, "kind_bias" a learned vector that
 # replaces the query's position (u), "kind_scalar" a number per distance, "kind_rot" the rotation
@@ -109,7 +110,7 @@ def terms_example(params: PEParams) -> dict[str, Any]:
     rng = np.random.default_rng(SEED)
     n, d = TERMS_TOKENS, params.d_model
     return {
-        "x": rng.standard_normal((n, d)) * np.sqrt(0.5),  # (n, d): mean square of a sinusoid
+        "x": rng.standard_normal((n, d)) * TERMS_CONTENT_RMS,  # (n, d): mean square of a sinusoid
         "p": sinusoidal_pe(n, d, params.base),  # (n, d)
         "wq": rng.standard_normal((d, TERMS_HEAD)) / np.sqrt(d),  # (d, d_head)
         "wk": rng.standard_normal((d, TERMS_HEAD)) / np.sqrt(d),  # (d, d_head)

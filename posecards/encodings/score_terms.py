@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from posecards.encodings._checks import F64
+from posecards.encodings._checks import F64, check_positive, check_positive_int
+from posecards.encodings.seeded import seeded_normals
+from posecards.encodings.sinusoidal import sinusoidal_pe
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,23 @@ def score_terms(
     qx, qp = xx @ wq, pp @ wq  # (n, d_head) each: content and position queries
     kx, kp = xx @ wk, pp @ wk  # (n, d_head) each: content and position keys
     return ScoreTerms(cc=qx @ kx.T, cp=qx @ kp.T, pc=qp @ kx.T, pp=qp @ kp.T)
+
+
+def seeded_score_terms(
+    n_tokens: int, d_model: int, d_head: int, base: float, seed: int, content_rms: float
+) -> ScoreTerms:
+    """The four terms of a seeded example that the explorer repeats (posecards/explore_js):
+    ``n_tokens`` token vectors x = content_rms·z, sinusoids p (``sinusoidal_pe``, interleaved),
+    W_q and W_k = z/√d_model, all z drawn in that order, row by row, from one stream of
+    ``seeded_normals(seed, ...)``. x: (n, d_model); W_q, W_k: (d_model, d_head).
+    """
+    n = check_positive_int("n_tokens", n_tokens)
+    dh = check_positive_int("d_head", d_head)
+    c = check_positive("content_rms", content_rms)
+    p = sinusoidal_pe(n, d_model, base)  # (n, d_model); checks d_model and base
+    d = p.shape[1]
+    z = seeded_normals(seed, n * d + 2 * d * dh)  # (n·d + 2·d·d_head,)
+    x = z[: n * d].reshape(n, d) * c  # (n, d_model)
+    w_q = z[n * d : n * d + d * dh].reshape(d, dh) / np.sqrt(d)  # (d_model, d_head)
+    w_k = z[n * d + d * dh :].reshape(d, dh) / np.sqrt(d)  # (d_model, d_head)
+    return score_terms(x, p, w_q, w_k)

@@ -2,7 +2,7 @@
  * file runs under Node in the test suite's fast lane, tests/node/explore_api.mjs).
  *
  * A mirror of posecards/encodings (sinusoidal.py, similarity.py, rope_scaling.py, rope_partial.py,
- * alibi.py, buckets.py, unseen_angles.py) and posecards/formatting.py: same names (camelCase),
+ * alibi.py, buckets.py, unseen_angles.py, seeded.py, score_terms.py) and posecards/formatting.py: same names (camelCase),
  * same Hugging Face rope_parameters keys, same order of argument checks. It holds no constant
  * of its own: every table, key list and default comes from the payload Python writes
  * (posecards/render/explore.py: math_payload), handed to posecardsMath(C).
@@ -945,6 +945,99 @@ function posecardsMath(C) {
   }
 
   // ---------------------------------------------------------------------------------------
+  // seeded.py (mulberry32 and Box–Muller, bit for bit) and score_terms.py's seeded example
+  // ---------------------------------------------------------------------------------------
+  const SEEDS = C.seeds; // seeds are 0 .. 2³² − 1
+  function checkSeed(seed) {
+    if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed >= SEEDS) {
+      throw valueError("seed", `an integer in [0, 2**32), got ${show(seed)}`);
+    }
+    return seed;
+  }
+  /** mulberry32's first `count` outputs from `seed`: the k-th hashes a_k = seed + k·step mod 2³². */
+  function mulberry32(seed, count) {
+    let a = checkSeed(seed) | 0;
+    const out = new Uint32Array(checkPositiveInt("count", count));
+    for (let k = 0; k < out.length; k++) {
+      a = (a + C.seed_step) | 0;
+      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      out[k] = (t ^ (t >>> 14)) >>> 0;
+    }
+    return out;
+  }
+  /** Box–Muller on pairs (u, v): √(−2 ln(1 − u/2³²))·(cos, sin)(2π v/2³²), (count,). */
+  function seededNormals(seed, count) {
+    const n = checkPositiveInt("count", count);
+    const u = mulberry32(seed, 2 * Math.floor((n + 1) / 2));
+    const z = new Float64Array(u.length);
+    for (let k = 0; k < u.length; k += 2) {
+      const r = Math.sqrt(-2.0 * Math.log(1.0 - u[k] / SEEDS)), a = 2.0 * Math.PI * (u[k + 1] / SEEDS);
+      z[k] = r * Math.cos(a);
+      z[k + 1] = r * Math.sin(a);
+    }
+    return z.subarray(0, n);
+  }
+  /** a (rows, inner) @ b (inner, cols), both flat row-major: (rows, cols). */
+  function matmul(a, b, rows, inner, cols) {
+    const out = new Float64Array(rows * cols);
+    for (let i = 0; i < rows; i++) {
+      for (let k = 0; k < inner; k++) {
+        const x = a[i * inner + k], o = i * cols, bk = k * cols;
+        for (let j = 0; j < cols; j++) out[o + j] += x * b[bk + j];
+      }
+    }
+    return out;
+  }
+  /** q (n, h) @ k (n, h)ᵀ: (n, n). */
+  function gram(q, k, n, h) {
+    const out = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        let acc = 0;
+        for (let c = 0; c < h; c++) acc += q[i * h + c] * k[j * h + c];
+        out[i * n + j] = acc;
+      }
+    }
+    return out;
+  }
+  /** score_terms.seeded_score_terms: x = content_rms·z (n, d), sinusoids p (n, d), W_q, W_k =
+   * z/√d (d, d_head), one stream in that order; the four (n, n) terms cc, cp, pc, pp (flat,
+   * row-major) and each one's rms. `draw` caches the projections of the content (same n, d,
+   * d_head, seed and content_rms: only p's are recomputed). */
+  function seededTermsArrays(nTokens, dModel, dHead, base, seed, contentRms, draw = {}) {
+    const n = checkPositiveInt("n_tokens", nTokens);
+    const dh = checkPositiveInt("d_head", dHead);
+    const c = positive("content_rms", contentRms);
+    const omega = pairFrequencies(dModel, base); // checks d_model and base
+    const d = 2 * omega.length;
+    const key = `${n}|${d}|${dh}|${seed}|${c}`;
+    if (draw.key !== key) {
+      const z = seededNormals(seed, n * d + 2 * d * dh);
+      const x = z.slice(0, n * d).map((v) => v * c); // (n, d)
+      const s = Math.sqrt(d);
+      const wq = z.slice(n * d, n * d + d * dh).map((v) => v / s); // (d, d_head)
+      const wk = z.slice(n * d + d * dh).map((v) => v / s); // (d, d_head)
+      Object.assign(draw, { key, wq, wk, qx: matmul(x, wq, n, d, dh), kx: matmul(x, wk, n, d, dh) });
+    }
+    const p = new Float64Array(n * d); // (n, d) interleaved: sin at 2i, cos at 2i + 1
+    for (let r = 0; r < n; r++) {
+      for (let i = 0; i < d / 2; i++) {
+        p[r * d + 2 * i] = Math.sin(r * omega[i]);
+        p[r * d + 2 * i + 1] = Math.cos(r * omega[i]);
+      }
+    }
+    const qp = matmul(p, draw.wq, n, d, dh), kp = matmul(p, draw.wk, n, d, dh); // (n, d_head)
+    const terms = [[draw.qx, draw.kx], [draw.qx, kp], [qp, draw.kx], [qp, kp]].map(([q, k]) => gram(q, k, n, dh));
+    const rms = terms.map((m) => Math.sqrt(pairwiseSum(m.map((v) => v * v), 0, m.length) / m.length));
+    return { terms, rms, n };
+  }
+  function seededScoreTerms(...a) {
+    const { terms: [cc, cp, pc, pp], rms } = seededTermsArrays(...a.slice(0, 6));
+    return { cc, cp, pc, pp, rms };
+  }
+
+  // ---------------------------------------------------------------------------------------
   // what the page draws with (checked against sinusoidal_pe, offset_profile and alibi_bias)
   // ---------------------------------------------------------------------------------------
   /** sin(p·ω_i), cos(p·ω_i) of the sorted positions `rows` (rows, d) interleaved, and
@@ -1102,6 +1195,9 @@ function posecardsMath(C) {
     cosSum,
     firstNegative,
     smallestBase,
+    mulberry32: (...a) => Array.from(mulberry32(...a)),
+    seededNormals: (...a) => Array.from(seededNormals(...a)),
+    seededScoreTerms,
     t5RelativeBucket,
     debertaLogBucket,
     num,
@@ -1116,7 +1212,7 @@ function posecardsMath(C) {
     // the typed arrays the page draws from, and internals the tests use
     _internal: Object.freeze({
       pairFrequencies, ropeInvFreqArrays, peTable, alibiWeights, logf32, logf32Exact, MINUS,
-      smallestBaseSearch,
+      smallestBaseSearch, seededTermsArrays,
     }),
   });
 }

@@ -17,7 +17,8 @@
   // text: strings from cards/explore.toml, numbers formatted as posecards/formatting.py does
   // ------------------------------------------------------------------------------------------
   let lang = DATA.lang;
-  const t = (id) => DATA.strings[id][lang];
+  const li = () => DATA.langs.indexOf(lang); // strings are [text in each of DATA.langs]
+  const t = (id) => DATA.strings[id][li()];
   function fill(id, values) {
     return t(id).replace(/\{(\w+)\}/g, (_, k) => {
       if (!(k in values)) throw new Error(`string ${id}: no value for {${k}}`);
@@ -33,7 +34,7 @@
   const CONTROL_IDS = [
     "base-exp", "base", "d", "layout", "ctx", "p", "k", "rope-type", "partial", "factor", "orig",
     "beta-fast", "beta-slow", "truncate", "low-ff", "high-ff", "heads", "head", "nb", "md", "bidir",
-    "test", "mrope", "mrope-layout", "conv",
+    "test", "mrope", "mrope-layout", "conv", "seed",
   ];
   function roundSig(x, digits) {
     const e = Math.floor(Math.log10(x));
@@ -68,6 +69,7 @@
       mrope: v("mrope"),
       mropeLayout: v("mrope-layout"),
       conv: v("conv"),
+      seed: Number(v("seed")),
       // a preset's keys that no control holds (mscale, mscale_all_dim, ...) and its module's rule
       extra: preset ? presetExtra(preset) : {},
       partialInDefault: preset ? preset.partial_in_default : true,
@@ -101,7 +103,7 @@
     return out;
   }
   function presetLabel(p) {
-    return t(p.model) + (p.kind === "k_rope" ? "" : " — " + t(p.kind));
+    return t(p.model) + (p.kind === "k_rope" ? "" : " · " + t(p.kind));
   }
   function presetNote() {
     const el = $("preset-note");
@@ -205,6 +207,7 @@
     out("head", String(s.head));
     out("nb", String(s.nb));
     out("md", group(s.md));
+    out("seed", String(s.seed));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -235,8 +238,10 @@
     out[o + 3] = 255;
   }
 
-  const FONT = "13px system-ui, 'Noto Sans CJK SC', sans-serif";
-  const LABEL_FONT = "14px system-ui, 'Noto Sans CJK SC', sans-serif";
+  // every canvas text: 18 px, the least a room reads at 1920 × 1080 (tests/test_explore.py);
+  // 14 px on a phone (explore.css's 900 px), whose canvases are a hand's width
+  const PHONE = matchMedia("(max-width: 900px)");
+  const font = () => (PHONE.matches ? 14 : 18) + "px system-ui, 'Noto Sans CJK SC', sans-serif";
   const sizes = new Map(); // canvas -> {w, h, dpr}: measured once, and again on resize only
   function measure() {
     // read every width first (one layout), then size the canvases
@@ -303,11 +308,11 @@
   /** A plot frame: scales, ticks, axis labels. x/y: {lo, hi, log, label}. */
   function frame(sf, x, y, opt = {}) {
     const { g, w, h } = sf;
-    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 44;
+    const right = opt.right ?? 14, top = opt.top ?? 10, bottom = opt.bottom ?? 50;
     // the left margin fits the widest y tick label beside the rotated axis label
     const ny = Math.max(3, Math.floor((h - top - bottom) / 40));
     const yTicks = y.log ? logTicks(y.lo, y.hi, ny) : niceTicks(y.lo, y.hi, ny);
-    g.font = FONT;
+    g.font = font();
     const widest = Math.max(0, ...yTicks.map((v) => g.measureText(tickLabel(v, y.log)).width));
     const left = opt.left ?? Math.ceil(widest + 36);
     const box = { x0: left, x1: w - right, y0: top, y1: h - bottom };
@@ -323,7 +328,7 @@
     g.lineWidth = 1;
     g.strokeRect(box.x0 + 0.5, box.y0 + 0.5, box.x1 - box.x0, box.y1 - box.y0);
     g.fillStyle = colors.muted;
-    g.font = FONT;
+    g.font = font();
     const nx = Math.max(2, Math.floor((box.x1 - box.x0) / 80));
     g.textAlign = "center";
     g.textBaseline = "top";
@@ -342,7 +347,7 @@
       g.fillRect(box.x0 - 4, py, 4, 1);
       g.fillText(tickLabel(v, y.log), box.x0 - 6, py);
     }
-    g.font = LABEL_FONT;
+    g.font = font();
     g.fillStyle = colors.text;
     g.textAlign = "center";
     g.textBaseline = "bottom";
@@ -392,14 +397,14 @@
     g.fill();
   }
   function label(g, text, x, y, color, align = "left", base = "bottom") {
-    g.font = LABEL_FONT;
+    g.font = font();
     g.textAlign = align;
     g.textBaseline = base;
     const w = g.measureText(text).width;
     const x0 = align === "left" ? x : align === "right" ? x - w : x - w / 2;
     g.fillStyle = colors.bg;
     g.globalAlpha = 0.85;
-    const hgt = 18, y0 = base === "bottom" ? y - hgt : base === "top" ? y : y - hgt / 2;
+    const hgt = 22, y0 = base === "bottom" ? y - hgt : base === "top" ? y : y - hgt / 2;
     g.fillRect(x0 - 2, y0, w + 4, hgt);
     g.globalAlpha = 1;
     g.fillStyle = color;
@@ -585,7 +590,7 @@
     const count = Math.min(half, perRow * 2);
     const rows = Math.ceil(count / perRow);
     const cw = sf.w / perRow, ch = sf.h / rows;
-    const rad = Math.min(cw, ch - 44) / 2 - 6;
+    const rad = Math.min(cw, ch - 52) / 2 - 6;
     const lam = P.wavelengths(s.d, s.base);
     for (let j = 0; j < count; j++) {
       const i = count === 1 ? 0 : Math.round((j * (half - 1)) / (count - 1));
@@ -604,12 +609,12 @@
       g.lineTo(cx + rad * Math.cos(angle), cy - rad * Math.sin(angle));
       g.stroke();
       g.fillStyle = colors.text;
-      g.font = FONT;
+      g.font = font();
       g.textAlign = "center";
       g.textBaseline = "top";
       g.fillText(`i = ${i}`, cx, cy + rad + 4);
       g.fillStyle = colors.muted;
-      g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 20);
+      g.fillText(`λ = ${sig(lam[i])}`, cx, cy + rad + 24);
     }
     // hover: the clock under the pointer, its angle p·ωᵢ and (sin, cos)
     traces.get(cv).pick = (x, y) => {
@@ -670,7 +675,7 @@
     label(g, fill("ladder_ctx_label", { ctx: group(s.ctx) }), fr.box.x0 + 6, fr.Y(s.ctx) - 3, colors.warn, "left", "bottom");
     const legendY = fr.box.y1 - 4;
     if (scaled) label(g, fill("ladder_legend_scaled", { type: s.ropeType }), fr.box.x1 - 6, legendY, colors.ok, "right", "bottom");
-    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 20 : legendY, colors.accent, "right", "bottom");
+    label(g, t("ladder_legend_turn"), fr.box.x1 - 6, scaled ? legendY - 24 : legendY, colors.accent, "right", "bottom");
     let text = fill("ladder_readout", { turn: String(turn), pairs: String(half), ctx: group(s.ctx), longest: sig(lam[half - 1]) });
     if (scaled) text += " " + fill("ladder_scaled", { type: s.ropeType, turn: String(turnScaled) });
     if (scaled && scaled.length < half) text += " " + fill("ladder_rotating", { n: String(scaled.length), pairs: String(half) });
@@ -758,7 +763,7 @@
     {
       const cv = $("cv-turn"), sf = surface(cv), g = sf.g;
       const m = s.p + s.k, pairs = [0, Math.floor((n - 1) / 2), n - 1];
-      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 48) / 2 - 6);
+      const cw = sf.w / 3, rad = Math.min(cw / 2 - 10, (sf.h - 56) / 2 - 6);
       pairs.forEach((i, j) => {
         const cx = j * cw + cw / 2, cy = 6 + rad;
         g.strokeStyle = colors.edge;
@@ -776,12 +781,12 @@
           g.stroke();
         }
         const rel = (s.k * theta[i]) % (2 * Math.PI);
-        g.font = FONT;
+        g.font = font();
         g.textAlign = "center";
         g.textBaseline = "top";
         g.fillStyle = colors.text;
         g.fillText(fill("rope_clock", { i: String(i) }), cx, cy + rad + 6);
-        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 24);
+        g.fillText(fill("rope_clock_angle", { a: num(rel, 2) }), cx, cy + rad + 28);
       });
       label(g, "q", 6, 22, colors.accent, "left", "bottom");
       label(g, "k", 22, 22, colors.warn, "left", "bottom");
@@ -834,7 +839,7 @@
       g.restore();
       label(g, fill("scaling_orig_label", { orig: group(s.orig) }), fr.X(Math.min(s.orig, T - 1)) + 4, fr.box.y0 + 4, colors.warn, "left", "top");
       label(g, t("rope_plain"), fr.box.x1 - 4, fr.box.y0 + 4, colors.muted, "right", "top");
-      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 26, colors.accent, "right", "top");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x1 - 4, fr.box.y0 + 28, colors.accent, "right", "top");
     }
     // the arc each pair reaches: in training (plain θ over L) and at T, plain and scaled
     const train = P.angleReach(plain, s.orig);
@@ -859,8 +864,8 @@
       polyline(g, ks, test1, fr.X, fr.Y, colors.accent, 2);
       g.restore();
       label(g, t("rope_train"), fr.box.x0 + 6, fr.box.y1 - 4, colors.text, "left", "bottom");
-      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 26, colors.warn, "left", "bottom");
-      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 48, colors.accent, "left", "bottom");
+      label(g, t("rope_plain"), fr.box.x0 + 6, fr.box.y1 - 28, colors.warn, "left", "bottom");
+      label(g, fill("rope_scaled", { type: typeName }), fr.box.x0 + 6, fr.box.y1 - 52, colors.accent, "left", "bottom");
     }
     const count = (u) => u.filter((x) => x > DATA.unseen_min).length; // card 4's rule
     readout($("ro-rope"), fill("rope_readout", {
@@ -1130,7 +1135,7 @@
       tr.lines.push({ xs: ix, ys: ix.map((i) => ys[i]), X: fr.X, color: axisColor(a), name });
       dots(g, ix, ix.map((i) => ys[i]), fr.X, fr.Y, r, axisColor(a));
     });
-    g.font = LABEL_FONT;
+    g.font = font();
     let lx = fr.box.x0 + 8; // the legend, one name after the other
     names.forEach((name, a) => {
       label(g, name, lx, fr.box.y0 + 4, axisColor(a), "left", "top");
@@ -1167,6 +1172,74 @@
       layout: t("mrope_" + s.mropeLayout), own, axes: perAxis(axes, wl, tNames), conv: t("conv_" + s.conv),
       vd: String(vd), vbase: group(vb), vaxes: perAxis(pairs.axis, vwl, vNames),
     }));
+  });
+
+  // ------------------------------------------------------------------------------------------
+  // card 8's four terms of (x + p)ᵀW_qW_kᵀ(x + p), on a seeded draw (score_terms.py, seeded.py)
+  // ------------------------------------------------------------------------------------------
+  const TERMS = DATA.terms, TERM_NAMES = TERMS.names; // cc, cp, pc, pp (score_terms.ScoreTerms)
+  const tl = (k) => TERMS.labels[k][li()]; // card 8's own words (its [labels])
+  const termsDraw = {}; // the content's draw and projections, kept while d and the seed stay
+  /** a table row of cells [text, class, scope]: a th where a scope is given, else a td */
+  function tableRow(cells) {
+    const tr = document.createElement("tr");
+    for (const [text, cls, scope] of cells) {
+      const c = document.createElement(scope ? "th" : "td");
+      Object.assign(c, { textContent: text, className: cls || "" });
+      if (scope) c.scope = scope;
+      tr.append(c);
+    }
+    return tr;
+  }
+  view("terms", ["base", "d", "seed"], (s) => {
+    const cv = $("cv-terms"), sf = surface(cv), g = sf.g;
+    const { terms, rms, n } = M.seededTermsArrays(TERMS.tokens, s.d, TERMS.d_head, s.base, s.seed, TERMS.content_rms, termsDraw);
+    let top = 0;
+    for (const m of terms) for (const v of m) top = Math.max(top, Math.abs(v));
+    // four squares side by side (two by two on a phone), one colour scale ±top centred on 0
+    const cols = sf.w < 520 ? 2 : 4, gap = 18, left = 28, head = 26, foot = 24;
+    const side = Math.floor(Math.min((sf.w - left - gap * (cols - 1)) / cols, (sf.h * cols) / 4 - head - foot));
+    const cell = side / n, cmap = colorLUT();
+    // each map's n × n cells as pixels of a small canvas, drawn scaled up without smoothing
+    const small = Object.assign(termsDraw.cv || (termsDraw.cv = document.createElement("canvas")), { width: n, height: n });
+    const sg = small.getContext("2d"), img = sg.createImageData(n, n), words = new Uint32Array(img.data.buffer);
+    g.imageSmoothingEnabled = false;
+    const boxes = terms.map((m, k) => {
+      const x0 = left + (k % cols) * (side + gap), y0 = Math.floor(k / cols) * (side + head + foot) + head;
+      for (let q = 0; q < n * n; q++) words[q] = cmap[((m[q] / top + 1) * 511.5 + 0.5) | 0];
+      sg.putImageData(img, 0, 0);
+      g.drawImage(small, x0, y0, side, side);
+      g.strokeStyle = colors.edge;
+      g.strokeRect(x0 + 0.5, y0 + 0.5, side, side);
+      label(g, `${TERM_NAMES[k]} · ${tl("rms")} ${num(rms[k], 2)}`, x0, y0 - 4, colors.text);
+      label(g, `${tl("key_j")} →`, x0 + side / 2, y0 + side + 2, colors.muted, "center", "top");
+      if (k % cols === 0) {
+        g.save();
+        g.translate(left - 4, y0 + side / 2);
+        g.rotate(-Math.PI / 2);
+        label(g, `← ${tl("query_i")}`, 0, 0, colors.muted, "center");
+        g.restore();
+      }
+      return [x0, y0];
+    });
+    // hover: the term, query i and key j under the pointer, and its value
+    traces.get(cv).pick = (x, y) => {
+      const k = boxes.findIndex(([x0, y0]) => x >= x0 && x < x0 + side && y >= y0 && y < y0 + side);
+      if (k < 0) return null;
+      const i = Math.floor((y - boxes[k][1]) / cell), j = Math.floor((x - boxes[k][0]) / cell);
+      return [`${TERM_NAMES[k]} · ${tl("query_i")} = ${i} · ${tl("key_j")} = ${j} · ${sig(terms[k][i * n + j], 4)}`];
+    };
+    // card 8's table: what each scheme does with each term; this draw's rms below
+    const tb = $("terms-table");
+    tb.replaceChildren(tb.caption, tableRow([[""], ...TERM_NAMES.map((nm) => [nm, "", "col"])]),
+      ...TERMS.schemes.map(([sc, kinds]) => tableRow([[tl("scheme_" + sc), "", "row"],
+        ...kinds.map((k) => [tl(k), k === "kind_none" ? "none" : "kept"])])),
+      tableRow([[tl("rms"), "", "row"], ...rms.map((v) => [num(v, 2), "rms"])]));
+    $("terms-key").textContent = tl("kinds_key");
+    readout($("ro-terms"), fill("terms_readout", {
+      seed: String(s.seed), n: String(n), d: String(s.d), dh: String(TERMS.d_head), c: num(TERMS.content_rms, 3), top: sig(top, 3),
+    }));
+    cv.setAttribute("aria-label", t("terms_title"));
   });
 
   // ------------------------------------------------------------------------------------------
@@ -1310,9 +1383,8 @@
   // a phone shows the controls as a sheet over the page's bottom: using one brings a view it
   // drives on screen, its picture just above the sheet (the views are the data-views of the
   // control's row in explore.html.j2), unless half of one such picture already is
-  const narrow = matchMedia("(max-width: 900px)");
   function showView(e) {
-    const row = narrow.matches && e.target.closest("[data-views]");
+    const row = PHONE.matches && e.target.closest("[data-views]");
     if (!row) return;
     const top = $("controls").getBoundingClientRect().top;
     // "view" (its first picture) or "view:canvas"
@@ -1359,7 +1431,7 @@
     if (!preset) $("preset").value = "";
     // a preset alone (a card's link): its controls as choosing it sets them
     const setsControls = preset && !PRESET_CONTROLS.some((id) => q.has(id));
-    lang = $("lang").value in DATA.strings.page_title ? $("lang").value : DATA.lang;
+    lang = DATA.langs.includes($("lang").value) ? $("lang").value : DATA.lang;
     $("lang").value = lang;
     if (!["light", "dark"].includes($("theme").value)) $("theme").value = DATA.theme;
     applyTheme($("theme").value);

@@ -58,6 +58,7 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
     ),
     ("calc", (("crit", "calc_crit", 0.62, 0.85), ("bound", "calc_bound", 0.62, 0.85))),
     ("axes2d", (("mrope", "axes2d_text", 0.62, 0.85), ("vis2d", "axes2d_vision", 0.62, 0.85))),
+    ("terms", (("terms", "", 0.3, 1.15),)),
     ("buckets", (("t5", "buckets_t5", 0.36, 0.62), ("deberta", "buckets_deberta", 0.36, 0.62))),
     (
         "alibi",
@@ -68,7 +69,7 @@ VIEWS: tuple[tuple[str, tuple[tuple[Any, ...], ...]], ...] = (
         ),
     ),
 )
-WIDE_VIEWS = ("rope", "calc", "axes2d", "alibi")
+WIDE_VIEWS = ("rope", "calc", "axes2d", "terms", "alibi")
 # the cards that explain each control (its help, h_<key> in cards/explore.toml, links to them)
 HELP_CARDS: dict[str, tuple[int, ...]] = {
     "base": (2, 3), "d": (2, 3, 6), "layout": (7,), "ctx": (2,), "p": (2, 3), "play": (2,),
@@ -76,7 +77,7 @@ HELP_CARDS: dict[str, tuple[int, ...]] = {
     "orig": (4, 5), "test": (4, 5), "beta_fast": (4,), "beta_slow": (4,), "truncate": (4,),
     "low_ff": (4,), "high_ff": (4,), "heads": (4,), "head": (4,), "nb": (4,), "md": (4,),
     "bidir": (4,), "mrope": (6, 9), "mrope_layout": (6,), "conv": (9,),
-    "calc_base": (10,),
+    "calc_base": (10,), "seed": (8,),
 }  # fmt: skip  # a whole row on wide screens, its plots side by side
 
 
@@ -149,6 +150,7 @@ def math_payload() -> dict[str, Any]:
         rope_base_bound,
         rope_partial,
         rope_scaling,
+        seeded,
         similarity,
         sinusoidal,
     )
@@ -184,6 +186,9 @@ def math_payload() -> dict[str, Any]:
         "vision_conventions": list(rope_2d.CONVENTIONS),
         # the calculators' (rope_base_bound.py): the base scan's step
         "grid_ratio": rope_base_bound.GRID_RATIO,
+        # the seeded generator (seeded.py): its seeds and the counter's step
+        "seeds": seeded.SEEDS,
+        "seed_step": seeded.STEP,
     }
 
 
@@ -263,6 +268,29 @@ def axes2d_payload(strings: dict[str, dict[str, str]]) -> dict[str, Any]:
             "vision_bases": bases}  # fmt: skip
 
 
+TERMS_LABELS = ("rms", "kinds_key", "query_i", "key_j")  # card 8's [labels] the view shows
+
+
+def terms_payload() -> dict[str, Any]:
+    """What the four-terms view needs beside the math: card 8's shapes (``content.card8``: tokens,
+    d_head, the content's rms), which terms each scheme keeps (``SCHEME_KINDS``) and the words
+    card 8 prints for them (its [labels] in cards/card8.toml, both languages)."""
+    from dataclasses import fields
+
+    from posecards.content import card8
+    from posecards.encodings.score_terms import ScoreTerms
+    from posecards.render.text import load_card_text
+
+    labels = load_card_text(8).labels
+    keys = {k for kinds in card8.SCHEME_KINDS.values() for k in kinds}
+    keys |= {f"scheme_{s}" for s in card8.SCHEME_KINDS} | set(TERMS_LABELS)
+    return {"names": [f.name for f in fields(ScoreTerms)],  # cc, cp, pc, pp
+            "tokens": card8.TERMS_TOKENS, "d_head": card8.TERMS_HEAD,
+            "content_rms": card8.TERMS_CONTENT_RMS,
+            "schemes": [[s, list(kinds)] for s, kinds in card8.SCHEME_KINDS.items()],
+            "labels": {k: [labels[k].get(c) for c in LANGS] for k in sorted(keys)}}  # fmt: skip
+
+
 def card_link(card: int | str, params: Any) -> str:
     """The explorer from a card's page (``DIR/<lang>/card-N-....html``), opened with that card's
     parameters in its URL fragment: each control by its id and own value (sliders on a log₂
@@ -284,6 +312,7 @@ def card_link(card: int | str, params: Any) -> str:
         },
         6: {"preset": "gemma-4-26b-a4b-it:full_attention"},
         7: {"layout": "half"},
+        8: {"d": str(params.d_model), "base": f"{params.base:g}"},
     }  # fmt: skip
     query = urlencode(state.get(card, {}))
     return "../explore.html" + ("#" + query if query else "")
@@ -296,6 +325,33 @@ def card_pages() -> dict[int, str]:
     from posecards.render.text import load_card_text
 
     return {n: f"{card_stem(n, load_card_text(n).slug)}.html" for n in CARD_IDS}
+
+
+def _views() -> list[dict[str, Any]]:
+    """``VIEWS`` as the template reads them: each canvas with its caption and aspects."""
+    return [
+        {
+            "id": vid,
+            "wide": vid in WIDE_VIEWS,
+            "canvases": [
+                {
+                    "id": c[0],
+                    "caption": c[1],
+                    "aspect": c[2],
+                    "narrow": c[3] if len(c) > 3 else None,
+                }
+                for c in cv
+            ],
+        }
+        for vid, cv in VIEWS
+    ]
+
+
+def _squeeze(html: str) -> str:
+    """The markup without indentation and blank lines (HTML reads any run of blanks as one);
+    the scripts' bytes untouched (the CSP holds the hash of one)."""
+    parts = re.split(r"(<script[^>]*>.*?</script>)", html, flags=re.S)
+    return "".join(p if p.startswith("<script") else re.sub(r"[ \t]*\n\s*", "\n", p) for p in parts)
 
 
 def explore_page(cfg: ExploreConfig) -> str:
@@ -316,11 +372,14 @@ def explore_page(cfg: ExploreConfig) -> str:
     data: dict[str, Any] = {
         "lang": cfg.lang,
         "theme": cfg.theme,
-        "strings": strings,
+        # each string as [text in LANGS[0], in LANGS[1], ...] (no key repeated 200 times)
+        "langs": list(LANGS),
+        "strings": {k: [v[code] for code in LANGS] for k, v in strings.items()},
         "limits": LIMITS,
         "math": math_payload(),
         "presets": model_presets,
         "axes2d": axes2d,
+        "terms": terms_payload(),
         "unseen_min": UNSEEN_MIN,
         "card_pages": pages,
         "version": __version__,
@@ -328,24 +387,8 @@ def explore_page(cfg: ExploreConfig) -> str:
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     payload = payload.replace("</", "<\\/")
     script = _script()
-    views = [
-        {
-            "id": vid,
-            "wide": vid in WIDE_VIEWS,
-            "canvases": [
-                {
-                    "id": c[0],
-                    "caption": c[1],
-                    "aspect": c[2],
-                    "narrow": c[3] if len(c) > 3 else None,
-                }
-                for c in cv
-            ],
-        }
-        for vid, cv in VIEWS
-    ]
     try:
-        return (
+        return _squeeze(
             env()
             .get_template("explore.html.j2")
             .render(
@@ -354,7 +397,7 @@ def explore_page(cfg: ExploreConfig) -> str:
                 languages=[(code, ui_strings(code)["language_name"]) for code in LANGS],
                 theme=cfg.theme,
                 s=strings,
-                views=views,
+                views=_views(),
                 presets=model_presets,
                 axes2d=axes2d,
                 # a card not built yet (card 10 on another branch) gets its link once it is

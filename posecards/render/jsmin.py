@@ -3,9 +3,10 @@
 A small deterministic tokenizer (no dependency, no network): it walks the source once, keeping
 string, template and regular-expression literals byte for byte, dropping ``//`` and ``/* */``
 comments, each line's leading and trailing blanks, the lines left empty, and a blank beside
-punctuation unless the two sides would then read as another token. Line breaks between code
-lines stay, so automatic semicolon insertion reads the code as before; names are untouched (the
-agreement tests run these very bytes under Node and in Chromium).
+punctuation unless the two sides would then read as another token. A line break stays where
+automatic semicolon insertion could read it: it goes only after a "{", ";" or "," and before a
+"}" (where a break never ends a statement that would otherwise go on, nor starts one); names
+are untouched (the agreement tests run these very bytes under Node and in Chromium).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def _regex_end(source: str, j: int) -> int:
 
 
 def minify(source: str) -> str:
-    """``source`` without comments, indentation, trailing blanks and empty lines."""
+    """``source`` without comments, indentation, trailing blanks, empty lines and the line
+    breaks after "{", ";", "," and before "}"."""
     out: list[str] = []  # the code so far, comments removed
     i, n = 0, len(source)
     templates: list[int] = []  # open ${ } depths inside template literals
@@ -150,8 +152,14 @@ def minify(source: str) -> str:
         i += 1
     if templates:
         raise JsMinError("unterminated template literal")
-    lines = (line.strip() for line in "".join(out).split("\n"))
-    return "\n".join(line for line in lines if line) + "\n"
+    lines = [line.strip() for line in "".join(out).split("\n")]
+    kept: list[str] = []
+    for line in (line for line in lines if line):
+        if kept and (kept[-1][-1] in "{;," or line[0] == "}"):
+            kept[-1] += line  # no line ends inside a literal: these are code characters
+        else:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
 
 
 def minify_css(source: str) -> str:
