@@ -62,7 +62,9 @@ from posecards.render.jsmin import minify
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 NODE_DIR = ROOT / "tests" / "node"
-BATCH = settings(max_examples=12, deadline=None)
+# derandomized: each run draws the same examples, so the coverage floors of `covers` cannot
+# fail by the luck of a draw (a run once compared only 50 values of sinusoidalPE)
+BATCH = settings(max_examples=12, deadline=None, derandomize=True)
 WORST: dict[str, float] = {}
 COUNTS: dict[str, int] = {}
 NODE = shutil.which("node")

@@ -348,10 +348,20 @@ def _views() -> list[dict[str, Any]]:
 
 
 def _squeeze(html: str) -> str:
-    """The markup without indentation and blank lines (HTML reads any run of blanks as one);
-    the scripts' bytes untouched (the CSP holds the hash of one)."""
+    """The markup without indentation and blank lines (HTML reads any run of blanks as one),
+    and without the line break after a block's end tag before the next tag (a blank between
+    blocks draws nothing; the page has no <pre>); the scripts' bytes untouched (the CSP holds
+    the hash of one)."""
     parts = re.split(r"(<script[^>]*>.*?</script>)", html, flags=re.S)
-    return "".join(p if p.startswith("<script") else re.sub(r"[ \t]*\n\s*", "\n", p) for p in parts)
+    return "".join(
+        p if p.startswith("<script") else _BLOCK_END.sub(r"\1", re.sub(r"[ \t]*\n\s*", "\n", p))
+        for p in parts
+    )
+
+
+_BLOCK_END = re.compile(
+    r"(</(?:div|details|p|section|fieldset|legend|summary|option|h2|h3)>)\n(?=<)"
+)
 
 
 def explore_page(cfg: ExploreConfig) -> str:
