@@ -39,16 +39,7 @@ def _bars(
     ax.barh(y, v - start, left=start, color=colour or theme.accent, height=0.62, zorder=2)
     top = xmax if xmax is not None else float(v.max()) * (8.0 if log else 1.35)
     for yi, vi in zip(y, v, strict=True):
-        ax.annotate(
-            fmt.format(vi),
-            (vi, yi),
-            xytext=(6, 0),
-            textcoords="offset points",
-            va="center",
-            ha="left",
-            color=theme.text,
-            fontsize=roles.fontsize("annotation"),
-        )
+        _write_right(ax, fmt.format(vi), (float(vi), float(yi)), theme)
     ax.set_yticks(y, labels=names)
     ax.set_ylim(len(names) - 0.5, -0.5)
     if log:
@@ -60,21 +51,26 @@ def _bars(
         ax.spines[side].set_visible(False)
 
 
-def _guess_line(ax: Any, chance: float, label: str, theme: Theme) -> None:
-    """The dotted line at guessing's % right, named in a row of its own above the first bar."""
-    ax.axvline(chance, color=theme.neutral, ls=":", lw=1.4)
-    bottom, top = ax.get_ylim()  # inverted: the first bar's row is at the top
-    ax.set_ylim(bottom, top - 0.7)
+def _write_right(ax: Any, text: str, xy: tuple[float, float], theme: Theme) -> None:
+    """``text`` just right of the data point ``xy``, centred on it vertically."""
     ax.annotate(
-        label,
-        (chance, top - 0.35),
-        xytext=(5, 0),
+        text,
+        xy,
+        xytext=(6, 0),
         textcoords="offset points",
         va="center",
         ha="left",
         color=theme.text,
         fontsize=roles.fontsize("annotation"),
     )
+
+
+def _guess_line(ax: Any, chance: float, label: str, theme: Theme) -> None:
+    """The dotted line at guessing's % right, named in a row of its own above the first bar."""
+    ax.axvline(chance, color=theme.neutral, ls=":", lw=1.4)
+    bottom, top = ax.get_ylim()  # inverted: the first bar's row is at the top
+    ax.set_ylim(bottom, top - 0.7)
+    _write_right(ax, label, (chance, top - 0.35), theme)
 
 
 def draw_within(fig: FigureBase, data: Within, t: Labels, theme: Theme) -> None:
