@@ -173,12 +173,6 @@ def test_all_formats_deterministic_and_default_out(
     assert "model.safetensors" in ta["en/gpt2.html"].decode()
 
 
-@pytest.fixture(scope="module")
-def previous(gpt2_all_formats: Path) -> Path:
-    """An earlier inspection's outputs (gpt2, every format), copied into each error test's DIR."""
-    return gpt2_all_formats
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -199,10 +193,14 @@ def previous(gpt2_all_formats: Path) -> Path:
     ],
 )
 def test_bad_input_is_one_line_and_leaves_dir_alone(
-    zoo: dict[str, Path], previous: Path, tmp_path: Path, args: list[str], message: str
+    zoo: dict[str, Path],
+    gpt2_all_formats: Path,
+    tmp_path: Path,
+    args: list[str],
+    message: str,
 ) -> None:
     out = tmp_path / "out"
-    shutil.copytree(previous, out)
+    shutil.copytree(gpt2_all_formats, out)  # an earlier inspection's outputs in DIR
     before = tree(out)
     empty = tmp_path / "empty"
     empty.mkdir()
