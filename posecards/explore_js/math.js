@@ -945,7 +945,7 @@ function posecardsMath(C) {
   }
 
   // ---------------------------------------------------------------------------------------
-  // seeded.py (mulberry32 and Box–Muller, bit for bit) and score_terms.py's seeded example
+  // seeded.py (mulberry32's integers exactly, Box–Muller to 1e-12) and score_terms.py's seeded example
   // ---------------------------------------------------------------------------------------
   const SEEDS = C.seeds; // seeds are 0 .. 2³² − 1
   function checkSeed(seed) {
@@ -1009,8 +1009,8 @@ function posecardsMath(C) {
     const n = checkPositiveInt("n_tokens", nTokens);
     const dh = checkPositiveInt("d_head", dHead);
     const c = positive("content_rms", contentRms);
-    const omega = pairFrequencies(dModel, base); // checks d_model and base
-    const d = 2 * omega.length;
+    const pe = sinusoidalPE(n, dModel, base); // (n, d) as sinusoidal_pe; checks d_model and base
+    const d = pe[0].length;
     const key = `${n}|${d}|${dh}|${seed}|${c}`;
     if (draw.key !== key) {
       const z = seededNormals(seed, n * d + 2 * d * dh);
@@ -1020,13 +1020,7 @@ function posecardsMath(C) {
       const wk = z.slice(n * d + d * dh).map((v) => v / s); // (d, d_head)
       Object.assign(draw, { key, wq, wk, qx: matmul(x, wq, n, d, dh), kx: matmul(x, wk, n, d, dh) });
     }
-    const p = new Float64Array(n * d); // (n, d) interleaved: sin at 2i, cos at 2i + 1
-    for (let r = 0; r < n; r++) {
-      for (let i = 0; i < d / 2; i++) {
-        p[r * d + 2 * i] = Math.sin(r * omega[i]);
-        p[r * d + 2 * i + 1] = Math.cos(r * omega[i]);
-      }
-    }
+    const p = Float64Array.from(pe.flat()); // (n, d) flat, row-major
     const qp = matmul(p, draw.wq, n, d, dh), kp = matmul(p, draw.wk, n, d, dh); // (n, d_head)
     const terms = [[draw.qx, draw.kx], [draw.qx, kp], [qp, draw.kx], [qp, kp]].map(([q, k]) => gram(q, k, n, dh));
     const rms = terms.map((m) => Math.sqrt(pairwiseSum(m.map((v) => v * v), 0, m.length) / m.length));
