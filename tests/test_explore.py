@@ -244,12 +244,13 @@ def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
     page.close()
 
 
-@pytest.mark.parametrize("card", [2, 3, 4, 6, 7, 8])
+@pytest.mark.parametrize("card", [2, 3, 4, 6, 7, 8, 9, 10])
 def test_a_card_page_link_opens_the_explorer_with_its_parameters(
     browser: Any, explore_file: Path, card: int
 ) -> None:
     """Each card page links to the explorer with that card's parameters (render/explore.card_link):
-    opened, every control named in the link holds its value; card 4's link shows its own
+    opened, every control named in the link holds its value and the page shows the link's view
+    at the top of the window (cards 2 and 7 show the page's first view); card 4's link shows its own
     setting (d 128, YaRN ×4 from 8,192, tested at 32,768), card 6's a model preset."""
     from urllib.parse import parse_qsl
 
@@ -260,8 +261,16 @@ def test_a_card_page_link_opens_the_explorer_with_its_parameters(
     assert link.startswith("../explore.html#")
     pg = Page(browser, explore_file, fragment=link.removeprefix("../explore.html"))
     state = pg.page.evaluate(_STATE)
-    for key, value in parse_qsl(link.split("#", 1)[1]):
+    linked = dict(parse_qsl(link.split("#", 1)[1]))
+    view = linked.pop("view", None)
+    for key, value in linked.items():
         assert state["values"][key] == value, (card, key, value)
+    where = pg.page.evaluate(
+        "(v) => [document.getElementById(v).getBoundingClientRect().top, scrollY]", f"v-{view}"
+    ) if view else None  # fmt: skip
+    assert (view is None) == (card in (2, 7))
+    if where:  # its top at the window's top (the page scrolled down to it)
+        assert abs(where[0]) < 2 and where[1] > 500, (card, view, where)
     if card == 4:
         ro = state["readouts"]["ro-rope"]
         assert "L = 8,192, tested on T = 32,768" in ro and "yarn ×4.00" in ro, ro

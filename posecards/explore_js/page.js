@@ -1493,6 +1493,8 @@
   $("theme").value = DATA.theme;
   hashReady = true;
   readHash(); // the link's state, or every default
+  const go = $(`v-${new URLSearchParams(location.hash.slice(1)).get("view")}`);
+  if (go) go.scrollIntoView(); // a card's link: its view
 
   // for the benchmark and tests: time one full redraw of every view
   window.posecardsExplorer = Object.freeze({

@@ -294,7 +294,8 @@ def terms_payload() -> dict[str, Any]:
 def card_link(card: int | str, params: Any) -> str:
     """The explorer from a card's page (``DIR/<lang>/card-N-....html``), opened with that card's
     parameters in its URL fragment: each control by its id and own value (sliders on a log₂
-    scale hold the exponent), as the page writes it."""
+    scale hold the exponent), as the page writes it, and ``view``: the view the page scrolls to
+    (``v-<view>``) when it opens."""
     from urllib.parse import urlencode
 
     from posecards.content import card4
@@ -304,15 +305,17 @@ def card_link(card: int | str, params: Any) -> str:
 
     sinusoid = {"d": str(params.d_model), "base": f"{params.base:g}", "ctx": log2(params.positions)}
     state: dict[int | str, dict[str, str]] = {
-        2: sinusoid,
-        3: {**sinusoid, "rope-type": "default"},
+        2: sinusoid,  # its view is the first
+        3: {**sinusoid, "rope-type": "default", "view": "rope"},
         4: {
             "d": str(card4.ROPE_DIM), "rope-type": "yarn", "factor": str(card4.ROPE_FACTOR),
-            "orig": log2(card4.ROPE_ORIG), "test": log2(card4.UNSEEN_TEST),
+            "orig": log2(card4.ROPE_ORIG), "test": log2(card4.UNSEEN_TEST), "view": "scaling",
         },
-        6: {"preset": "gemma-4-26b-a4b-it:full_attention"},
-        7: {"layout": "half"},
-        8: {"d": str(params.d_model), "base": f"{params.base:g}"},
+        6: {"preset": "gemma-4-26b-a4b-it:full_attention", "view": "scaling"},
+        7: {"layout": "half"},  # its view is the first
+        8: {"d": str(params.d_model), "base": f"{params.base:g}", "view": "terms"},
+        9: {"view": "axes2d"},
+        10: {"view": "calc"},
     }  # fmt: skip
     query = urlencode(state.get(card, {}))
     return "../explore.html" + ("#" + query if query else "")
