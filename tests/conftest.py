@@ -114,6 +114,124 @@ def run(
     )
 
 
+def run_here(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`run` without a new Python: ``python -m posecards ARGS`` executed in this process (runpy:
+    posecards.cli.main with its error handling, one line and exit 2, 70 for a bug), without
+    importing torch and transformers again (about 3.5 CPU s a run of `inspect`).
+
+    As `run` gives them: the exit code; the text written on file descriptors 1 and 2 by this
+    process and by the processes it starts (the drawing processes inherit them); ``cwd``, and
+    ``env`` with PYTHONWARNINGS=ignore (in os.environ and sys.warnoptions, which the drawing
+    processes inherit; warnings ignored here). Restored afterwards, even on failure: the working
+    folder, os.environ, sys.argv and sys.warnoptions, the warning filters, matplotlib's rcParams,
+    the stream and level of every logger that existed before, torch's random state; a fork server
+    the command left running is stopped. `inspect` draws in fresh processes (the engine's), so
+    its pictures do not depend on what this process drew before.
+
+    For what a command writes. A test of the process itself (its exit and stderr on bad input
+    with the interpreter's own warnings, memory, signals, imports) uses `run`; test_inspect_cli.py
+    checks that both write the same bytes."""
+    import contextlib
+    import io
+    import locale
+    import logging
+    import runpy
+    import traceback
+    import warnings
+
+    encoding = locale.getpreferredencoding(False)  # what `run` decodes a process's output with
+    saved_env = dict(os.environ)
+    saved_argv, saved_warnoptions, saved_cwd = sys.argv, sys.warnoptions[:], os.getcwd()
+    saved_streams = sys.stdout, sys.stderr
+    everyone = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    loggers = [lg for lg in everyone if isinstance(lg, logging.Logger)]
+    saved_loggers = [(lg, lg.level, lg.disabled, lg.propagate, lg.handlers[:]) for lg in loggers]
+    handlers = [h for lg in loggers for h in lg.handlers if isinstance(h, logging.StreamHandler)]
+    saved_handlers = [(h, h.stream) for h in handlers]
+    torch = sys.modules.get("torch")
+    torch_rng = torch.get_rng_state() if torch is not None else None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    captured = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]  # closed by _read_text
+    saved_fds = [os.dup(1), os.dup(2)]
+    code: int = 0
+    try:
+        for f, fd in zip(captured, (1, 2), strict=True):
+            os.dup2(f.fileno(), fd)
+        sys.stdout = io.TextIOWrapper(
+            open(1, "wb", closefd=False), encoding=encoding, line_buffering=True
+        )
+        sys.stderr = io.TextIOWrapper(
+            open(2, "wb", closefd=False),
+            encoding=encoding,
+            errors="backslashreplace",
+            line_buffering=True,
+        )
+        for h, stream in saved_handlers:  # a handler made for stderr writes to this stderr
+            if stream in (saved_streams[1], sys.__stderr__):
+                h.setStream(sys.stderr)
+            elif stream in (saved_streams[0], sys.__stdout__):
+                h.setStream(sys.stdout)
+        os.environ.update({"PYTHONWARNINGS": "ignore", **(env or {})})
+        sys.warnoptions.append("ignore")
+        sys.argv = ["posecards", *args]  # runpy puts posecards/__main__.py first, as -m does
+        if cwd is not None:
+            os.chdir(cwd)
+        with warnings.catch_warnings(), contextlib.ExitStack() as stack:
+            warnings.simplefilter("ignore")
+            if (mpl := sys.modules.get("matplotlib")) is not None:  # (inspect draws elsewhere)
+                stack.enter_context(mpl.rc_context())
+            try:
+                runpy.run_module("posecards", run_name="__main__", alter_sys=True)
+            except SystemExit as exc:  # how click ends the command, as the interpreter reads it
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except Exception:  # an uncaught exception: its traceback and exit code 1
+                traceback.print_exc()
+                code = 1
+    finally:
+        with contextlib.suppress(ValueError):  # a stream the command closed
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.stdout, sys.stderr = saved_streams
+        for fd, saved in zip((1, 2), saved_fds, strict=True):
+            os.dup2(saved, fd)
+            os.close(saved)
+        os.chdir(saved_cwd)
+        for key in [k for k in os.environ if k not in saved_env]:
+            del os.environ[key]
+        os.environ.update({k: v for k, v in saved_env.items() if os.environ.get(k) != v})
+        sys.argv, sys.warnoptions[:] = saved_argv, saved_warnoptions
+        for lg, level, disabled, propagate, lg_handlers in saved_loggers:
+            lg.setLevel(level)
+            lg.disabled, lg.propagate, lg.handlers[:] = disabled, propagate, lg_handlers
+        for h, stream in saved_handlers:
+            h.setStream(stream)
+        if torch_rng is not None and torch is not None:
+            torch.set_rng_state(torch_rng)
+        from multiprocessing import forkserver
+
+        stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+        if stop is not None:  # started with this run's environment: the next run starts its own
+            stop()
+        out, err = (_read_text(f, encoding) for f in captured)
+    return subprocess.CompletedProcess(["posecards", *args], code, out, err)
+
+
+def _read_text(f: Any, encoding: str) -> str:
+    """The file's bytes as ``subprocess.run(text=True)`` gives a pipe's: decoded, newlines
+    translated."""
+    f.seek(0)
+    text = f.read().decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+    f.close()
+    return str(text)
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()

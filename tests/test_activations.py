@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
+from conftest import run_here
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,7 +232,10 @@ def test_cli_writes_the_activations_into_the_json(
 ) -> None:
     root, _model, text = saved["llama-gqa"]
     out = tmp_path / "out"
-    res = _cli(str(root), "--text", str(text), "--format", "json", "--out", str(out), "--quiet")
+    res = run_here(  # in this process: transformers is imported already
+        *("inspect", str(root), "--text", str(text), "--format", "json", "--out", str(out)),
+        "--quiet",
+    )
     assert res.returncode == 0, res.stderr
     docs = [p for p in out.rglob("*.json") if p.name != "manifest.json"]
     assert len(docs) == 1, docs

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run, tree
+from conftest import run, run_here, tree
 from filecheck import blurred_rms, gs_png, pdf_fonts, poppler_png, rsvg_png, tools_missing
 
 from posecards import fonts
@@ -196,10 +196,13 @@ def test_live_svg_keeps_text_and_pages_inline_live_text(small_site: Path, tmp_pa
 def test_a_pdf_with_the_math_prime_is_made_without_a_word(tmp_path: Path) -> None:
     """The prime of the RoPE inspection card comes from matplotlib's cmsy10.ttf, whose
     1970-era font dates fontTools warns about on stderr when a PDF or web font subsets it
-    (fonts.quiet_font_dates): --quiet must print nothing."""
+    (fonts.quiet_font_dates): --quiet must print nothing. In this process (conftest.run_here,
+    which hears the stderr of the drawing processes, where the PDF is made)."""
     config = Path(__file__).resolve().parent.parent / "docs" / "examples" / "llama-3.1-8b"
     out = tmp_path / "out"
-    r = run("inspect", str(config), "--out", str(out), "--format", "pdf", "--lang", "en", "--quiet")
+    r = run_here(
+        "inspect", str(config), "--out", str(out), "--format", "pdf", "--lang", "en", "--quiet"
+    )
     assert r.returncode == 0, r.stderr
     assert (out / "en" / "llama-3-1-8b.pdf").is_file()
     assert r.stderr == ""

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
-from conftest import run
+from conftest import run, run_here
 from gguf_files import hf_state_to_gguf, llama_cpp_permute, smollm2_file, write_gguf
 from hf_reference import hf_reading
 
@@ -281,7 +281,7 @@ def test_per_layer_head_counts_and_rope_freqs_are_refused(tmp_path: Path) -> Non
 @pytest.mark.e2e
 def test_inspect_smollm2_gguf_builds_its_card(smollm2: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    r = run("inspect", str(smollm2), "--out", str(out), "--format", "json", cwd=tmp_path)
+    r = run_here("inspect", str(smollm2), "--out", str(out), "--format", "json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (out / "smollm2-135m-instruct-q4-1.json").is_file(), os.listdir(out)
 

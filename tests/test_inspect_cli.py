@@ -1,5 +1,10 @@
 """`posecards inspect` from the command line: every kind of model builds a card, the bytes are
-deterministic, bad input is one line with exit code 2, and a large checkpoint is not loaded."""
+deterministic, bad input is one line with exit code 2, and a large checkpoint is not loaded.
+
+The inspections run in this process (conftest.run_here: torch and transformers imported once,
+not once a run). A fresh `python -m posecards` (conftest.run) makes the --jobs 2 inspection in
+every format, which a run in this process must equal byte for byte, reads 11 of the 14 bad
+inputs, and has its memory measured on the 4 GiB checkpoint."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
-from conftest import ALL_FORMATS, run, tree
+from conftest import ALL_FORMATS, run, run_here, tree
 from tiny_models import LLAMA3_ROPE, gpt2_model, save_bin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +78,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _ok(*args: str) -> subprocess.CompletedProcess[str]:
-    r = run("inspect", *args)
+    r = run_here("inspect", *args)
     assert r.returncode == 0, r.stderr
     return r
 
@@ -133,6 +138,55 @@ def test_a_layered_model_builds_its_card_and_json(tmp_path: Path) -> None:
     assert (only / "gemma-3-27b-it.json").read_bytes() == (out / "gemma-3-27b-it.json").read_bytes()
 
 
+def test_run_here_hears_the_drawing_processes_and_leaves_this_one_as_it_was(
+    zoo: dict[str, Path], tmp_path: Path
+) -> None:
+    """What the tests here rely on in conftest.run_here: the stderr of the processes a command
+    starts is captured (PYTHONVERBOSE=1 makes every new Python list its imports there: the
+    drawing processes' fork server imports posecards.engine.forked, which this process never
+    imports), so an empty stderr means none of them said a word; and after a run that failed
+    and runs that read through transformers (which sets its own logging level) and drew, this
+    process has its folder, environment, arguments, streams, warning filters and loggers back."""
+    import logging
+    import warnings
+
+    def state() -> tuple[object, ...]:
+        return (
+            os.getcwd(),
+            dict(os.environ),
+            sys.argv[:],
+            sys.warnoptions[:],
+            sys.stdout,
+            sys.stderr,
+            warnings.filters[:],
+            transformers_log.level,
+        )
+
+    transformers_log = logging.getLogger("transformers")
+    level = transformers_log.level
+    transformers_log.setLevel(logging.INFO)  # not ERROR, which a reading by transformers sets
+    try:
+        before = state()
+        bad = run_here("inspect", "./nowhere", cwd=tmp_path, env={"POSECARDS_RUN_HERE_PROBE": "1"})
+        assert (bad.returncode, bad.stdout, bad.stderr.count("\n")) == (2, "", 1), bad.stderr
+        assert bad.stderr.startswith("posecards: error: ") and "does not exist" in bad.stderr
+        config = ROOT / "docs" / "examples" / "llama-3.1-8b" / "config.json"
+        _ok(str(config), "--out", str(tmp_path / "json"), "--format", "json", "--quiet")
+        assert "posecards.engine.forked" not in sys.modules
+        drew = run_here(
+            *("inspect", str(zoo["roberta"]), "--out", "out", "--format", "png", "--lang", "en"),
+            "--quiet",
+            cwd=tmp_path,
+            env={"PYTHONVERBOSE": "1"},
+        )
+        assert drew.returncode == 0, drew.stderr
+        assert (tmp_path / "out" / "en" / "roberta.png").is_file()  # --out from the given folder
+        assert "import 'posecards.engine.forked'" in drew.stderr
+        assert state() == before
+    finally:
+        transformers_log.setLevel(level)
+
+
 def test_json_for_learned_and_alibi_models(zoo: dict[str, Path], tmp_path: Path) -> None:
     for name, position in (("gpt2", "learned"), ("bloom", "alibi")):
         out = tmp_path / name
@@ -145,20 +199,24 @@ def test_json_for_learned_and_alibi_models(zoo: dict[str, Path], tmp_path: Path)
 
 @pytest.fixture(scope="module")
 def gpt2_all_formats(zoo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """gpt2 inspected in every format with --jobs 2: compared with --jobs 1 below, and the
-    earlier outputs the bad-input tests copy into their DIR (one inspection for both)."""
+    """gpt2 inspected in every format with --jobs 2 by a fresh `python -m posecards`: compared
+    with --jobs 1 in this process below, and the earlier outputs the bad-input tests copy into
+    their DIR (one inspection for both)."""
     out = tmp_path_factory.mktemp("gpt2-all") / "out"
-    _ok(str(zoo["gpt2"]), "--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    args = ("--out", str(out), "--format", ALL_FORMATS, "--jobs", "2", "--quiet")
+    r = run("inspect", str(zoo["gpt2"]), *args)
+    assert r.returncode == 0, r.stderr
     return out
 
 
 def test_all_formats_deterministic_and_default_out(
     zoo: dict[str, Path], gpt2_all_formats: Path, tmp_path: Path
 ) -> None:
-    """--jobs 2 and --jobs 1 write the same bytes; without --out, the files go to
-    out/inspect/<model> under the working folder."""
+    """--jobs 2 and --jobs 1 write the same bytes, and so do a fresh process (`run`) and this one
+    (`run_here`, which the other tests use); without --out, the files go to out/inspect/<model>
+    under the working folder."""
     a = gpt2_all_formats
-    r = run(
+    r = run_here(
         "inspect", str(zoo["gpt2"]), "--format", ALL_FORMATS, "--jobs", "1", "--quiet", cwd=tmp_path
     )
     assert r.returncode == 0, r.stderr
@@ -171,6 +229,11 @@ def test_all_formats_deterministic_and_default_out(
         for fid in ("i-similarity", "i-norms", "i-offset", "i-sinusoidal"):
             assert f"{lang}/figures/{fid}.png" in ta
     assert "model.safetensors" in ta["en/gpt2.html"].decode()
+
+
+# bad inputs that are read through transformers (about 4 CPU s each for importing it in a fresh
+# process): in this process; the other cases through a fresh `python -m posecards`
+READ_BY_TRANSFORMERS = {"{empty}", "{bad_rope}", "{bad_mrope}"}
 
 
 @pytest.mark.parametrize(
@@ -222,7 +285,8 @@ def test_bad_input_is_one_line_and_leaves_dir_alone(
         "{bad_rope}": str(bad_rope),
         "{bad_mrope}": str(bad_mrope),
     }
-    r = run("inspect", *[paths.get(a, a) for a in args], "--out", str(out), cwd=tmp_path)
+    how = run_here if READ_BY_TRANSFORMERS.intersection(args) else run
+    r = how("inspect", *[paths.get(a, a) for a in args], "--out", str(out), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("posecards: error: "), r.stderr
@@ -365,7 +429,7 @@ def test_a_learned_table_without_its_weights(tmp_path: Path) -> None:
         ("encoder.embed_positions.weight", [42, 16], 2, "encoder"),
         ("decoder.embed_positions.weight", [42, 16], 2, "decoder"),
     ]
-    drawn = run("inspect", str(roberta), "--out", str(tmp_path / "card"), "--quiet")
+    drawn = run_here("inspect", str(roberta), "--out", str(tmp_path / "card"), "--quiet")
     assert drawn.returncode == 2
     line = drawn.stderr.strip()
     assert "\n" not in line and "row p + 6" in line and "--format json" in line
@@ -409,7 +473,7 @@ def test_a_t5_relative_bias_from_its_config(tmp_path: Path) -> None:
         )
     )
     assert np.array_equal(t5_relative_bucket(rel.numpy(), False, 16, 40), want.numpy())
-    drawn = run("inspect", str(t5), "--out", str(tmp_path / "card"), "--quiet")
+    drawn = run_here("inspect", str(t5), "--out", str(tmp_path / "card"), "--quiet")
     assert drawn.returncode == 2
     line = drawn.stderr.strip()
     assert "\n" not in line and "16 buckets" in line and "--format json" in line

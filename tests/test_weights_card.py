@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as T
-from conftest import run, tree
+from conftest import run, run_here, tree
 from gguf_files import smollm2_file
 
 from posecards.config import Look
@@ -145,11 +145,13 @@ def test_weights_card_contrast(smollm2_content: tuple[Any, Any, Any], theme_name
 
 @pytest.mark.e2e
 def test_inspect_weights_is_deterministic_and_writes_its_json(tmp_path: Path) -> None:
+    """Twice the same bytes: from a fresh `python -m posecards` and from this process
+    (conftest.run_here, torch and transformers imported already)."""
     _planted(tmp_path / "m", pair=1)
     outs = []
-    for i in range(2):
+    for i, how in enumerate((run, run_here)):
         out = tmp_path / f"out{i}"
-        r = run(
+        r = how(
             "inspect",
             str(tmp_path / "m"),
             "--weights",
