@@ -50,6 +50,17 @@ class TextContrast:
         return f"{self.text!r}: {h(self.colour)} on {h(self.background)} = {self.ratio:.2f}:1"
 
 
+def _linear(srgb: np.ndarray) -> np.ndarray:
+    """sRGB channel values in [0, 1] -> linear light (WCAG 2's relative luminance terms)."""
+    return np.where(srgb <= 0.03928, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+# an 8-bit channel has 256 levels: each one's linear light, looked up per pixel (not computed for
+# every pixel of the page, under a text or not)
+_LINEAR = _linear(np.arange(256, dtype=np.float64) / 255.0)  # (256,)
+_LUMA = np.array([0.2126, 0.7152, 0.0722])  # (3,) weights of linear R, G, B
+
+
 def text_contrasts(fig: Figure) -> list[TextContrast]:
     """The contrast of every drawn text of ``fig`` with the pixels it sits on."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -61,40 +72,27 @@ def text_contrasts(fig: Figure) -> list[TextContrast]:
     renderer = canvas.get_renderer()
     with _spy_texts(transparent=True) as drawn:
         canvas.draw()
-    pixels = np.asarray(canvas.buffer_rgba(), dtype=np.float64)[..., :3] / 255.0  # (H, W, 3)
+    rgb8 = np.asarray(canvas.buffer_rgba())[..., :3]  # (H, W, 3) uint8
     width, height = canvas.get_width_height()
-    items = []
+    out = []
     for t in drawn:
         boxes = ink_boxes(t, renderer)
         if not boxes:
             continue
         rgba = to_rgba(t.get_color(), t.get_alpha())
-        items.append((t, boxes, rgba))
-    lum = np.where(pixels <= 0.03928, pixels / 12.92, ((pixels + 0.055) / 1.055) ** 2.4) @ np.array(
-        [0.2126, 0.7152, 0.0722]
-    )  # (H, W)
-    out = []
-    for t, boxes, rgba in items:
         under = []
         for x0, y0, x1, y1 in boxes:
             # display y runs up from the bottom; image rows run down from the top
             c0, c1 = max(0, int(np.floor(x0))), min(width, int(np.ceil(x1)))
             r0, r1 = max(0, int(np.floor(height - y1))), min(height, int(np.ceil(height - y0)))
             if c1 > c0 and r1 > r0:
-                under.append(
-                    np.stack(
-                        [
-                            lum[r0:r1, c0:c1].ravel(),
-                            *(pixels[r0:r1, c0:c1, k].ravel() for k in range(3)),
-                        ],
-                        axis=1,
-                    )
-                )
+                under.append(rgb8[r0:r1, c0:c1].reshape(-1, 3))
         if not under:
             continue
-        px = np.concatenate(under)  # (n, 4): luminance, r, g, b
-        mid = px[np.argsort(px[:, 0], kind="stable")[len(px) // 2]]
-        bg: RGB = (float(mid[1]), float(mid[2]), float(mid[3]))
+        px = np.concatenate(under)  # (n, 3) uint8
+        lum = _LINEAR[px] @ _LUMA  # (n,) relative luminance
+        mid = px[np.argsort(lum, kind="stable")[len(px) // 2]] / 255.0  # (3,)
+        bg: RGB = (float(mid[0]), float(mid[1]), float(mid[2]))
         a = float(rgba[3])
         fg: RGB = tuple(float(a * rgba[k] + (1 - a) * bg[k]) for k in range(3))  # type: ignore[assignment]
         out.append(TextContrast(t.get_text(), fg, bg, contrast_ratio(fg, bg)))
