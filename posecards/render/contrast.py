@@ -23,7 +23,11 @@ import numpy as np
 from posecards.figures._common import contrast_ratio
 
 if TYPE_CHECKING:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    from posecards.render.measure import LayoutReport
 
 MIN_TEXT_CONTRAST = 4.5  # WCAG AA for text, whatever its size
 RGB = tuple[float, float, float]
@@ -63,6 +67,23 @@ _LUMA = np.array([0.2126, 0.7152, 0.0722])  # (3,) weights of linear R, G, B
 
 def text_contrasts(fig: Figure) -> list[TextContrast]:
     """The contrast of every drawn text of ``fig`` with the pixels it sits on."""
+    return _drawn_contrasts(fig)[0]
+
+
+def contrasts_and_layout(
+    fig: Figure, scale: float = 1.0
+) -> tuple[list[TextContrast], LayoutReport]:
+    """text_contrasts and measure_figure's layout report (floors for a page of text ``scale``)
+    from one draw: the texts are laid out as in any draw, only drawn transparent."""
+    from posecards.render.measure import measure_drawn
+
+    found, canvas, drawn = _drawn_contrasts(fig)
+    return found, measure_drawn(fig, canvas, drawn, scale)
+
+
+def _drawn_contrasts(fig: Figure) -> tuple[list[TextContrast], FigureCanvasAgg, list[Text]]:
+    """One Agg draw of ``fig`` with its texts transparent: their contrasts, the canvas, the
+    texts drawn."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
 
@@ -96,7 +117,7 @@ def text_contrasts(fig: Figure) -> list[TextContrast]:
         a = float(rgba[3])
         fg: RGB = tuple(float(a * rgba[k] + (1 - a) * bg[k]) for k in range(3))  # type: ignore[assignment]
         out.append(TextContrast(t.get_text(), fg, bg, contrast_ratio(fg, bg)))
-    return out
+    return out, canvas, drawn
 
 
 def low_contrast(fig: Figure, minimum: float = MIN_TEXT_CONTRAST) -> list[TextContrast]:
@@ -106,8 +127,8 @@ def low_contrast(fig: Figure, minimum: float = MIN_TEXT_CONTRAST) -> list[TextCo
 def card_figures(
     theme_name: str, lang: str, contents: Mapping[int, Any], standalone: bool = True
 ) -> Iterator[tuple[str, Figure]]:
-    """(name, figure): each card of ``contents`` ({card: CardContent}) at slide size and, with
-    ``standalone``, each of its figures on its own canvas."""
+    """(name, figure): each card of ``contents`` ({card: CardContent}) at slide size with its
+    footer and, with ``standalone``, each of its figures on its own canvas."""
     from posecards.config import Look, PEParams
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
@@ -119,7 +140,7 @@ def card_figures(
     for card, content in contents.items():
         text = load_card_text(card)
         with card_style(theme_name) as th:
-            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang)
+            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang, card)
             filled = fill_card(text, lang, content.numbers)
             yield f"card {card}", compose_card(filled, text, content.figures, th, "slide", footer)
             if standalone:
