@@ -196,6 +196,17 @@ def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     return once_per_run(tmp_path_factory, worker_id, "build", _full_build) / "out"
 
 
+@pytest.fixture(scope="session")
+def computed_cards() -> dict[int, Any]:
+    """Every card's content with the default parameters (compute_card), once per test process:
+    tests/test_layout.py and tests/test_contrast.py draw them (handed out one test at a time,
+    both run on each worker)."""
+    from posecards.config import CARD_IDS, PEParams
+    from posecards.content import compute_card
+
+    return {c: compute_card(c, PEParams()) for c in CARD_IDS}
+
+
 # the SmolLM2 GGUF file's tensors as transformers 5.23.0's GGUF loading gives them (dequantized by
 # the gguf package, q/k de-permuted by LlamaTensorProcessor): the reference of tests/test_gguf.py
 # and tests/test_weights.py, which each loaded the whole file again (about 15 CPU s each)
