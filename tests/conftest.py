@@ -54,8 +54,9 @@ SLOW_MODULES = {"test_layout", "test_compose", "test_measure"}
 # (_start_shared_build below), so the modules that read it come after about 300 CPU seconds
 # of modules that do not: by then it is made and no worker waits for it.
 FIRST = (  # most expensive first, the readers of the shared build after enough other work
-    "test_portability", "test_inspect_cli", "test_buildcache", "test_measure", "test_fonts",
-    "test_reliability", "test_build", "test_deck", "test_browser", "test_figure_pages",
+    "test_portability", "test_inspect_cli", "test_buildcache", "test_measure",
+    "test_reliability", "test_build", "test_fonts", "test_deck", "test_browser",
+    "test_figure_pages",
     "test_check", "test_explore", "test_explore_math", "test_projection",
 )  # fmt: skip
 SPREAD = {
@@ -268,6 +269,7 @@ def once_per_run(
 
 
 FULL_BUILD_LOG = "build.log"  # beside the shared full build's out/: its progress lines
+FULL_BUILD_CACHE = "cache"  # beside it: the posecards cache it was built with, from empty
 
 
 def _full_build(folder: Path) -> None:
@@ -275,7 +277,7 @@ def _full_build(folder: Path) -> None:
     --jobs test reads the log)."""
     r = run(
         *("build", "--out", str(folder / "out"), "--format", ALL_FORMATS, "--jobs", "2"),
-        env={"POSECARDS_CACHE_DIR": str(folder / "cache")},
+        env={"POSECARDS_CACHE_DIR": str(folder / FULL_BUILD_CACHE)},
     )
     assert r.returncode == 0, r.stderr
     (folder / FULL_BUILD_LOG).write_text(r.stderr, encoding="utf-8")
@@ -310,6 +312,17 @@ def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """One full default build (all cards, both languages, every format), shared by the tests
     (and by pytest-xdist's workers: made once per run)."""
     return once_per_run(tmp_path_factory, worker_id, "build", _full_build) / "out"
+
+
+@pytest.fixture(scope="session")
+def computed_cards() -> dict[int, Any]:
+    """Every card's content with the default parameters (compute_card), once per test process:
+    tests/test_layout.py and tests/test_contrast.py draw them (handed out one test at a time,
+    both run on each worker)."""
+    from posecards.config import CARD_IDS, PEParams
+    from posecards.content import compute_card
+
+    return {c: compute_card(c, PEParams()) for c in CARD_IDS}
 
 
 # the SmolLM2 GGUF file's tensors as transformers 5.23.0's GGUF loading gives them (dequantized by

@@ -6,6 +6,10 @@ figures).
 Measured, not assumed: posecards.render.contrast draws the figure, finds every drawn text and
 its ink boxes, draws it again with the texts transparent and reads the pixels under them
 (a heat-map cell, a legend frame, a tinted band, the page).
+
+The same draw of each card and figure is measured for its layout as tests/test_layout.py
+measures the other page sizes and the figures in Chinese (posecards.render.contrast
+.contrasts_and_layout: one draw for both checks).
 """
 
 from __future__ import annotations
@@ -15,23 +19,20 @@ from typing import Any
 import pytest
 
 from posecards.config import CARD_IDS, PEParams
+from posecards.figures.roles import page_scale
 from posecards.figures.style import card_style
 from posecards.render.contrast import (
     MIN_TEXT_CONTRAST,
     card_figures,
+    contrasts_and_layout,
     low_contrast,
     text_contrasts,
 )
+from posecards.render.measure import texts_under_panels
+from posecards.render.text import load_card_text
 
 THEMES = ("light", "dark")
 CARDS = CARD_IDS
-
-
-@pytest.fixture(scope="module")
-def contents() -> dict[int, Any]:
-    from posecards.content import compute_card
-
-    return {c: compute_card(c, PEParams()) for c in CARDS}
 
 
 def _problems(name: str, fig: Any) -> list[str]:
@@ -41,20 +42,37 @@ def _problems(name: str, fig: Any) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("theme_name", THEMES)
 @pytest.mark.parametrize("card", CARDS)
-def test_card_and_figure_text_keeps_4_5_to_1(card: int, theme_name: str, contents: dict) -> None:
-    """The card in both languages; its figures on their own canvases in English (their colours
-    do not depend on the language)."""
+def test_slide_card_and_figures_keep_4_5_to_1_and_their_layout(
+    card: int, theme_name: str, computed_cards: dict[int, Any]
+) -> None:
+    """The card (slide size, its own footer) in both languages; its figures on their own
+    canvases in English (their colours do not depend on the language): every text at 4.5:1 or
+    more. The same draw of each is the layout check of tests/test_layout.py (which measures
+    the other page sizes and the figures in Chinese): no text under its floor, none touching,
+    outside the page or on the data it labels, no card text under a panel."""
     problems: list[str] = []
     measured = 0
+    drawn: list[str] = []
     for lang in ("en", "zh"):
-        one = {card: contents[card]}
+        one = {card: computed_cards[card]}
         for name, fig in card_figures(theme_name, lang, one, standalone=lang == "en"):
-            found = text_contrasts(fig)
+            whole = name == f"card {card}"
+            found, report = contrasts_and_layout(fig, page_scale("slide" if whole else "figure"))
+            if whole:
+                report.under_panels = texts_under_panels(fig)  # inside the card's style
             measured += len(found)
             problems += [
                 f"{name} {lang}: {c.describe()}" for c in found if c.ratio < MIN_TEXT_CONTRAST
             ]
+            assert report.texts, (name, lang)
+            problems += [f"{name} {lang} layout: {p}" for p in report.problems()]
+            drawn.append(f"{name} {lang}")
     assert measured > 100
+    # both cards, and every panel and figure-page figure of its text on its own canvas
+    text = load_card_text(card)
+    figures = {f"{f.id} en" for f in (*text.panels, *text.figures)}
+    assert drawn[0] == f"card {card} en" and drawn[-1] == f"card {card} zh"
+    assert sorted(drawn[1:-1]) == sorted(figures), drawn
     assert not problems, "\n".join(problems)
 
 

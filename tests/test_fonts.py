@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run, run_here, tree
+from conftest import FULL_BUILD_CACHE, run, run_here, tree
 from filecheck import blurred_rms, gs_png, pdf_fonts, poppler_png, rsvg_png, tools_missing
 
 from posecards import fonts
@@ -60,12 +60,20 @@ BUILD = ("build", "--cards", "2", "--format", "png,svg,pdf,html", "--jobs", "2",
 
 
 @pytest.fixture(scope="module")
-def small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Card 2 in both languages, every format: a normal build on this machine."""
-    out = tmp_path_factory.mktemp("fonts") / "out"
-    r = run(*BUILD, "--out", str(out))
+def small_site(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Card 2 in both languages, every format: a normal build on this machine. Its two card
+    units come from a copy of the shared full build's cache (rendered there, on this machine
+    with its fonts, from an empty cache, with the same options: test_build.py checks that a
+    card's files do not depend on which other cards were built), so card 2 is not drawn again
+    here; its pages, index, explorer and manifest are made by this build."""
+    root = tmp_path_factory.mktemp("fonts")
+    cache = root / "cache"
+    shutil.copytree(built.parent / FULL_BUILD_CACHE, cache)
+    loud = [a for a in BUILD if a != "--quiet"]  # its progress says where its cards came from
+    r = run(*loud, "--out", str(root / "out"), env={"POSECARDS_CACHE_DIR": str(cache)})
     assert r.returncode == 0, r.stderr
-    return out
+    assert "2 of 2 card renders up to date in the cache" in r.stderr, r.stderr
+    return root / "out"
 
 
 def test_a_build_without_system_fonts_writes_the_same_bytes(

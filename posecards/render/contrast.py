@@ -23,7 +23,11 @@ import numpy as np
 from posecards.figures._common import contrast_ratio
 
 if TYPE_CHECKING:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    from posecards.render.measure import LayoutReport
 
 MIN_TEXT_CONTRAST = 4.5  # WCAG AA for text, whatever its size
 RGB = tuple[float, float, float]
@@ -50,8 +54,36 @@ class TextContrast:
         return f"{self.text!r}: {h(self.colour)} on {h(self.background)} = {self.ratio:.2f}:1"
 
 
+def _linear(srgb: np.ndarray) -> np.ndarray:
+    """sRGB channel values in [0, 1] -> linear light (WCAG 2's relative luminance terms)."""
+    return np.where(srgb <= 0.03928, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+# an 8-bit channel has 256 levels: each one's linear light, looked up per pixel (not computed for
+# every pixel of the page, under a text or not)
+_LINEAR = _linear(np.arange(256, dtype=np.float64) / 255.0)  # (256,)
+_LUMA = np.array([0.2126, 0.7152, 0.0722])  # (3,) weights of linear R, G, B
+
+
 def text_contrasts(fig: Figure) -> list[TextContrast]:
     """The contrast of every drawn text of ``fig`` with the pixels it sits on."""
+    return _drawn_contrasts(fig)[0]
+
+
+def contrasts_and_layout(
+    fig: Figure, scale: float = 1.0
+) -> tuple[list[TextContrast], LayoutReport]:
+    """text_contrasts and measure_figure's layout report (floors for a page of text ``scale``)
+    from one draw: the texts are laid out as in any draw, only drawn transparent."""
+    from posecards.render.measure import measure_drawn
+
+    found, canvas, drawn = _drawn_contrasts(fig)
+    return found, measure_drawn(fig, canvas, drawn, scale)
+
+
+def _drawn_contrasts(fig: Figure) -> tuple[list[TextContrast], FigureCanvasAgg, list[Text]]:
+    """One Agg draw of ``fig`` with its texts transparent: their contrasts, the canvas, the
+    texts drawn."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
 
@@ -61,44 +93,31 @@ def text_contrasts(fig: Figure) -> list[TextContrast]:
     renderer = canvas.get_renderer()
     with _spy_texts(transparent=True) as drawn:
         canvas.draw()
-    pixels = np.asarray(canvas.buffer_rgba(), dtype=np.float64)[..., :3] / 255.0  # (H, W, 3)
+    rgb8 = np.asarray(canvas.buffer_rgba())[..., :3]  # (H, W, 3) uint8
     width, height = canvas.get_width_height()
-    items = []
+    out = []
     for t in drawn:
         boxes = ink_boxes(t, renderer)
         if not boxes:
             continue
         rgba = to_rgba(t.get_color(), t.get_alpha())
-        items.append((t, boxes, rgba))
-    lum = np.where(pixels <= 0.03928, pixels / 12.92, ((pixels + 0.055) / 1.055) ** 2.4) @ np.array(
-        [0.2126, 0.7152, 0.0722]
-    )  # (H, W)
-    out = []
-    for t, boxes, rgba in items:
         under = []
         for x0, y0, x1, y1 in boxes:
             # display y runs up from the bottom; image rows run down from the top
             c0, c1 = max(0, int(np.floor(x0))), min(width, int(np.ceil(x1)))
             r0, r1 = max(0, int(np.floor(height - y1))), min(height, int(np.ceil(height - y0)))
             if c1 > c0 and r1 > r0:
-                under.append(
-                    np.stack(
-                        [
-                            lum[r0:r1, c0:c1].ravel(),
-                            *(pixels[r0:r1, c0:c1, k].ravel() for k in range(3)),
-                        ],
-                        axis=1,
-                    )
-                )
+                under.append(rgb8[r0:r1, c0:c1].reshape(-1, 3))
         if not under:
             continue
-        px = np.concatenate(under)  # (n, 4): luminance, r, g, b
-        mid = px[np.argsort(px[:, 0], kind="stable")[len(px) // 2]]
-        bg: RGB = (float(mid[1]), float(mid[2]), float(mid[3]))
+        px = np.concatenate(under)  # (n, 3) uint8
+        lum = _LINEAR[px] @ _LUMA  # (n,) relative luminance
+        mid = px[np.argsort(lum, kind="stable")[len(px) // 2]] / 255.0  # (3,)
+        bg: RGB = (float(mid[0]), float(mid[1]), float(mid[2]))
         a = float(rgba[3])
         fg: RGB = tuple(float(a * rgba[k] + (1 - a) * bg[k]) for k in range(3))  # type: ignore[assignment]
         out.append(TextContrast(t.get_text(), fg, bg, contrast_ratio(fg, bg)))
-    return out
+    return out, canvas, drawn
 
 
 def low_contrast(fig: Figure, minimum: float = MIN_TEXT_CONTRAST) -> list[TextContrast]:
@@ -108,8 +127,8 @@ def low_contrast(fig: Figure, minimum: float = MIN_TEXT_CONTRAST) -> list[TextCo
 def card_figures(
     theme_name: str, lang: str, contents: Mapping[int, Any], standalone: bool = True
 ) -> Iterator[tuple[str, Figure]]:
-    """(name, figure): each card of ``contents`` ({card: CardContent}) at slide size and, with
-    ``standalone``, each of its figures on its own canvas."""
+    """(name, figure): each card of ``contents`` ({card: CardContent}) at slide size with its
+    footer and, with ``standalone``, each of its figures on its own canvas."""
     from posecards.config import Look, PEParams
     from posecards.figures import draw_functions
     from posecards.figures.style import card_style
@@ -121,7 +140,7 @@ def card_figures(
     for card, content in contents.items():
         text = load_card_text(card)
         with card_style(theme_name) as th:
-            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang)
+            footer = footer_text(PEParams(), Look(theme_name, "slide"), lang, card)
             filled = fill_card(text, lang, content.numbers)
             yield f"card {card}", compose_card(filled, text, content.figures, th, "slide", footer)
             if standalone:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backend_bases import RendererBase
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
@@ -217,10 +218,8 @@ def measure_figure(fig: Figure, scale: float = 1.0, *, pixels: bool = False) -> 
     """Lay ``fig`` out with Agg's renderer once and measure its text (floors for a page of text
     ``scale``). ``pixels``: a full draw, whose buffer the caller encodes (the deck's slides);
     otherwise the draw lays out and paints nothing (what is measured is geometry)."""
-    from matplotlib.axes import Axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from posecards.figures.roles import floor_px
     from posecards.mpl_internals import draw_disabled
 
     canvas = FigureCanvasAgg(fig)
@@ -231,6 +230,20 @@ def measure_figure(fig: Figure, scale: float = 1.0, *, pixels: bool = False) -> 
         else:
             with draw_disabled(renderer):
                 fig.draw(renderer)
+    return measure_drawn(fig, canvas, drawn, scale)
+
+
+def measure_drawn(
+    fig: Figure, canvas: FigureCanvasAgg, drawn: Sequence[Text], scale: float = 1.0
+) -> LayoutReport:
+    """The report of ``fig`` just drawn on ``canvas`` (``drawn``: its texts as _spy_texts
+    collected them): the measure of measure_figure, for a caller that drew the figure itself
+    (posecards.render.contrast, whose one draw serves both)."""
+    from matplotlib.axes import Axes
+
+    from posecards.figures.roles import floor_px
+
+    renderer = canvas.get_renderer()
     dpi = float(fig.dpi)
     W, H = canvas.get_width_height()
     items: list[TextItem] = []
