@@ -16,6 +16,8 @@ matplotlib is imported inside the functions: importing this module costs nothing
 from __future__ import annotations
 
 import contextlib
+import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
     from matplotlib.transforms import Bbox
 
 TESTED_WITH = "3.11"  # the matplotlib minor version every name below was read from
+
+# bumped each time only_fonts swaps the font manager's list in or out: part of the key of
+# shared_text_metrics, so that no measure made with one list of fonts answers for another
+_FONT_LISTS = [0]
 
 # ------------------------------------------------------------------------------ the font list
 
@@ -45,12 +51,127 @@ def only_fonts(entries: Sequence[Any]) -> Iterator[None]:
     fm = font_manager.fontManager
     saved = fm.ttflist
     fm.ttflist = list(entries)
+    _FONT_LISTS[0] += 1
     font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
     try:
         yield
     finally:
         fm.ttflist = saved
+        _FONT_LISTS[0] += 1
         font_manager.FontManager._findfont_cached.cache_clear()  # type: ignore[attr-defined]
+
+
+# the rcParams a font lookup reads (font_manager.FontManager.findfont, which keys its own cache
+# on them)
+FONT_LOOKUP_RC = tuple(
+    f"font.{key}"
+    for key in (
+        "family",
+        "style",
+        "variant",
+        "weight",
+        "stretch",
+        "size",
+        "serif",
+        "sans-serif",
+        "cursive",
+        "fantasy",
+        "monospace",
+    )
+)
+SHARED_LOOKUPS = 4096  # font lookups kept (least recently used dropped)
+
+
+def _prop_fields(prop: FontProperties) -> tuple[Any, ...]:
+    """Every field of a FontProperties (matplotlib 3.11 hashes and compares its eight: family
+    list, style, variant, weight, stretch, file, size, math family), by its public getters."""
+    return (
+        tuple(prop.get_family()),
+        prop.get_style(),
+        prop.get_variant(),
+        prop.get_weight(),
+        prop.get_stretch(),
+        prop.get_file(),
+        prop.get_size_in_points(),
+        prop.get_math_fontfamily(),
+    )
+
+
+def _rc_values(params: Any, keys: Sequence[str]) -> list[Any]:
+    """The stored values of ``keys`` in rcParams (what ``rcParams[key]`` returns), lists as
+    tuples (hashable); read straight from the dict: a key costs ~0.1 µs, not ~1 µs."""
+    read = dict.__getitem__
+    return [tuple(v) if isinstance(v, list) else v for v in [read(params, k) for k in keys]]
+
+
+@contextlib.contextmanager
+def shared_font_lookups() -> Iterator[None]:
+    """For the block, the font files of a font's family list are looked up once per key
+    (``FontManager._find_fonts_by_props``, which every measure and draw of a text line and
+    every Text layout calls: 23,687 calls for 20 card draws, each copying the properties and
+    asking findfont once per family, each findfont reading eleven rcParams and the
+    environment to key its own cache).
+
+    A lookup reads only its arguments (the font properties, every field by _prop_fields;
+    fontext, directory, fallback_to_default, rebuild_if_missing), the font manager (the
+    object, its list of fonts: only_fonts' generation and the list's length), FONT_LOOKUP_RC
+    and the MPL_IGNORE_SYSTEM_FONTS variable: the key holds all of them, so a shared answer
+    is the list matplotlib would return (a copy of it is returned). A family that is not
+    found is warned about on the first lookup only. Bounded (SHARED_LOOKUPS), dropped with
+    the block; a block inside another uses the outer block's memo.
+    """
+    import matplotlib as mpl
+    from matplotlib import font_manager
+    from matplotlib.font_manager import FontProperties
+
+    manager: Any = font_manager.FontManager
+    original = manager._find_fonts_by_props
+    if getattr(original, "shared_by_posecards", False):  # inside another block: its memo
+        yield
+        return
+    memo: OrderedDict[tuple[Any, ...], list[Any]] = OrderedDict()
+    params: Any = mpl.rcParams
+    rc = [k for k in FONT_LOOKUP_RC if k in params]
+
+    def lookup(
+        self: Any,
+        prop: Any,
+        fontext: str = "ttf",
+        directory: Any = None,
+        fallback_to_default: bool = True,
+        rebuild_if_missing: bool = True,
+    ) -> list[Any]:
+        if type(prop) is not FontProperties:  # a pattern string, a path: matplotlib's way
+            return original(self, prop, fontext, directory, fallback_to_default, rebuild_if_missing)  # type: ignore[no-any-return]
+        key = (
+            *_prop_fields(prop),
+            fontext,
+            directory,
+            fallback_to_default,
+            rebuild_if_missing,
+            id(self),
+            _FONT_LISTS[0],
+            len(self.ttflist),
+            os.environ.get("MPL_IGNORE_SYSTEM_FONTS"),
+            *_rc_values(params, rc),
+        )
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = list(
+                original(self, prop, fontext, directory, fallback_to_default, rebuild_if_missing)
+            )
+            while len(memo) > SHARED_LOOKUPS:
+                memo.popitem(last=False)
+        else:
+            memo.move_to_end(key)
+        return list(found)
+
+    lookup.shared_by_posecards = True  # type: ignore[attr-defined]
+    manager._find_fonts_by_props = lookup
+    try:
+        yield
+    finally:
+        manager._find_fonts_by_props = original
 
 
 # ---------------------------------------------------------------------------- mathtext parses
@@ -133,6 +254,86 @@ def text_metrics(
 
     w, h, d = _get_text_metrics_with_cache(renderer, text, prop, ismath, dpi)
     return float(w), float(h), float(d)
+
+
+# the rcParams an Agg measure of one line reads besides its arguments: the font lookup's
+# (FONT_LOOKUP_RC), font_manager.get_font's last-resort font, backend_agg's hinting flag and
+# mathtext's parse (text.antialiased and MATH_PARSE_RC, whose hinting and kerning factors
+# get_font reads too)
+TEXT_METRICS_RC = (
+    *FONT_LOOKUP_RC,
+    "font.enable_last_resort",
+    "text.hinting",
+    "text.antialiased",
+    *MATH_PARSE_RC,
+)
+SHARED_METRICS = 16384  # measures kept (least recently used dropped): ~20 cards' worth
+
+
+@contextlib.contextmanager
+def shared_text_metrics() -> Iterator[None]:
+    """For the block, a line of text is measured by FreeType once per key for every Agg
+    renderer, not once per renderer.
+
+    matplotlib keeps its measures (``matplotlib.text._get_text_metrics_with_cache``, which
+    Text layout, offsetbox and text_metrics call through the module) per renderer object, and
+    a figure drawn on a new canvas (the layout and contrast checks' draw after a card's
+    composition; each card of a build) measured again every line the composer had measured.
+    An Agg measure (``RendererAgg.get_text_width_height_descent``) reads only: the string,
+    the math flag, the renderer's dpi, the font properties (family list, style, variant,
+    weight, stretch, file, size in points, math family: every field of FontProperties, by
+    _prop_fields), the fonts the family list resolves to (the font manager object, its list --
+    only_fonts' generation and the list's length --, MPL_IGNORE_SYSTEM_FONTS and the lookup's
+    rcParams) and TEXT_METRICS_RC; the key holds all of them, so a shared measure is the
+    number the renderer would compute. Other renderers (SVG, PDF) and usetex keep
+    matplotlib's own cache. Bounded (SHARED_METRICS entries), dropped with the block; a
+    block inside another uses the outer block's memo.
+    """
+    import matplotlib as mpl
+    from matplotlib import font_manager
+    from matplotlib import text as mtext
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    place: Any = mtext
+    original = place._get_text_metrics_with_cache
+    if getattr(original, "shared_by_posecards", False):  # inside another block: its memo
+        yield
+        return
+    memo: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+    params: Any = mpl.rcParams
+    rc = [k for k in TEXT_METRICS_RC if k in params]
+
+    def metrics(renderer: Any, text: str, fontprop: Any, ismath: Any, dpi: Any) -> Any:
+        if type(renderer) is not RendererAgg or ismath == "TeX":
+            return original(renderer, text, fontprop, ismath, dpi)
+        fm = font_manager.fontManager
+        key = (
+            os.environ.get("MPL_IGNORE_SYSTEM_FONTS"),
+            text,
+            ismath,
+            renderer.dpi,
+            dpi,
+            *_prop_fields(fontprop),
+            id(fm),
+            _FONT_LISTS[0],
+            len(fm.ttflist),
+            *_rc_values(params, rc),
+        )
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = original(renderer, text, fontprop, ismath, dpi)
+            while len(memo) > SHARED_METRICS:
+                memo.popitem(last=False)
+        else:
+            memo.move_to_end(key)
+        return found
+
+    metrics.shared_by_posecards = True  # type: ignore[attr-defined]
+    place._get_text_metrics_with_cache = metrics
+    try:
+        yield
+    finally:
+        place._get_text_metrics_with_cache = original
 
 
 def text_lines(t: Text, renderer: RendererBase) -> list[tuple[str, bool | str, float, float]]:

@@ -279,6 +279,179 @@ def test_text_metrics() -> None:
         )
 
 
+def _agg_measures() -> Any:
+    """A spy on RendererAgg.get_text_width_height_descent: the measures FreeType makes."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    calls: list[str] = []
+    original = RendererAgg.get_text_width_height_descent
+
+    def spy(self: Any, s: str, prop: Any, ismath: Any) -> Any:
+        calls.append(s)
+        return original(self, s, prop, ismath)
+
+    return calls, spy
+
+
+@_relying("shared_text_metrics")
+def test_shared_text_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line measured on one Agg renderer is not measured again on another one (a Text laid
+    out on a new canvas included), with the renderer's own numbers; a size, an rcParam of the
+    key, only_fonts' list or the dpi measures afresh; SVG keeps matplotlib's cache; bounded."""
+    from matplotlib import text as mtext
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    calls, spy = _agg_measures()
+    monkeypatch.setattr(RendererAgg, "get_text_width_height_descent", spy)
+    prop = FontProperties(size=14)
+    with door.shared_text_metrics():
+        _, first = _canvas()
+        got = door.text_metrics(first, "position 12", prop, False, 100.0)
+        fig, second = _canvas()
+        again = door.text_metrics(second, "position 12", prop, False, 100.0)
+        assert calls == ["position 12"] and again == got  # one FreeType measure, two renderers
+        want = RendererAgg.get_text_width_height_descent(second, "position 12", prop, False)
+        assert got == tuple(float(v) for v in want)
+        calls.clear()
+        fig.text(0.1, 0.1, "position 12", fontproperties=prop)
+        fig.canvas.draw()  # matplotlib's Text layout asks the module-level function
+        _relied(
+            "position 12" not in calls,
+            "shared_text_metrics",
+            "Text._get_layout does not measure through matplotlib.text."
+            "_get_text_metrics_with_cache",
+        )
+        for change in (
+            lambda: door.text_metrics(second, "position 12", FontProperties(size=15), False, 100),
+            lambda: door.text_metrics(
+                FigureCanvasAgg(Figure(dpi=200)).get_renderer(), "position 12", prop, False, 200.0
+            ),
+        ):
+            calls.clear()
+            change()
+            assert calls == ["position 12"]
+        # (a new renderer each: matplotlib's own cache per renderer does not key on these)
+        for rc in ({"text.hinting": "no_hinting"}, {"font.sans-serif": ["DejaVu Serif"]}):
+            calls.clear()
+            with mpl.rc_context(rc):
+                door.text_metrics(_canvas()[1], "position 12", prop, False, 100.0)
+            assert calls == ["position 12"], rc
+        calls.clear()
+        with door.only_fonts(list(mpl.font_manager.fontManager.ttflist)):
+            door.text_metrics(_canvas()[1], "position 12", prop, False, 100.0)
+        assert calls == ["position 12"]
+        svg_calls: list[str] = []
+        from matplotlib.backends.backend_svg import RendererSVG
+
+        original_svg = RendererSVG.get_text_width_height_descent
+        monkeypatch.setattr(
+            RendererSVG,
+            "get_text_width_height_descent",
+            lambda self, s, p, m: svg_calls.append(s) or original_svg(self, s, p, m),
+        )
+        svg = RendererSVG(3, 2, io.StringIO())
+        door.text_metrics(svg, "position 12", prop, False, 72.0)
+        assert svg_calls == ["position 12"]  # not answered from the Agg measures
+        monkeypatch.setattr(door, "SHARED_METRICS", 3)
+        for k in range(5):
+            door.text_metrics(second, f"line {k}", prop, False, 100.0)
+        calls.clear()
+        door.text_metrics(second, "line 4", prop, False, 100.0)  # kept
+        _, third = _canvas()
+        door.text_metrics(third, "line 0", prop, False, 100.0)  # dropped: measured again
+        assert calls == ["line 0"]
+    assert not getattr(mtext._get_text_metrics_with_cache, "shared_by_posecards", False)
+
+
+def test_the_text_metrics_key_names_every_rcparam_an_agg_measure_reads() -> None:
+    """TEXT_METRICS_RC holds the rcParams read by the functions an Agg measure of a line runs
+    (the font lookup's are FONT_LOOKUP_RC, the mathtext parse's MATH_PARSE_RC)."""
+    from matplotlib import font_manager
+    from matplotlib.backends import backend_agg
+
+    functions = [
+        backend_agg.RendererAgg.get_text_width_height_descent,
+        backend_agg.RendererAgg._prepare_font,
+        backend_agg.get_hinting_flag,
+        font_manager.get_font,
+        font_manager.FontManager._find_fonts_by_props,
+    ]
+    reads = set()
+    for f in functions:
+        reads |= set(re.findall(r"rcParams\[['\"]([\w.-]+)['\"]\]", inspect.getsource(f)))
+    reads |= set(door.FONT_LOOKUP_RC)
+    missing = reads - set(door.TEXT_METRICS_RC)
+    _relied(not missing, "shared_text_metrics", f"an Agg measure reads {sorted(missing)} too")
+    lookup = inspect.getsource(font_manager.FontManager.findfont)
+    keys = re.search(r'rcParams\[f"font\.\{key\}"\] for key in \[([^\]]*)\]', lookup)
+    _relied(keys is not None, "shared_font_lookups", "findfont reads its rcParams in another way")
+    assert keys is not None
+    named = {f"font.{k}" for k in re.findall(r'"([\w-]+)"', keys.group(1))}
+    _relied(
+        named == set(door.FONT_LOOKUP_RC),
+        "shared_font_lookups",
+        f"findfont reads {sorted(named)}",
+    )
+    _relied(
+        "MPL_IGNORE_SYSTEM_FONTS" in lookup,
+        "shared_font_lookups",
+        "findfont no longer reads MPL_IGNORE_SYSTEM_FONTS",
+    )
+
+
+@_relying("shared_font_lookups")
+def test_shared_font_lookups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files of a family list are looked up once per key, the list matplotlib gives (a
+    copy); an rcParam of the key or only_fonts' list looks up afresh; bounded."""
+    from matplotlib import font_manager
+    from matplotlib.font_manager import FontProperties
+
+    fm = font_manager.fontManager
+    original = font_manager.FontManager._find_fonts_by_props
+    params = list(inspect.signature(original).parameters)
+    _relied(
+        params
+        == ["self", "prop", "fontext", "directory", "fallback_to_default", "rebuild_if_missing"],
+        "shared_font_lookups",
+        f"FontManager._find_fonts_by_props takes {params}",
+    )
+    looked: list[Any] = []
+
+    def spy(self: Any, prop: Any, *args: Any) -> Any:
+        looked.append(prop)
+        return original(self, prop, *args)
+
+    monkeypatch.setattr(font_manager.FontManager, "_find_fonts_by_props", spy)
+    prop = FontProperties(family=["DejaVu Sans", "DejaVu Serif"], size=11)
+    want = original(fm, prop)
+    with door.shared_font_lookups():
+        got = fm._find_fonts_by_props(prop)
+        got.append("scribbled")  # a copy: the memo's answer stays matplotlib's
+        again = fm._find_fonts_by_props(prop.copy())
+        assert len(looked) == 1 and again == want
+        _, renderer = _canvas()
+        renderer.get_text_width_height_descent("abc", prop, False)  # Agg asks the same way
+        assert len(looked) == 1
+        with mpl.rc_context({"font.sans-serif": ["DejaVu Serif"]}):
+            fm._find_fonts_by_props(prop)
+        assert len(looked) == 2
+        with door.only_fonts(list(fm.ttflist)):
+            fm._find_fonts_by_props(prop)
+        assert len(looked) == 3
+        fm._find_fonts_by_props(FontProperties(family="DejaVu Sans", weight="bold"))
+        assert len(looked) == 4
+        monkeypatch.setattr(door, "SHARED_LOOKUPS", 1)  # only the newest kept
+        bold = FontProperties(family="DejaVu Sans", weight="bold")
+        fm._find_fonts_by_props(bold)
+        n = len(looked)
+        fm._find_fonts_by_props(prop)
+        fm._find_fonts_by_props(prop)
+        fm._find_fonts_by_props(bold)
+        assert len(looked) == n + 2
+    assert font_manager.FontManager._find_fonts_by_props is spy
+
+
 @_relying("text_lines")
 def test_text_lines() -> None:
     fig, renderer = _canvas()

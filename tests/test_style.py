@@ -60,6 +60,8 @@ import contextlib, hashlib, sys
 import posecards.figures.style as style
 if sys.argv[1] == "off":
     style.shared_math_parses = contextlib.nullcontext
+    style.shared_text_metrics = contextlib.nullcontext
+    style.shared_font_lookups = contextlib.nullcontext
 from matplotlib.figure import Figure
 from posecards.render.files import figure_bytes_multi
 exprs = [r"$\omega_i = b^{-2i/d}$", r"$\cos(\theta_i (n - m))$", r"$x_i^{(p)}$", r"$\sqrt{d}$"]
@@ -80,7 +82,8 @@ with style.card_style("light"):
 @pytest.mark.slow
 def test_shared_parses_draw_the_same_bytes_in_every_format() -> None:
     """Each side in a fresh process, as a unit is drawn: PNG, SVG and PDF of figures full of
-    mathtext, with the memo and with matplotlib's own caches."""
+    mathtext, with the memos (parses, text metrics, font lookups) and with matplotlib's own
+    caches."""
     out = {}
     for side in ("on", "off"):
         r = subprocess.run(

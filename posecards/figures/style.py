@@ -21,7 +21,7 @@ import numpy as np
 from posecards.errors import PosecardsError
 from posecards.figures.roles import role_rc
 from posecards.fonts import CJK_FAMILY, FAMILIES, MissingFontError
-from posecards.mpl_internals import shared_math_parses
+from posecards.mpl_internals import shared_font_lookups, shared_math_parses, shared_text_metrics
 from posecards.paths import STYLE_DIR
 
 if TYPE_CHECKING:
@@ -32,7 +32,9 @@ __all__ = [
     "MissingFontError",
     "card_style",
     "named_fonts",
+    "shared_font_lookups",
     "shared_math_parses",
+    "shared_text_metrics",
     "theme",
 ]
 
@@ -151,6 +153,8 @@ def card_style(theme_name: str = "light") -> Iterator[Theme]:
         with (
             named_fonts(),
             shared_math_parses(),
+            shared_text_metrics(),
+            shared_font_lookups(),
             plt.style.context(styles),
             plt.rc_context(role_rc()),  # type: ignore[arg-type]
             plt.rc_context({"font.family": list(FAMILIES)}),

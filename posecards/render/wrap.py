@@ -39,6 +39,7 @@ class _Measure:
         self.props: dict[tuple[float, str], FontProperties] = {}
         self.family = family
         self.FontProperties = FontProperties
+        self.pace = _Pace()  # of the line measured last, whichever text it was in
 
     def width(self, s: str, size: float, weight: str = "normal") -> float:
         key = (size, weight)
@@ -113,6 +114,30 @@ def _glue(tokens: list[str]) -> list[str]:
     return out
 
 
+class _Pace:
+    """Characters per em of the line measured last (0: none yet), from which the tokens the
+    next line will hold are guessed (at any size)."""
+
+    def __init__(self) -> None:
+        self.chars_per_em = 0.0
+
+    def seen(self, s: str, width: float, size: float) -> None:
+        if width > 0:
+            self.chars_per_em = len(s) * size / width
+
+    def guess(self, head: str, tokens: list[str], start: int, width_pt: float, size: float) -> int:
+        """Tokens from ``start`` that ``head`` is expected to take before it is ``width_pt``
+        wide at ``size`` points (at least 1); 0 when nothing has been measured yet."""
+        if not self.chars_per_em:
+            return 0
+        room = width_pt / size * self.chars_per_em - len(head)
+        k = start
+        while k < len(tokens) and len(tokens[k]) <= room:
+            room -= len(tokens[k])
+            k += 1
+        return max(1, k - start)
+
+
 def _fitting_run(
     line: list[str],
     tokens: list[str],
@@ -122,22 +147,29 @@ def _fitting_run(
     size: float,
     weight: str,
     m: _Measure,
+    pace: _Pace,
 ) -> int:
     """The first index k >= ``start`` whose line ``line + tokens[start:k + 1]`` is wider than
     ``width_pt`` (``len(tokens)``: the rest of the paragraph fits).
 
     A line's measured width (the ink box of its glyphs) never shrinks as tokens are appended,
-    so the break is bracketed by galloping from a guess (``guess`` more tokens, from the line
-    before) and then bisected: a few measures of a line instead of one per token, each measure
-    laying the whole line out again. test_compose checks the result equals the token-by-token
+    so the break is bracketed by galloping from a guess and then bisected: a few measures of a
+    line instead of one per token, each measure laying the whole line out again. The guess is
+    the tokens the line's characters would fill at the pace (characters per em) of the line
+    measured last, else ``guess`` more tokens (from the line before): two measures when it is
+    right. Any guess finds the same break; test_compose checks it equals the token-by-token
     greedy search.
     """
     head = "".join(line)
     n = len(tokens)
 
     def too_wide(k: int) -> bool:  # tokens[start:k + 1] appended
-        return m.width((head + "".join(tokens[start : k + 1])).strip(), size, weight) > width_pt
+        s = (head + "".join(tokens[start : k + 1])).strip()
+        w = m.width(s, size, weight)
+        pace.seen(s, w, size)
+        return w > width_pt
 
+    guess = pace.guess(head, tokens, start, width_pt, size) or guess
     # bracket: tokens up to index `fit` fit, index `wide` is too wide (start - 1, n: unknown)
     probe = min(max(start + guess - 1, start), n - 1)
     step = 1
@@ -174,6 +206,7 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
     """
     lines: list[str] = []
     line_tokens = 8  # tokens on the last line broken (the first guess for the next)
+    pace = getattr(m, "pace", None) or _Pace()  # a _Measure's pace outlives this text
     for paragraph in text.split("\n"):
         para: list[list[str]] = []
         toks: list[str] = []  # tokens of the current line
@@ -186,7 +219,7 @@ def wrap(text: str, width_pt: float, size: float, m: _Measure, weight: str = "no
                 continue
             if i >= fits_until:
                 guess = max(1, line_tokens - len(toks))
-                fits_until = _fitting_run(toks, tokens, i, guess, width_pt, size, weight, m)
+                fits_until = _fitting_run(toks, tokens, i, guess, width_pt, size, weight, m, pace)
             if i < fits_until:
                 toks.append(tok)
                 continue
