@@ -1,6 +1,6 @@
 """The probing pass's meta-op cache (posecards/model/probe/meta_ops.py) gives every op the
 outputs torch's own meta kernel gives, remembers only what it may, and the probe reads the same
-with it as without it.
+with it as without it; the probe runs torch on one thread and gives the caller's count back.
 
 The zoo test (tests/test_inspect_zoo.py) holds every reading against transformers; this holds
 the cache against torch's meta kernels and against the probe without it.
@@ -148,3 +148,25 @@ def test_the_probe_reads_the_same_without_the_cache(
     assert any(la.rope for la in cached.layers)
     for key, r in cached.rope.items():
         np.testing.assert_array_equal(r.inv_freq, plain.rope[key].inv_freq)
+
+
+def test_the_probe_runs_torch_on_one_thread_and_gives_the_count_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[int] = []
+    real = R.forward_pass
+
+    def forward_pass(model: Any, text: Any) -> None:
+        seen.append(torch.get_num_threads())
+        real(model, text)
+
+    monkeypatch.setattr(R, "forward_pass", forward_pass)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        P.probe({"model_type": "llama", "num_hidden_layers": 2})
+        after = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
+    assert after == 2
