@@ -35,38 +35,46 @@ class _NotCached(Exception):
     """An argument the key cannot describe."""
 
 
-def _described_by_value(torch: Any) -> tuple[type, ...]:
-    return (torch.dtype, torch.device, torch.layout, torch.memory_format)
-
-
-def _key(x: Any) -> Any:
+def call_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What one call's outputs depend on, or None where it is not cached: a tensor by its shape,
+    strides, storage offset, dtype and conjugate/negative bits (every one on the meta device),
+    numbers, strings, dtypes, devices, layouts and memory formats by value (with their type),
+    lists and tuples of them; a call with no tensor is cached only with an explicit meta device
+    (a factory op; without one it makes its tensor on the default device)."""
     import torch
 
-    if isinstance(x, torch.Tensor):
-        if type(x) not in (torch.Tensor, torch.nn.Parameter) or x.device.type != "meta":
-            raise _NotCached
-        if x.layout != torch.strided:
-            raise _NotCached
-        return (tuple(x.shape), x.stride(), x.storage_offset(), x.dtype, x.is_conj(), x.is_neg())
-    if isinstance(x, list | tuple):
-        return (type(x), tuple(_key(v) for v in x))
-    if isinstance(x, _PLAIN) or type(x) in _described_by_value(torch):
-        return (type(x), x)
-    raise _NotCached
+    tensor = (torch.Tensor, torch.nn.Parameter)
+    by_value = (*_PLAIN, torch.dtype, torch.device, torch.layout, torch.memory_format)
+    strided = torch.strided
+    tensors = [0]
 
+    def key(x: Any) -> Any:
+        t = type(x)
+        if t in tensor:
+            if x.device.type != "meta" or x.layout != strided:
+                raise _NotCached
+            tensors[0] += 1
+            return (
+                tuple(x.shape),
+                x.stride(),
+                x.storage_offset(),
+                x.dtype,
+                x.is_conj(),
+                x.is_neg(),
+            )
+        if t is list or t is tuple:
+            return (t, tuple(key(v) for v in x))
+        if t in by_value:
+            return (t, x)
+        raise _NotCached
 
-def _meta_candidate(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """A tensor among the arguments (``_key`` then asks that each is on meta), or an explicit
-    meta device (a factory op; without one it makes its tensor on the default device)."""
-    import torch
-
-    def tensors(x: Any) -> bool:
-        if isinstance(x, torch.Tensor):
-            return True
-        return isinstance(x, list | tuple) and any(tensors(v) for v in x)
-
-    device = kwargs.get("device")
-    return tensors(args) or tensors(tuple(kwargs.values())) or str(device) == "meta"
+    try:
+        described = (key(args), key(tuple(sorted(kwargs.items()))))
+    except _NotCached:
+        return None
+    if not tensors[0] and str(kwargs.get("device")) != "meta":
+        return None
+    return described
 
 
 _CACHEABLE: dict[Any, bool] = {}  # op overload -> whether its outputs may be remembered
@@ -131,13 +139,10 @@ def meta_ops() -> Any:
             kwargs: dict[str, Any] | None = None,
         ) -> Any:
             kwargs = kwargs or {}
-            if not cacheable(func) or not _meta_candidate(args, kwargs):
+            described = call_key(args, kwargs) if cacheable(func) else None
+            if described is None:
                 return func(*args, **kwargs)
-            try:
-                described = (_key(args), _key(tuple(sorted(kwargs.items()))))
-            except _NotCached:
-                return func(*args, **kwargs)
-            key = (func, *described, torch.get_default_dtype())
+            key = (func, described, torch.get_default_dtype())
             known = self.seen.get(key)
             if known is not None:
                 self.hits += 1
