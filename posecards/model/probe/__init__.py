@@ -18,6 +18,10 @@ of the pass less; the model as it is where that pass fails):
   is handed; the mask functions (``create_causal_mask``, ``create_sliding_window_causal_mask``,
   ``create_chunked_causal_mask``) tag the masks they return with the window they read.
 
+The pass runs under ``meta_ops`` (each meta op's output shapes computed once per pass: most of
+a pass was torch's Python meta kernels, the same ops on the same shapes in every layer) and torch
+on one thread (its CPU work is small tensors).
+
 MRoPE axes come from driving the rotary module with one position row at a time. Nothing here
 guesses: whatever transformers cannot build or run, or this probe cannot follow, is a
 ``ProbeError`` with one line that says so.
