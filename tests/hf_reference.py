@@ -14,6 +14,7 @@ from driving the rotary module with one position row (t, h or w) at a time.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
@@ -25,6 +26,23 @@ import torch
 import transformers as T
 
 T.logging.set_verbosity_error()
+
+
+def _one_thread(reference: Callable[..., Any]) -> Callable[..., Any]:
+    """The reference with torch on one thread (the caller's count given back): its CPU work is
+    small tensors (frequencies, six tokens, 300 x 300 bucket grids), where a second thread spins
+    waiting for work; its numbers are elementwise or integer, the same on any count."""
+
+    @functools.wraps(reference)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return reference(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+
+    return run
 
 
 @dataclass
@@ -120,6 +138,7 @@ def text_model_class(text: Any) -> Any:
     return found[0]
 
 
+@_one_thread
 def hf_reading(config: Mapping[str, Any]) -> HFReading:
     cfg_json = dict(config)
     model_type = cfg_json.pop("model_type")
@@ -238,6 +257,7 @@ class _Looked(Exception):
     pass
 
 
+@_one_thread
 def hf_tables(config: Mapping[str, Any]) -> list[HFTable]:
     """The learned position tables of a text model without RoPE, found by what they do: the
     model is built on the CPU (transformers' ``no_init_weights``: buffers computed as its
@@ -331,6 +351,7 @@ class HFBias:
     buckets: np.ndarray  # (300, 300): the bucket of every (query, key) pair
 
 
+@_one_thread
 def hf_biases(config: Mapping[str, Any]) -> list[HFBias]:
     """T5-style relative position biases of a text model: the model built on the CPU
     (``no_init_weights``), every module holding a ``relative_attention_bias`` table asked for
@@ -376,6 +397,7 @@ class HFAlibi:
     scaling: float  # what q·k is multiplied by in the first layer
 
 
+@_one_thread
 def hf_alibi(config: Mapping[str, Any]) -> HFAlibi:
     """BLOOM and MPT: the ALiBi tensor as the model builds it in its forward (BLOOM's
     ``build_alibi_tensor`` over an all-ones mask; MPT's ``build_mpt_alibi_tensor`` with the

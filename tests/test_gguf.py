@@ -57,13 +57,15 @@ def smollm2() -> Path:
     return smollm2_file()
 
 
-def test_smollm2_metadata_gives_transformers_reading(smollm2: Path) -> None:
+def test_smollm2_metadata_gives_transformers_reading(
+    smollm2: Path, smollm2_hf_config: dict[str, Any]
+) -> None:
     ckpt = open_checkpoint(smollm2)
     assert ckpt.format == "gguf" and ckpt.gguf is not None and ckpt.gguf.permuted
     assert ckpt.config["num_attention_heads"] == 9 and ckpt.config["num_key_value_heads"] == 3
     assert ckpt.config["rope_theta"] == 100000.0 and ckpt.config["head_dim"] == 64
     assert ckpt.config["max_position_embeddings"] == 8192
-    theirs = _hf_config(smollm2)
+    theirs = smollm2_hf_config  # _hf_config(smollm2), made once per run (conftest.py)
     _same_reading(dict(ckpt.config), theirs)
     found = find_positions(ckpt)
     assert isinstance(found, RopePositions)

@@ -18,6 +18,10 @@ of the pass less; the model as it is where that pass fails):
   is handed; the mask functions (``create_causal_mask``, ``create_sliding_window_causal_mask``,
   ``create_chunked_causal_mask``) tag the masks they return with the window they read.
 
+The pass runs under ``meta_ops`` (each meta op's output shapes computed once per pass: most of
+a pass was torch's Python meta kernels, the same ops on the same shapes in every layer) and torch
+on one thread (its CPU work is small tensors).
+
 MRoPE axes come from driving the rotary module with one position row at a time. Nothing here
 guesses: whatever transformers cannot build or run, or this probe cannot follow, is a
 ``ProbeError`` with one line that says so.
@@ -28,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from posecards.model.probe import model as M
@@ -73,7 +77,8 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
     """transformers' own reading of ``config`` (a config.json dict with its ``model_type``)."""
     stage = ["build"]
     try:
-        return _probe(config, stage)
+        with _one_thread():
+            return _probe(config, stage)
     except ProbeError:
         raise
     except Exception as exc:
@@ -89,6 +94,23 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
             f"transformers {T.__version__}'s {stage[0]} failed when run without weights "
             f"(on meta tensors: {what})"
         ) from exc
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread while probing: its CPU work is small tensors (frequencies, a q of six
+    tokens, 300 x 300 bucket grids), where another thread mostly spins waiting for work (umt5's
+    16 bias grids: 0.74-1.33 CPU s on two threads at load 8, 0.09-0.11 s on one). The ops are
+    elementwise: the same bits on any number of threads (every default config of the zoo reads
+    to the same bytes either way)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:

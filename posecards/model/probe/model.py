@@ -8,6 +8,7 @@ import contextlib
 import functools
 import importlib
 import inspect
+import linecache
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -78,8 +79,12 @@ def text_config(cfg: Any) -> tuple[Any, tuple[str, ...]]:
 
 @functools.cache
 def _computes_inv_freq(init: Any) -> bool:
-    """Whether an ``__init__``'s source names ``inv_freq`` (read once per function)."""
+    """Whether an ``__init__``'s source names ``inv_freq`` (read once per function; a function
+    of a file that nowhere names it is not cut out of the file)."""
     try:
+        lines = linecache.getlines(inspect.getsourcefile(init) or "")
+        if lines and "inv_freq" not in "".join(lines):
+            return False
         return "inv_freq" in inspect.getsource(init)
     except (OSError, TypeError):
         return False

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from posecards.model.probe.meta_ops import meta_ops
 from posecards.model.probe.types import ProbeError
 
 _SEQ = 6  # tokens of the probing forward pass
@@ -279,5 +280,5 @@ def _call(model: Any, text: Any) -> None:
         )
     if "use_cache" in sig:
         kw["use_cache"] = False
-    with torch.no_grad():
+    with torch.no_grad(), meta_ops():  # each op's meta shapes computed once (meta_ops.py)
         model(**kw)
