@@ -62,6 +62,12 @@ OTHER_LIBRARIES = {
         "getattr(getattr(forkserver, '_forkserver', None), '_stop', None)",
     ): "multiprocessing: stop the fork server",
     ("engine/executor.py", "getattr(forkserver, '_forkserver', None)"): "multiprocessing",
+    ("model/probe/meta_ops.py", "torch._ops"): "torch: OpOverload, the type of the op a dispatch "
+    "mode receives (torch names it nowhere public)",
+    ("model/probe/meta_ops.py", "torch.ops.aten._unsafe_view"): "torch: an aten op whose own name "
+    "starts with an underscore (not a private attribute)",
+    ("model/probe/meta_ops.py", "func._schema"): "torch: an op's schema (mutable? do its returns "
+    "alias?), as torch's own dispatch modes read it",
     ("engine/executor.py", "getattr(pool, '_processes', None)"): "multiprocessing: the workers",
     (
         "model/probe/__init__.py",
