@@ -104,6 +104,24 @@ def _rc_values(params: Any, keys: Sequence[str]) -> list[Any]:
     return [tuple(v) if isinstance(v, list) else v for v in [read(params, k) for k in keys]]
 
 
+def _recall(
+    memo: OrderedDict[tuple[Any, ...], Any],
+    key: tuple[Any, ...],
+    bound: int,
+    make: Callable[[], Any],
+) -> Any:
+    """``memo[key]``, made by ``make()`` the first time; the least recently used entries are
+    dropped beyond ``bound``."""
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = make()
+        while len(memo) > bound:
+            memo.popitem(last=False)
+    else:
+        memo.move_to_end(key)
+    return found
+
+
 @contextlib.contextmanager
 def shared_font_lookups() -> Iterator[None]:
     """For the block, the font files of a font's family list are looked up once per key
@@ -155,15 +173,14 @@ def shared_font_lookups() -> Iterator[None]:
             os.environ.get("MPL_IGNORE_SYSTEM_FONTS"),
             *_rc_values(params, rc),
         )
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = list(
+        found = _recall(
+            memo,
+            key,
+            SHARED_LOOKUPS,
+            lambda: list(
                 original(self, prop, fontext, directory, fallback_to_default, rebuild_if_missing)
-            )
-            while len(memo) > SHARED_LOOKUPS:
-                memo.popitem(last=False)
-        else:
-            memo.move_to_end(key)
+            ),
+        )
         return list(found)
 
     lookup.shared_by_posecards = True  # type: ignore[attr-defined]
@@ -319,14 +336,9 @@ def shared_text_metrics() -> Iterator[None]:
             len(fm.ttflist),
             *_rc_values(params, rc),
         )
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = original(renderer, text, fontprop, ismath, dpi)
-            while len(memo) > SHARED_METRICS:
-                memo.popitem(last=False)
-        else:
-            memo.move_to_end(key)
-        return found
+        return _recall(
+            memo, key, SHARED_METRICS, lambda: original(renderer, text, fontprop, ismath, dpi)
+        )
 
     metrics.shared_by_posecards = True  # type: ignore[attr-defined]
     place._get_text_metrics_with_cache = metrics
