@@ -13,12 +13,18 @@ from matplotlib.image import AxesImage
 
 from posecards.figures.style import Theme, visible_cmap
 
+LUMA_WEIGHTS = np.array([0.2126, 0.7152, 0.0722])  # (3,) WCAG 2's weights of linear R, G, B
+
+
+def linear_light(srgb: Any) -> np.ndarray:
+    """sRGB channel values in [0, 1] -> linear light (WCAG 2's relative luminance terms)."""
+    c = np.asarray(srgb, dtype=np.float64)
+    return np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
 
 def relative_luminance(rgb: Any) -> float:
     """WCAG 2 relative luminance of an sRGB colour (components in [0, 1]; alpha ignored)."""
-    c = np.asarray(rgb, dtype=np.float64)[:3]
-    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(c @ np.array([0.2126, 0.7152, 0.0722]))
+    return float(linear_light(np.asarray(rgb, dtype=np.float64)[:3]) @ LUMA_WEIGHTS)
 
 
 def contrast_ratio(a: Any, b: Any) -> float:

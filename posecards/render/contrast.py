@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posecards.figures._common import contrast_ratio
+from posecards.figures._common import LUMA_WEIGHTS, contrast_ratio, linear_light
 
 if TYPE_CHECKING:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -54,15 +54,9 @@ class TextContrast:
         return f"{self.text!r}: {h(self.colour)} on {h(self.background)} = {self.ratio:.2f}:1"
 
 
-def _linear(srgb: np.ndarray) -> np.ndarray:
-    """sRGB channel values in [0, 1] -> linear light (WCAG 2's relative luminance terms)."""
-    return np.where(srgb <= 0.03928, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
-
-
 # an 8-bit channel has 256 levels: each one's linear light, looked up per pixel (not computed for
 # every pixel of the page, under a text or not)
-_LINEAR = _linear(np.arange(256, dtype=np.float64) / 255.0)  # (256,)
-_LUMA = np.array([0.2126, 0.7152, 0.0722])  # (3,) weights of linear R, G, B
+_LINEAR = linear_light(np.arange(256, dtype=np.float64) / 255.0)  # (256,)
 
 
 def text_contrasts(fig: Figure) -> list[TextContrast]:
@@ -111,7 +105,7 @@ def _drawn_contrasts(fig: Figure) -> tuple[list[TextContrast], FigureCanvasAgg, 
         if not under:
             continue
         px = np.concatenate(under)  # (n, 3) uint8
-        lum = _LINEAR[px] @ _LUMA  # (n,) relative luminance
+        lum = _LINEAR[px] @ LUMA_WEIGHTS  # (n,) relative luminance
         mid = px[np.argsort(lum, kind="stable")[len(px) // 2]] / 255.0  # (3,)
         bg: RGB = (float(mid[0]), float(mid[1]), float(mid[2]))
         a = float(rgba[3])
