@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import FULL_BUILD_LOG, run, tree
+from conftest import FULL_BUILD_LOG, run, run_here, tree
 
 from posecards.config import CARD_IDS
 from posecards.render.text import load_card_text
@@ -84,11 +84,13 @@ def test_same_inputs_same_bytes_across_jobs_and_subsets(built: Path, tmp_path: P
     """The shared full build (--jobs 2, all formats, from an empty cache of its own: every
     unit rendered) and a --jobs 1 build of cards 2 and 4 in Chinese (every font, CJK too) as
     PNG, SVG and PDF from another empty cache write the same bytes for those cards: neither
-    --jobs nor which other cards, languages or formats were built changes a card's files."""
+    --jobs nor which other cards, languages or formats were built changes a card's files. The
+    second runs in this process (conftest.run_here), the first in its own: the same bytes
+    either way."""
     log = (built.parent / FULL_BUILD_LOG).read_text(encoding="utf-8")
     assert f"0 of {2 * len(CARD_IDS)} card renders up to date in the cache" in log, log
     out = tmp_path / "jobs-1"
-    r = run(
+    r = run_here(
         *("build", "--out", str(out), "--cards", "2,4", "--lang", "zh", "--format", "png,svg,pdf"),
         *("--jobs", "1"),
         env={"POSECARDS_CACHE_DIR": str(tmp_path / "cache")},
@@ -110,17 +112,17 @@ def test_same_inputs_same_bytes_across_jobs_and_subsets(built: Path, tmp_path: P
 def test_check_reports_stale_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "small"
     opts = ["--out", str(out), "--cards", "2", "--lang", "en", "--format", "svg,html"]
-    r = run("build", *opts, "--check")
+    r = run_here("build", *opts, "--check")
     assert r.returncode == 1 and "missing: en/card-2-" in r.stdout
     assert not out.exists()  # --check never writes
-    assert run("build", *opts, "--quiet").returncode == 0
-    r = run("build", *opts, "--check")
+    assert run_here("build", *opts, "--quiet").returncode == 0
+    r = run_here("build", *opts, "--check")
     assert r.returncode == 0, r.stdout + r.stderr
     target = next((out / "en").glob("card-2-*.svg"))
     target.write_bytes(target.read_bytes() + b" ")
     (out / "en" / "figures" / "c2-heatmap.svg").unlink()
     before = tree(out)
-    r = run("build", *opts, "--check")
+    r = run_here("build", *opts, "--check")
     assert r.returncode == 1
     assert f"edited after the build: en/{target.name}" in r.stdout
     assert "missing: en/figures/c2-heatmap.svg" in r.stdout
@@ -129,7 +131,7 @@ def test_check_reports_stale_and_writes_nothing(tmp_path: Path) -> None:
 
 def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> None:
     out = tmp_path / "b"
-    r = run(
+    r = run_here(
         "build",
         "--out",
         str(out),
@@ -179,7 +181,7 @@ def test_base_changes_the_numbers_in_the_text(built: Path, tmp_path: Path) -> No
 )
 def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
     out = tmp_path / "o"
-    r = run("build", "--out", str(out), *args)
+    r = run_here("build", "--out", str(out), *args)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
@@ -196,12 +198,12 @@ def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_list_and_data(tmp_path: Path) -> None:
-    r = run("list")
+    r = run_here("list")
     assert r.returncode == 0
     ids = re.findall(r"^\s+(c\d+-[a-z0-9-]+)", r.stdout, flags=re.M)
     assert len(ids) == N_FIGURES
-    r = run("data", "c4-alibi", "--format", "json")
+    r = run_here("data", "c4-alibi", "--format", "json")
     assert r.returncode == 0, r.stderr
     json.loads(r.stdout)
-    r = run("data", "c9-nope")
+    r = run_here("data", "c9-nope")
     assert r.returncode == 2 and "unknown figure id 'c9-nope'" in r.stderr

@@ -1,15 +1,21 @@
 """The build cache: an unchanged input never rebuilds, a changed one always does, a corrupt entry
-is rebuilt, and outputs are identical with and without the cache."""
+is rebuilt, and outputs are identical with and without the cache.
+
+One build from an empty cache, in a process of its own (`first`); the tests start from copies of
+its folder and cache and run their builds in this process (conftest.run_here: what a build
+writes, not the process). test_cache_and_no_cache_give_identical_files compares the files of
+those builds with the process's, byte for byte."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
-from conftest import run, tree
+from conftest import run, run_here, tree
 
 from posecards.config import BuildConfig, Look, PEParams
 from posecards.engine import executor
@@ -30,32 +36,6 @@ def renders(stderr: str) -> int:
     return len(re.findall(r"rendered$", stderr, flags=re.M))
 
 
-def test_unchanged_never_rebuilds_changed_always_does(cache: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    first = run("build", "--out", str(out), *SMALL)
-    assert first.returncode == 0 and renders(first.stderr) == 1, first.stderr
-    again = run("build", "--out", str(out), *SMALL)
-    assert again.returncode == 0 and renders(again.stderr) == 0
-    # judged up to date from DIR's manifest before the cache is even looked at
-    assert "in the cache" not in again.stderr
-    assert f"{out} is up to date" in again.stderr
-    # another folder: every card render comes from the cache
-    other = run("build", "--out", str(tmp_path / "other"), *SMALL)
-    assert other.returncode == 0, other.stderr
-    assert "1 of 1 card renders up to date in the cache" in other.stderr
-    assert renders(other.stderr) == 0
-    assert tree(tmp_path / "other") == tree(out)
-    # without the cache: still up to date, nothing rendered
-    shutil.rmtree(cache)
-    again = run("build", "--out", str(out), *SMALL)
-    assert again.returncode == 0 and renders(again.stderr) == 0, again.stderr
-    assert f"{out} is up to date" in again.stderr
-    # a changed parameter is a different key: rendered again, and the text follows it
-    changed = run("build", "--out", str(out), *SMALL, "--base", "20000")
-    assert changed.returncode == 0 and renders(changed.stderr) == 1
-    assert "base = 20,000" in next((out / "en").glob("card-4-*.html")).read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def first(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """SMALL built once into an empty cache of its own: (DIR, cache). Tests copy the cache."""
@@ -66,15 +46,44 @@ def first(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return out, cache
 
 
+def test_unchanged_never_rebuilds_changed_always_does(
+    first: tuple[Path, Path], cache: Path, tmp_path: Path
+) -> None:
+    # SMALL built into an empty cache renders its one unit (asserted by `first`); a copy
+    out = tmp_path / "out"
+    shutil.copytree(first[0], out)
+    shutil.copytree(first[1], cache)
+    again = run_here("build", "--out", str(out), *SMALL)
+    assert again.returncode == 0 and renders(again.stderr) == 0
+    # judged up to date from DIR's manifest before the cache is even looked at
+    assert "in the cache" not in again.stderr
+    assert f"{out} is up to date" in again.stderr
+    # another folder: every card render comes from the cache
+    other = run_here("build", "--out", str(tmp_path / "other"), *SMALL)
+    assert other.returncode == 0, other.stderr
+    assert "1 of 1 card renders up to date in the cache" in other.stderr
+    assert renders(other.stderr) == 0
+    assert tree(tmp_path / "other") == tree(out)
+    # without the cache: still up to date, nothing rendered
+    shutil.rmtree(cache)
+    again = run_here("build", "--out", str(out), *SMALL)
+    assert again.returncode == 0 and renders(again.stderr) == 0, again.stderr
+    assert f"{out} is up to date" in again.stderr
+    # a changed parameter is a different key: rendered again, and the text follows it
+    changed = run_here("build", "--out", str(out), *SMALL, "--base", "20000")
+    assert changed.returncode == 0 and renders(changed.stderr) == 1
+    assert "base = 20,000" in next((out / "en").glob("card-4-*.html")).read_text(encoding="utf-8")
+
+
 def test_cache_and_no_cache_give_identical_files(
     first: tuple[Path, Path], cache: Path, tmp_path: Path
 ) -> None:
-    a = first[0]
+    a = first[0]  # built by a process of its own; b and c in this one (conftest.run_here)
     shutil.copytree(first[1], cache)
     b, c = tmp_path / "b", tmp_path / "c"
-    r = run("build", "--out", str(b), *SMALL)
+    r = run_here("build", "--out", str(b), *SMALL)
     assert r.returncode == 0 and renders(r.stderr) == 0, r.stderr  # from the cache
-    r = run("build", "--out", str(c), *SMALL, "--no-cache")
+    r = run_here("build", "--out", str(c), *SMALL, "--no-cache")
     assert r.returncode == 0 and renders(r.stderr) == 1
     assert tree(a) == tree(b) == tree(c)
 
@@ -87,7 +96,7 @@ def test_corrupt_entry_is_rebuilt_not_trusted(
     assert entries
     for f in entries:
         f.write_bytes(b"\x00" + f.read_bytes()[1:])
-    r = run("build", "--out", str(tmp_path / "again"), *SMALL)
+    r = run_here("build", "--out", str(tmp_path / "again"), *SMALL)
     assert r.returncode == 0 and renders(r.stderr) == 1, r.stderr
     assert tree(tmp_path / "again") == tree(first[0])
 
@@ -121,10 +130,17 @@ def test_keys_follow_exactly_their_inputs(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_no_op_trusts_a_file_only_while_its_stat_is_unchanged(
-    cache: Path, tmp_path: Path
+    first: tuple[Path, Path], cache: Path, tmp_path: Path
 ) -> None:
+    # a built folder and its cache (copies of `first`); a no-op build hashes its files (their
+    # stats are the copies') and records their stats, once they are older than a clock tick
+    # (site._RACY_NS: a file changed within it of the record is not trusted by its stat)
     out = tmp_path / "out"
-    assert run("build", "--out", str(out), *SMALL, "--quiet").returncode == 0
+    shutil.copytree(first[0], out)
+    shutil.copytree(first[1], cache)
+    time.sleep(0.1)
+    r = run_here("build", "--out", str(out), *SMALL)
+    assert r.returncode == 0 and f"{out} is up to date" in r.stderr and renders(r.stderr) == 0
     good = tree(out)
     # the same size and modification time, other bytes: the change time and the hash tell
     svg = next((out / "en").glob("card-4-*.svg"))
@@ -133,11 +149,11 @@ def test_a_no_op_trusts_a_file_only_while_its_stat_is_unchanged(
     data[-10] ^= 1
     svg.write_bytes(bytes(data))
     os.utime(svg, ns=(st.st_atime_ns, st.st_mtime_ns))
-    r = run("build", "--out", str(out), *SMALL)
+    r = run_here("build", "--out", str(out), *SMALL)
     assert r.returncode == 0 and "wrote 1 of" in r.stderr, r.stderr
     assert tree(out) == good
     # a copied folder (every stat new) is hashed once, found up to date, and nothing written
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    r = run("build", "--out", str(copy), *SMALL)
+    r = run_here("build", "--out", str(copy), *SMALL)
     assert r.returncode == 0 and f"{copy} is up to date" in r.stderr and renders(r.stderr) == 0

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ALL_FORMATS, run
+from conftest import ALL_FORMATS, run, run_here
 
 from posecards.config import BuildConfig
 from posecards.engine import inputs, judge, manifest
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dark, one-card, one-language site (png, svg, html)."""
     out = tmp_path_factory.mktemp("check") / "site"
-    r = run(
+    r = run_here(
         "build", "--out", str(out), "--cards", "2", "--lang", "en", "--format", "png,svg,html",
         "--theme", "dark", "--quiet",
     )  # fmt: skip
@@ -59,7 +59,7 @@ def test_planned_files_are_the_files_a_build_writes(built: Path) -> None:
 
 
 def test_a_full_site_checks_fresh_without_options(built: Path) -> None:
-    r = run("build", "--out", str(built), "--check")
+    r = run_here("build", "--out", str(built), "--check")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "is up to date" in r.stdout
 
@@ -77,14 +77,14 @@ def test_check_imports_nothing_heavy(small: Path) -> None:
 
 
 def test_options_come_from_the_manifest(small: Path) -> None:
-    r = run("build", "--out", str(small), "--check")
+    r = run_here("build", "--out", str(small), "--check")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = run("build", "--out", str(small), "--check", "--theme", "DARK", "--lang", "en")
+    r = run_here("build", "--out", str(small), "--check", "--theme", "DARK", "--lang", "en")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = run("build", "--out", str(small), "--check", "--theme", "light")
+    r = run_here("build", "--out", str(small), "--check", "--theme", "light")
     assert r.returncode == 1
     assert "built with --theme dark; asked for light" in r.stdout
-    r = run("build", "--out", str(small), "--check", "--cards", "1,2", "--base", "500")
+    r = run_here("build", "--out", str(small), "--check", "--cards", "1,2", "--base", "500")
     assert r.returncode == 1
     assert "built with --cards 2; asked for 1,2" in r.stdout
     assert "built with --base 10000; asked for 500" in r.stdout
@@ -98,7 +98,7 @@ def test_a_hand_edited_png_and_a_missing_file_are_named(small: Path, tmp_path: P
     png.write_bytes(bytes(data))
     (site / "en" / "figures" / "c2-similarity.svg").unlink()
     before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
-    r = run("build", "--out", str(site), "--check")
+    r = run_here("build", "--out", str(site), "--check")
     assert r.returncode == 1
     assert f"  edited after the build: en/{png.name}\n" in r.stdout
     assert "  missing: en/figures/c2-similarity.svg\n" in r.stdout
@@ -112,21 +112,15 @@ def test_an_edited_card_text_is_named(small: Path, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "cards", cards)
     text = cards / "card2.toml"
     text.write_text(text.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
-    env = {**os.environ, "POSECARDS_CARDS_DIR": str(cards)}
-    r = subprocess.run(
-        [sys.executable, "-m", "posecards", "build", "--out", str(small), "--check"],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
+    env = {"POSECARDS_CARDS_DIR": str(cards)}
+    r = run_here("build", "--out", str(small), "--check", env=env)
     assert r.returncode == 1
     # card 2 (en): card PNG/SVG, 7 figures × PNG/SVG, its page, 3 figure pages, the index
     assert "card text changed: cards/card2.toml (21 files)" in r.stdout
     # another card's text does not concern a card-2 site
     text.write_text((ROOT / "cards" / "card2.toml").read_text(encoding="utf-8"), encoding="utf-8")
     (cards / "card3.toml").write_text("# edited\n", encoding="utf-8")
-    r = subprocess.run(
-        [sys.executable, "-m", "posecards", "build", "--out", str(small), "--check"],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
+    r = run_here("build", "--out", str(small), "--check", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -207,12 +201,12 @@ def test_the_ci_recipes_run_as_documented(small: Path, tmp_path: Path) -> None:
     shutil.copytree(small, repo / "docs" / "cards")
     for command in commands:
         args = shlex.split(command)[1:]
-        r = run(*args, cwd=repo)
+        r = run_here(*args, cwd=repo)
         assert r.returncode == 0, (command, r.stdout, r.stderr)
     page = next((repo / "docs" / "cards" / "en").glob("card-2-*.html"))
     page.write_text(page.read_text(encoding="utf-8") + " ", encoding="utf-8")
     for command in commands:
-        r = run(*shlex.split(command)[1:], cwd=repo)
+        r = run_here(*shlex.split(command)[1:], cwd=repo)
         assert r.returncode == 1 and f"edited after the build: en/{page.name}" in r.stdout
 
 
@@ -362,11 +356,11 @@ def test_an_old_manifest_and_an_inspection_folder(small: Path, tmp_path: Path) -
     doc = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
     del doc["inputs"]
     (site / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
-    r = run("build", "--out", str(site), "--check")
+    r = run_here("build", "--out", str(site), "--check")
     assert r.returncode == 1 and "records no recipes" in r.stdout
     doc["made_by"] = "posecards inspect"
     (site / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
-    r = run("build", "--out", str(site), "--check")
+    r = run_here("build", "--out", str(site), "--check")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "was made by posecards inspect" in r.stderr
 
@@ -415,7 +409,7 @@ def test_render_comparison_tolerates_last_bits_not_changes(small: Path) -> None:
 
 
 def test_check_render_on_a_fresh_site(small: Path) -> None:
-    r = run("build", "--out", str(small), "--check", "--render", "--quiet")
+    r = run_here("build", "--out", str(small), "--check", "--render", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = run("build", "--out", str(small), "--render")
+    r = run_here("build", "--out", str(small), "--render")
     assert r.returncode == 2 and "--render goes with --check" in r.stderr

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run
+from conftest import run_here
 from typer.testing import CliRunner
 
 from posecards.cli import app
@@ -52,22 +52,22 @@ def test_a_closed_pipe_ends_quietly() -> None:
 
 def test_an_unknown_figure_id_names_the_nearest() -> None:
     for cmd in (["data", "c2-hetmap"], ["figure", "c2-hetmap", "-o", "x.png"]):
-        r = run(*cmd)
+        r = run_here(*cmd)
         one_line_exit_2(r, "unknown figure id 'c2-hetmap'", "did you mean c2-heatmap")
-    r = run("data", "zzzz")
+    r = run_here("data", "zzzz")
     one_line_exit_2(r, "unknown figure id 'zzzz'", "'posecards list' shows all ids")
 
 
 def test_choices_and_figure_ids_ignore_case() -> None:
-    r = run("data", "C2-Heatmap", "--format", "JSON")
+    r = run_here("data", "C2-Heatmap", "--format", "JSON")
     assert r.returncode == 0, r.stderr
     assert r.stdout.lstrip().startswith("{")
 
 
 def test_figure_into_a_folder_asks_for_a_file_name(tmp_path: Path) -> None:
-    r = run("figure", "c2-heatmap", "-o", f"{tmp_path}/")
+    r = run_here("figure", "c2-heatmap", "-o", f"{tmp_path}/")
     one_line_exit_2(r, "is a folder; give a file name", f"{tmp_path / 'c2-heatmap'}.png")
-    r = run("figure", "c2-heatmap", "-o", str(tmp_path / "newdir") + os.sep)
+    r = run_here("figure", "c2-heatmap", "-o", str(tmp_path / "newdir") + os.sep)
     one_line_exit_2(r, "is a folder; give a file name")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run
+from conftest import run, run_here
 
 from posecards.config import CARD_IDS, PEParams
 from posecards.content import compute_card
@@ -96,7 +96,7 @@ def test_a_figure_id_in_both_tables_or_unknown_is_an_error(tmp_path: Path) -> No
 
 
 def test_list_shows_them_under_their_card() -> None:
-    r = run("list")
+    r = run_here("list")
     assert r.returncode == 0, r.stderr
     card = None
     seen: dict[str, int] = {}
@@ -116,7 +116,7 @@ def test_list_shows_them_under_their_card() -> None:
 @pytest.mark.e2e
 @pytest.mark.parametrize(("card", "fid"), EXTRA)
 def test_data_gives_the_computed_numbers(card: int, fid: str, contents: dict) -> None:
-    r = run("data", fid)
+    r = run_here("data", fid)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     want = fields_of(contents[card].figures[fid])  # a mapping, or a dataclass's fields
@@ -131,7 +131,8 @@ def test_data_gives_the_computed_numbers(card: int, fid: str, contents: dict) ->
 @pytest.mark.e2e
 def test_figure_draws_them_and_suggests_near_ids(tmp_path: Path) -> None:
     """`posecards figure` draws each of them: the first in a process of its own (the command
-    as a user runs it), the others through the same command line in this process."""
+    as a user runs it), the others through the same command line in this process; the
+    near-id errors in this process too (conftest.run_here)."""
     from typer.testing import CliRunner
 
     from posecards.cli import app
@@ -147,9 +148,9 @@ def test_figure_draws_them_and_suggests_near_ids(tmp_path: Path) -> None:
             done = runner.invoke(app, list(args))
             assert done.exit_code == 0, done.output
         assert out.read_bytes().lstrip().startswith(b"<?xml")
-    r = run("figure", "c2-float3", "-o", str(tmp_path / "x.png"))
+    r = run_here("figure", "c2-float3", "-o", str(tmp_path / "x.png"))
     assert r.returncode == 2 and "did you mean c2-float32" in r.stderr
-    r = run("data", "c4-debrta")
+    r = run_here("data", "c4-debrta")
     assert r.returncode == 2 and "did you mean c4-deberta" in r.stderr
     assert r.stderr.count("\n") == 1
 
@@ -176,11 +177,11 @@ def test_build_writes_and_links_them(built: Path) -> None:
 def test_check_reports_them_missing(built: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(built, site)
-    r = run("build", "--out", str(site), "--check")
+    r = run_here("build", "--out", str(site), "--check")
     assert r.returncode == 0, r.stdout
     (site / "zh" / "figures" / "c4-deberta.png").unlink()
     (site / "en" / "figures" / "c1-pairs.html").unlink()
-    r = run("build", "--out", str(site), "--check")
+    r = run_here("build", "--out", str(site), "--check")
     assert r.returncode == 1
     assert "  missing: en/figures/c1-pairs.html\n" in r.stdout
     assert "  missing: zh/figures/c4-deberta.png\n" in r.stdout

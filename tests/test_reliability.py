@@ -1,5 +1,9 @@
 """Bad card text, interrupted and concurrent builds, and unsafe text: one clear line and exit 2,
-or a clean stop, and never a half-written output folder."""
+or a clean stop, and never a half-written output folder.
+
+The interrupted, killed and concurrent builds and the one-line errors of a bad --out or
+POSECARDS_CARDS_DIR are processes of their own (`run`, Popen); the other builds are about what
+they write and run in this process (conftest.run_here)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run, tree
+from conftest import run, run_here, tree
 
 from posecards.paths import data_dir
 
@@ -30,12 +34,21 @@ def cards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-@pytest.fixture
-def previous(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
-    """An output folder holding an earlier build (default cards)."""
-    out = tmp_path / "out"
-    r = run("build", "--out", str(out), *SMALL, "--quiet")
+@pytest.fixture(scope="module")
+def _previous(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SMALL built once (default cards: made before a test's `cards` fixture, a narrower scope)."""
+    assert "POSECARDS_CARDS_DIR" not in os.environ
+    out = tmp_path_factory.mktemp("previous") / "out"
+    r = run_here("build", "--out", str(out), *SMALL, "--quiet")
     assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture
+def previous(_previous: Path, tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """An output folder holding an earlier build (default cards): a copy of `_previous`."""
+    out = tmp_path / "out"
+    shutil.copytree(_previous, out)
     return out, tree(out)
 
 
@@ -81,7 +94,7 @@ def test_bad_card_text_is_one_line_and_leaves_dir_alone(
 ) -> None:
     out, before = previous
     edit(cards / "card2.toml", old, new)
-    r = run("build", "--out", str(out), *SMALL)
+    r = run_here("build", "--out", str(out), *SMALL)
     one_line_exit_2(r, *needles)
     assert tree(out) == before
 
@@ -95,7 +108,7 @@ def test_markup_in_card_text_stays_text(cards: Path, tmp_path: Path) -> None:
     end = text.index("\n", en)
     path.write_text(text[:en] + f'en = "{evil}"' + text[end:], encoding="utf-8")
     out = tmp_path / "evil"
-    r = run("build", "--out", str(out), *SMALL, "--format", "svg,html", "--quiet")
+    r = run_here("build", "--out", str(out), *SMALL, "--format", "svg,html", "--quiet")
     assert r.returncode == 0, r.stderr
     page = next((out / "en").glob("card-2-*.html")).read_text(encoding="utf-8")
     svg = next((out / "en").glob("card-2-*.svg")).read_text(encoding="utf-8")
@@ -143,7 +156,8 @@ def test_sigterm_mid_build_leaves_previous_outputs(previous: tuple[Path, dict[st
 
 def test_two_builds_at_once_do_not_corrupt(tmp_path: Path) -> None:
     out = tmp_path / "shared"
-    cmd = [sys.executable, "-m", "posecards", "build", "--out", str(out), *SMALL, "--quiet"]
+    quickest = ["--cards", "4", "--lang", "en", "--format", "svg,html"]  # card 4: half card 2's CPU
+    cmd = [sys.executable, "-m", "posecards", "build", "--out", str(out), *quickest, "--quiet"]
     a = subprocess.Popen([*cmd, "--base", "1000"], stderr=subprocess.PIPE, text=True)
     b = subprocess.Popen([*cmd, "--base", "2000"], stderr=subprocess.PIPE, text=True)
     assert a.wait(timeout=600) == 0 and b.wait(timeout=600) == 0
@@ -154,7 +168,7 @@ def test_two_builds_at_once_do_not_corrupt(tmp_path: Path) -> None:
 
 def test_check_never_writes(tmp_path: Path) -> None:
     out = tmp_path / "nothing"
-    r = run("build", "--out", str(out), *SMALL, "--check")
+    r = run_here("build", "--out", str(out), *SMALL, "--check")
     assert r.returncode == 1
     assert not out.exists()
 
