@@ -61,12 +61,13 @@ def test_the_index_renders_offline(browser: Any, built: Path) -> None:
 
 
 def test_inspection_pages_render_offline(browser: Any, tmp_path: Path) -> None:
-    from conftest import run
+    from conftest import run_here
     from tiny_models import gpt2_model
 
     gpt2_model(0).save_pretrained(tmp_path / "gpt2")
     out = tmp_path / "out"
-    r = run("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
+    # in this process: transformers is imported already (the files are `run`'s, test_inspect_cli)
+    r = run_here("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
     assert r.returncode == 0, r.stderr
     pages = [out / "index.html", out / "en" / "gpt2.html", out / "zh" / "gpt2.html"]
     _open_pages(browser, pages, out, prefix="inspect-")
