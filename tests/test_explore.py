@@ -139,6 +139,9 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
     for rope_type in ("yarn", "llama3", "dynamic", "longrope", "linear", "ntk", "proportional"):
         page.focus("#rope-type")
         page.select_option("#rope-type", rope_type)
+        # what the page shows now: a move's "after" is the next move's "before" (an input
+        # redraws at once, in update(); between two moves the test only reads the page)
+        shown = None
         for control in CONTROLS:
             if control in ("lang", "theme", "play", "rope-type", "preset", "calc-base"):
                 continue
@@ -146,7 +149,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
                 continue
             if page.evaluate(f"() => !!document.getElementById('{control}').closest('[hidden]')"):
                 continue
-            before = (_readouts(page), _canvases(page))
+            before = shown if shown is not None else (_readouts(page), _canvases(page))
             if control in ("truncate", "bidir"):
                 press(control, "Space")
             elif control in ("layout", "mrope", "mrope-layout", "conv"):
@@ -167,7 +170,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
                 press(control, "ArrowLeft")  # moved to its end by the earlier rope types
             else:
                 press(control, "ArrowRight" if control != "k" else "ArrowUp")
-            after = (_readouts(page), _canvases(page))
+            after = shown = (_readouts(page), _canvases(page))
             assert after != before, f"{control} ({rope_type}) changed nothing"
     # the language and theme switches, and the animation
     before = _readouts(page)
@@ -181,7 +184,7 @@ def test_every_control_by_keyboard(browser: Any, explore_file: Path) -> None:
     assert _canvases(page) != before_c
     p0 = page.input_value("#p")
     press("play", "Enter")
-    page.wait_for_timeout(300)
+    page.wait_for_function("p0 => document.getElementById('p').value !== p0", arg=p0, timeout=5000)
     press("play", "Enter")
     assert page.input_value("#p") != p0
     assert not pg.errors, pg.errors
@@ -252,7 +255,8 @@ def test_a_copied_link_reopens_the_same_state_and_reset_clears_it(
     page.select_option("#theme", "dark")
     page.select_option("#lang", "zh")
     moved = page.evaluate(_STATE)
-    page.wait_for_timeout(400)  # the fragment is written once the controls rest (150 ms)
+    # the fragment is written once the controls rest (150 ms), whole: after the last move
+    page.wait_for_function("() => location.hash.includes('lang=zh')", timeout=5000)
     fragment = page.evaluate("location.hash")
     assert "preset=llama-3.1-8b" in fragment and "k=37" in fragment and "lang=zh" in fragment
     assert moved["values"]["factor"] == "8" and moved != fresh
