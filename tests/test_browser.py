@@ -4,6 +4,7 @@ console shows no error, and nothing is requested from the network."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,18 +28,18 @@ _IMAGE_SIZES = """els => els.map(e => {
 
 
 def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -> None:
-    """Open each page in Chromium: images and SVGs have a size, no console error, no network."""
+    """Open each page in Chromium (one tab, a new document each): images and SVGs have a size,
+    no console error, no network."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
     for path in pages:
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        errors: list[str] = []
-        requests: list[str] = []
-        page.on(
-            "console",
-            lambda m, errs=errors: errs.append(m.text) if m.type == "error" else None,
-        )
-        page.on("pageerror", lambda e, errs=errors: errs.append(str(e)))
-        page.on("request", lambda r, reqs=requests: reqs.append(r.url))
+        errors.clear()
+        requests.clear()
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
         sizes = page.eval_on_selector_all("img, svg", _IMAGE_SIZES)
@@ -49,8 +50,9 @@ def _open_pages(browser: Any, pages: list[Path], root: Path, prefix: str = "") -
         external = [u for u in requests if not u.startswith(("file:", "data:"))]
         assert not external, f"{path.name}: {external}"
         name = f"{path.parent.name}-{path.stem}.png" if path.parent != root else "index.png"
-        page.screenshot(path=str(ARTIFACTS / f"{prefix}{name}"), full_page=True)
-        page.close()
+        _full_page_png(page, ARTIFACTS / f"{prefix}{name}")
+        page.goto("about:blank")
+    page.close()
 
 
 def test_the_index_renders_offline(browser: Any, built: Path) -> None:
@@ -59,12 +61,13 @@ def test_the_index_renders_offline(browser: Any, built: Path) -> None:
 
 
 def test_inspection_pages_render_offline(browser: Any, tmp_path: Path) -> None:
-    from conftest import run
+    from conftest import run_here
     from tiny_models import gpt2_model
 
     gpt2_model(0).save_pretrained(tmp_path / "gpt2")
     out = tmp_path / "out"
-    r = run("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
+    # in this process: transformers is imported already (the files are `run`'s, test_inspect_cli)
+    r = run_here("inspect", str(tmp_path / "gpt2"), "--out", str(out), "--format", "png,svg,html")
     assert r.returncode == 0, r.stderr
     pages = [out / "index.html", out / "en" / "gpt2.html", out / "zh" / "gpt2.html"]
     _open_pages(browser, pages, out, prefix="inspect-")
@@ -98,27 +101,74 @@ def _card_pages(built: Path) -> list[Path]:
     return pages
 
 
-def _load(browser, path: Path, width: int, height: int, problems: list[str] | None = None):  # type: ignore[no-untyped-def]
-    """Open a page at a viewport; fail on any request but the page itself. ``problems``
-    collects console errors and page errors."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+@contextlib.contextmanager
+def _opened(tab, path: Path, width: int, height: int, problems: list[str] | None = None):  # type: ignore[no-untyped-def]
+    """Open a page in ``tab`` (a browser tab at about:blank) at a viewport, as a new document;
+    fail on any request but the page itself. ``problems`` collects console errors and page
+    errors. Afterwards the tab shows about:blank again: loading the next page in it costs
+    Chromium about 0.5 CPU s less than opening a new tab."""
+    tab.set_viewport_size({"width": width, "height": height})
     requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
+    listeners: list[tuple[str, Any]] = [("request", lambda r: requests.append(r.url))]
     if problems is not None:
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    # every embedded face loaded (data: URLs, no request), then one more frame of layout
-    page.evaluate(_FONTS_LOADED)
-    assert [u for u in requests if u != path.as_uri()] == [], f"{path.name}: {requests}"
-    return page
+        listeners += [
+            ("console", lambda m: problems.append(m.text) if m.type == "error" else None),
+            ("pageerror", lambda e: problems.append(str(e))),
+        ]
+    for event, listener in listeners:
+        tab.on(event, listener)
+    try:
+        tab.goto(path.as_uri())
+        tab.wait_for_load_state("load")
+        # every embedded face loaded (data: URLs, no request), then one more frame of layout
+        tab.evaluate(_FONTS_LOADED)
+        assert [u for u in requests if u != path.as_uri()] == [], f"{path.name}: {requests}"
+        yield tab
+    finally:
+        for event, listener in listeners:
+            tab.remove_listener(event, listener)
+        tab.goto("about:blank")
 
 
 def _resize(page, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
     """The same page at another viewport: laid out again, as a fresh load at that size is."""
     page.set_viewport_size({"width": width, "height": height})
     page.evaluate(_FONTS_LOADED)
+
+
+# the document's size as playwright's full-page screenshot measures it (screenshotter.ts), once
+# the fonts are ready (as playwright waits before a screenshot)
+_PAGE_SIZE = """async () => { await document.fonts.ready;
+    const b = document.body, e = document.documentElement;
+    return [Math.max(b.scrollWidth, e.scrollWidth, b.offsetWidth, e.offsetWidth, b.clientWidth,
+                     e.clientWidth),
+            Math.max(b.scrollHeight, e.scrollHeight, b.offsetHeight, e.offsetHeight,
+                     b.clientHeight, e.clientHeight)]; }"""
+
+
+def _full_page_png(page, path: Path | None = None) -> bytes:  # type: ignore[no-untyped-def]
+    """The whole page as a PNG (written to ``path`` too): the Page.captureScreenshot call that
+    playwright's ``screenshot(full_page=True)`` makes (the document's rectangle, drawn beyond the
+    viewport), encoded with Chromium's fast zlib setting (optimizeForSpeed: a larger file, the
+    same pixels, about 0.1 CPU s less a card page)."""
+    import base64
+
+    width, height = page.evaluate(_PAGE_SIZE)
+    cdp = page.context.new_cdp_session(page)
+    shot = cdp.send(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+            "captureBeyondViewport": True,
+            "optimizeForSpeed": True,
+        },
+    )
+    cdp.detach()
+    png = base64.b64decode(shot["data"])
+    if path is not None:
+        path.write_bytes(png)
+    return png
 
 
 def _glyph_fonts(page) -> dict[tuple[str, bool], int]:  # type: ignore[no-untyped-def]
@@ -147,6 +197,7 @@ def _glyph_fonts(page) -> dict[tuple[str, bool], int]:  # type: ignore[no-untype
         for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": nid})["fonts"]:
             key = (f["postScriptName"] or f["familyName"], f["isCustomFont"])
             used[key] = used.get(key, 0) + f["glyphCount"]
+    cdp.detach()
     return used
 
 
@@ -171,6 +222,34 @@ class Visit:
     pixels_no_fonts: np.ndarray | None = None
 
 
+def _visit(tab, path: Path) -> Visit:  # type: ignore[no-untyped-def]
+    """One card page in ``tab`` with the system's fonts, at 1440, 390 and 1920 px."""
+    name = f"{path.parent.name}-{path.stem}"
+    problems: list[str] = []
+    with _opened(tab, path, 1440, 1000, problems) as page:
+        images = page.eval_on_selector_all("img, svg", _IMAGE_SIZES)
+        boxes = page.evaluate(_TEXT_BOXES)
+        png = _full_page_png(page, ARTIFACTS / f"{name}.png")
+        faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
+        body_font = page.evaluate("getComputedStyle(document.body).fontFamily")
+        svg_font = page.eval_on_selector("figure svg text", "t => getComputedStyle(t).fontFamily")
+        _resize(page, 390, 844)
+        phone_width = page.evaluate("document.documentElement.scrollWidth")
+        right = page.eval_on_selector_all(
+            "svg, figure, aside, p, li, h1, table",
+            "els => els.map(e => e.getBoundingClientRect().right)",
+        )
+        _full_page_png(page, ARTIFACTS / f"{name}-390.png")
+        _resize(page, 1920, 1080)
+        wide_width = page.evaluate("document.documentElement.scrollWidth")
+        figure_text_px = page.evaluate(_FIGURE_TEXT_PX)
+        glyphs = _glyph_fonts(page)  # opens every <details>: last
+    return Visit(
+        problems, images, boxes, _pixels(png), faces, body_font, svg_font, phone_width,
+        max(right), wide_width, figure_text_px, glyphs,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def visits(
     browser: Any, playwright_session: Any, built: Path, tmp_path_factory: pytest.TempPathFactory
@@ -182,32 +261,12 @@ def visits(
     for stale in ARTIFACTS.glob("*-card-*.png"):  # an earlier run's: only this run's count
         stale.unlink()
     out: dict[Path, Visit] = {}
-    for path in _card_pages(built):
-        name = f"{path.parent.name}-{path.stem}"
-        problems: list[str] = []
-        page = _load(browser, path, 1440, 1000, problems)
-        images = page.eval_on_selector_all("img, svg", _IMAGE_SIZES)
-        boxes = page.evaluate(_TEXT_BOXES)
-        png = page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-        faces = page.evaluate("[...document.fonts].map(f => [f.family, f.status])")
-        body_font = page.evaluate("getComputedStyle(document.body).fontFamily")
-        svg_font = page.eval_on_selector("figure svg text", "t => getComputedStyle(t).fontFamily")
-        _resize(page, 390, 844)
-        phone_width = page.evaluate("document.documentElement.scrollWidth")
-        right = page.eval_on_selector_all(
-            "svg, figure, aside, p, li, h1, table",
-            "els => els.map(e => e.getBoundingClientRect().right)",
-        )
-        page.screenshot(path=str(ARTIFACTS / f"{name}-390.png"), full_page=True)
-        _resize(page, 1920, 1080)
-        wide_width = page.evaluate("document.documentElement.scrollWidth")
-        figure_text_px = page.evaluate(_FIGURE_TEXT_PX)
-        glyphs = _glyph_fonts(page)  # opens every <details>: last
-        page.close()
-        out[path] = Visit(
-            problems, images, boxes, _pixels(png), faces, body_font, svg_font, phone_width,
-            max(right), wide_width, figure_text_px, glyphs,
-        )  # fmt: skip
+    tab = browser.new_page()
+    try:
+        for path in _card_pages(built):
+            out[path] = _visit(tab, path)
+    finally:
+        tab.close()
 
     # a machine without posecards' fonts: the system's fontconfig rules (hinting, subpixel
     # positioning: they move glyphs) but no Noto CJK and no DejaVu Sans, only the STIX fonts
@@ -227,11 +286,11 @@ def visits(
     )
     no_fonts = launch_chromium(playwright_session, {**os.environ, "FONTCONFIG_FILE": str(hidden)})
     try:
+        tab = no_fonts.new_page()
         for path, visit in out.items():
-            page = _load(no_fonts, path, 1440, 1000)
-            visit.boxes_no_fonts = page.evaluate(_TEXT_BOXES)
-            visit.pixels_no_fonts = _pixels(page.screenshot(full_page=True))
-            page.close()
+            with _opened(tab, path, 1440, 1000) as page:
+                visit.boxes_no_fonts = page.evaluate(_TEXT_BOXES)
+                visit.pixels_no_fonts = _pixels(_full_page_png(page))
     finally:
         no_fonts.close()
     return out
