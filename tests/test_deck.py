@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, tree
+from conftest import run, run_here, tree
 
 from posecards.deck.plan import plan_deck
 
@@ -284,8 +284,10 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     slides = json.loads(files["en/notes.json"])
     page = files["en/slides/03-c1-permutation.svg"]
     assert b"<text" in page or b"<path" in page
-    # --check judges by recipe and hashes: options not given come from the manifest
-    r = run("deck", "--out", str(deck_built), "--check", "--quiet")
+    # --check judges by recipe and hashes: options not given come from the manifest (in this
+    # process, conftest.run_here: what it says; the fresh processes below check the cache and
+    # the cards folder, which this process may have read already)
+    r = run_here("deck", "--out", str(deck_built), "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     # nor does it write to a cache (not even the deck text's parsed copy, a font-hash memo)
     empty = tmp_path / "empty-cache"
@@ -298,15 +300,15 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert not any(empty.iterdir()), sorted(p.name for p in empty.rglob("*"))
-    r = run("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
+    r = run_here("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = run("deck", "--out", str(deck_built), "--check", "--theme", "dark")
+    r = run_here("deck", "--out", str(deck_built), "--check", "--theme", "dark")
     assert r.returncode == 1 and "built with --theme light; asked for dark" in r.stdout
     copy = tmp_path / "copy"
     shutil.copytree(deck_built, copy)
     (copy / "en" / "deck.pptx").write_bytes(b"changed")
     (copy / "zh" / "slides" / "03-c1-permutation.png").unlink()
-    r = run("deck", "--out", str(copy), "--check", "--quiet")
+    r = run_here("deck", "--out", str(copy), "--check", "--quiet")
     assert r.returncode == 1
     assert "edited after the build: en/deck.pptx" in r.stdout
     assert "missing: zh/slides/03-c1-permutation.png" in r.stdout
