@@ -279,6 +279,13 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
         with warnings.catch_warnings(), stop_on_sigterm():
             warnings.simplefilter("ignore")
             ckpt = open_checkpoint(path)
+            if cfg.activations:  # a bad --text file or no tokenizer is said before the model is
+                # read (find_positions reads it through transformers: seconds of imports)
+                from posecards.content.activations import read_text
+                from posecards.model.activations import check_tokenizer
+
+                read_text(cfg.text)
+                check_tokenizer(ckpt)
             found = find_positions(ckpt, InspectOptions(tensor=cfg.tensor, offset=cfg.offset))
             if cfg.offset is not None and found.kind != "learned":
                 raise PosecardsError(
@@ -292,10 +299,6 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
                 from posecards.content.weights import check_rope
 
                 check_rope(ckpt, found)
-            if cfg.activations:  # a bad --text file is said before anything is read
-                from posecards.content.activations import read_text
-
-                read_text(cfg.text)
             say(f"{ckpt.name}: {found.kind} positions; computing")
             document = None
             if cfg.weights:  # how the trained model uses its frequencies (content/weights.py)

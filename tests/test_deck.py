@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, tree
+from conftest import run, run_here, tree
 
 from posecards.deck.plan import plan_deck
 
@@ -38,9 +38,11 @@ def require_libreoffice() -> None:
         pytest.skip("LibreOffice (soffice) or poppler-utils not installed (CI installs them)")
 
 
-def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
-    """LibreOffice's rendering of a deck, headless, with its own profile (``env``: e.g. the
-    fontconfig of a machine with no fonts, conftest.fontless_env)."""
+def to_pdf(decks: list[Path], out: Path, env: dict[str, str] | None = None) -> list[Path]:
+    """LibreOffice's rendering of each deck (their names differ), headless, by one LibreOffice
+    with its own profile (``env``: e.g. the fontconfig of a machine with no fonts,
+    conftest.fontless_env): one start and one new profile for them all (about 1.5 CPU s each)."""
+    assert len({p.stem for p in decks}) == len(decks), "same names, same PDF"
     subprocess.run(
         [
             "soffice",
@@ -50,18 +52,23 @@ def to_pdf(pptx: Path, out: Path, env: dict[str, str] | None = None) -> Path:
             "pdf",
             "--outdir",
             str(out),
-            str(pptx),
+            *map(str, decks),
         ],
         check=True,
         capture_output=True,
         timeout=600,
         env=env,
     )
-    return out / f"{pptx.stem}.pdf"
+    return [out / f"{p.stem}.pdf" for p in decks]
 
 
 @pytest.fixture(scope="session")
-def deck_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def deck_built(tmp_path_factory: pytest.TempPathFactory, computed_cards: dict[int, Any]) -> Path:
+    """The deck of cards 1 and 3, every unit rendered (no deck render is in the cache). Card 1's
+    UMAP layout comes from the posecards cache, as on a machine that has built the cards before:
+    `computed_cards` (conftest.py, shared with the layout and contrast tests) computed it in this
+    test process, into this run's cache, which the deck's processes read. The UMAP from an
+    empty cache in drawing processes is the shared full build's (conftest.py: `built`)."""
     out = tmp_path_factory.mktemp("deck") / "out"
     # cards 1 and 3 in both languages: an English and a Chinese deck
     r = run("deck", "--out", str(out), "--cards", "1,3", "--jobs", "2", "--quiet")
@@ -277,8 +284,10 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     slides = json.loads(files["en/notes.json"])
     page = files["en/slides/03-c1-permutation.svg"]
     assert b"<text" in page or b"<path" in page
-    # --check judges by recipe and hashes: options not given come from the manifest
-    r = run("deck", "--out", str(deck_built), "--check", "--quiet")
+    # --check judges by recipe and hashes: options not given come from the manifest (in this
+    # process, conftest.run_here: what it says; the fresh processes below check the cache and
+    # the cards folder, which this process may have read already)
+    r = run_here("deck", "--out", str(deck_built), "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     # nor does it write to a cache (not even the deck text's parsed copy, a font-hash memo)
     empty = tmp_path / "empty-cache"
@@ -291,15 +300,15 @@ def test_deterministic_assembly_and_check(deck_built: Path, tmp_path: Path) -> N
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert not any(empty.iterdir()), sorted(p.name for p in empty.rglob("*"))
-    r = run("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
+    r = run_here("deck", "--out", str(deck_built), "--cards", "1,3", "--check", "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = run("deck", "--out", str(deck_built), "--check", "--theme", "dark")
+    r = run_here("deck", "--out", str(deck_built), "--check", "--theme", "dark")
     assert r.returncode == 1 and "built with --theme light; asked for dark" in r.stdout
     copy = tmp_path / "copy"
     shutil.copytree(deck_built, copy)
     (copy / "en" / "deck.pptx").write_bytes(b"changed")
     (copy / "zh" / "slides" / "03-c1-permutation.png").unlink()
-    r = run("deck", "--out", str(copy), "--check", "--quiet")
+    r = run_here("deck", "--out", str(copy), "--check", "--quiet")
     assert r.returncode == 1
     assert "edited after the build: en/deck.pptx" in r.stdout
     assert "missing: zh/slides/03-c1-permutation.png" in r.stdout
@@ -380,9 +389,12 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
     # a machine with no fonts: LibreOffice gets posecards' own files (what the PPTX names)
     own = [fonts.cjk_drawn_path()] + [f.path for f in fonts.font_files()[1:]]
     env = fontless_env(tmp_path / "fonts", own)
-    for lang in ("en", "zh"):
-        out = tmp_path / lang
-        pdf = to_pdf(deck_built / lang / "deck.pptx", out, env)
+    out = tmp_path / "libreoffice"
+    out.mkdir()
+    for lang in ("en", "zh"):  # named by language: both are deck.pptx
+        shutil.copyfile(deck_built / lang / "deck.pptx", tmp_path / f"{lang}.pptx")
+    pdfs = to_pdf([tmp_path / "en.pptx", tmp_path / "zh.pptx"], out, env)
+    for lang, pdf in zip(("en", "zh"), pdfs, strict=True):
         reader = PdfReader(str(pdf))
         assert len(reader.pages) == len(plan)
         for s, page in zip(plan, reader.pages, strict=True):
@@ -409,15 +421,18 @@ def test_libreoffice_renders_every_slide(deck_built: Path, tmp_path: Path) -> No
         if shutil.which("pdftoppm"):
             from PIL import Image, ImageStat
 
-            subprocess.run(["pdftoppm", "-r", "20", "-png", str(pdf), str(out / "p")], check=True)
-            pngs = sorted(out.glob("p-*.png"))
+            pages = str(out / f"{lang}-p")
+            subprocess.run(["pdftoppm", "-r", "20", "-png", str(pdf), pages], check=True)
+            pngs = sorted(out.glob(f"{lang}-p-*.png"))
             assert len(pngs) == len(plan)
             for p in pngs:
                 with Image.open(p) as im:
                     assert max(ImageStat.Stat(im.convert("L")).stddev) > 5, p.name
 
 
-def test_pptx_outline_alt_texts_and_languages(deck_built: Path) -> None:
+def test_pptx_outline_alt_texts_and_languages(
+    deck_built: Path, computed_cards: dict[int, Any]
+) -> None:
     """What PowerPoint's outline view and accessibility checker read: every slide's title in
     its layout's title placeholder, every picture described (the panels as on the HTML pages,
     the card by its thesis, an animation by what its notes say it shows), every run of the
@@ -430,12 +445,10 @@ def test_pptx_outline_alt_texts_and_languages(deck_built: Path) -> None:
     from pptx.enum.shapes import PP_PLACEHOLDER
     from pptx.oxml.ns import qn
 
-    from posecards.config import PEParams
-    from posecards.content import compute_card
     from posecards.render.text import fill_card, load_card_text
 
     plan = plan_deck(CARD_IDS)
-    contents = {c: compute_card(c, PEParams()) for c in CARD_IDS}
+    contents = computed_cards  # compute_card(c, PEParams()) of every card (conftest.py)
     for lang in ("en", "zh"):
         path = deck_built / lang / "deck.pptx"
         prs = Presentation(str(path))
@@ -517,8 +530,8 @@ def test_libreoffice_takes_the_regional_form_from_the_run_language(tmp_path: Pat
         {"n": 2, "kind": "closing", "title": text, "items": [text, text], "notes": text},
     ]
     deck = write_pptx(slides, {}, "zh", "light")
-    counts = {}
-    for tag in ("zh-CN", "ja-JP"):
+    tags = ("zh-CN", "ja-JP")
+    for tag in tags:
         path = tmp_path / f"{tag}.pptx"
         with zipfile.ZipFile(io.BytesIO(deck)) as src, zipfile.ZipFile(path, "w") as dst:
             for info in src.infolist():
@@ -526,7 +539,8 @@ def test_libreoffice_takes_the_regional_form_from_the_run_language(tmp_path: Pat
                 if info.filename.startswith("ppt/slides/slide"):
                     data = data.replace(b'lang="zh-CN"', f'lang="{tag}"'.encode())
                 dst.writestr(info, data)
-        counts[tag] = sc_and_jp_counts(to_pdf(path, tmp_path / tag))
+    pdfs = to_pdf([tmp_path / f"{tag}.pptx" for tag in tags], tmp_path / "libreoffice")
+    counts = {tag: sc_and_jp_counts(pdf) for tag, pdf in zip(tags, pdfs, strict=True)}
     assert counts["zh-CN"][0] >= 8 and counts["zh-CN"][1] == 0, counts
     assert counts["ja-JP"][1] >= 8 and counts["ja-JP"][0] == 0, counts
 
@@ -590,7 +604,9 @@ def test_the_title_slide_of_the_default_deck_fits(lang: str) -> None:
     assert pic.png.startswith(b"\x89PNG") and len(agenda) == len(DECK_CARD_IDS) == 10
 
 
-def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: Path) -> None:
+def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(
+    tmp_path: Path, computed_cards: dict[int, Any]
+) -> None:
     """The whole deck (every card of DECK_CARD_IDS, the slide count from its plan): the PPTX
     written from each slide's title, notes and description has every title in the layout's
     title placeholder (the outline lists len(plan) titles), every picture described by its
@@ -602,7 +618,6 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
 
     from posecards import __version__
     from posecards.config import DECK_CARD_IDS, PEParams
-    from posecards.content import compute_card
     from posecards.deck.notes import fill_slide, load_deck_text
     from posecards.deck.plan import picture_name
     from posecards.deck.pptx import write_pptx
@@ -620,7 +635,8 @@ def test_every_slide_of_the_whole_deck_is_titled_described_and_tagged(tmp_path: 
         "version": __version__,
         "n_cards": len(DECK_CARD_IDS),
     }
-    numbers = {c: plain(compute_card(c, PEParams()).numbers) for c in DECK_CARD_IDS}
+    # compute_card(c, PEParams()) of every card (conftest.py)
+    numbers = {c: plain(computed_cards[c].numbers) for c in DECK_CARD_IDS}
     buf = io.BytesIO()
     Image.new("RGB", (16, 9), "white").save(buf, "PNG")
     png = buf.getvalue()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,19 +77,29 @@ def _gguf_file(ckpt: Checkpoint) -> tuple[str, str]:
     return str(path.parent), path.name
 
 
+def _tokenizer_root(ckpt: Checkpoint) -> Path:
+    return ckpt.root if ckpt.root.is_dir() else ckpt.root.parent
+
+
+def check_tokenizer(ckpt: Checkpoint) -> None:
+    """Raise CheckpointError where a Hugging Face folder has none of TOKENIZER_FILES
+    (transformers 5 builds an empty tokenizer of the model's class where no files exist); a
+    GGUF file carries its vocabulary. Reads no file: said before the model is read."""
+    root = _tokenizer_root(ckpt)
+    if ckpt.format != "gguf" and not any((root / f).is_file() for f in TOKENIZER_FILES):
+        raise CheckpointError(
+            f"{ckpt.name}: no tokenizer beside the model (none of {', '.join(TOKENIZER_FILES)}); "
+            "--activations needs one to turn the text into tokens"
+        )
+
+
 def load_tokenizer(ckpt: Checkpoint) -> Any:
     """The model's own tokenizer (tokenizer files beside the model, or the GGUF's vocabulary)."""
     from transformers import AutoTokenizer
 
     _quiet()
-    root = ckpt.root if ckpt.root.is_dir() else ckpt.root.parent
-    missing = CheckpointError(
-        f"{ckpt.name}: no tokenizer beside the model (none of {', '.join(TOKENIZER_FILES)}); "
-        "--activations needs one to turn the text into tokens"
-    )
-    # transformers 5 builds an empty tokenizer of the model's class where no files exist
-    if ckpt.format != "gguf" and not any((root / f).is_file() for f in TOKENIZER_FILES):
-        raise missing
+    root = _tokenizer_root(ckpt)
+    check_tokenizer(ckpt)
     try:
         if ckpt.format == "gguf":
             folder, name = _gguf_file(ckpt)
