@@ -25,22 +25,20 @@ import numpy as np
 import torch
 import transformers as T
 
+from posecards.torch_threads import one_torch_thread
+
 T.logging.set_verbosity_error()
 
 
 def _one_thread(reference: Callable[..., Any]) -> Callable[..., Any]:
-    """The reference with torch on one thread (the caller's count given back): its CPU work is
-    small tensors (frequencies, six tokens, 300 x 300 bucket grids), where a second thread spins
-    waiting for work; its numbers are elementwise or integer, the same on any count."""
+    """The reference with torch on one thread (posecards.torch_threads: small tensors, where a
+    second thread spins waiting for work); its numbers are elementwise or integer, the same on
+    any count."""
 
     @functools.wraps(reference)
     def run(*args: Any, **kwargs: Any) -> Any:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with one_torch_thread():
             return reference(*args, **kwargs)
-        finally:
-            torch.set_num_threads(threads)
 
     return run
 

@@ -6,11 +6,9 @@ run of the real command checks the whole path as CI runs it.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from posecards.experiment.train import (
     task_batch,
     train_model,
 )
+from posecards.torch_threads import one_torch_thread
 
 TINY = MeasureSetup(
     train_length=8,
@@ -55,19 +54,6 @@ TINY = MeasureSetup(
     recall_pairs=2,
 )
 TINY_STEPS = 6
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Train as `measure` does (measure_run): one torch thread. With torch's default (a thread
-    per core) these small models spent most of their CPU in threads waiting for work: 20 CPU s
-    instead of 3 for the 250 steps below, the same losses to 1e-8."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 # --- the task ------------------------------------------------------------------------------
@@ -174,7 +160,7 @@ def test_recall_is_learnt_within_the_budget() -> None:
     (well under chance ln V) in a few hundred small steps; an answer scored only at questions."""
     s = replace(TINY, d_model=32, heads=2, d_ff=64, batch=32, train_length=32, warmup=10)
     s = replace(s, eval_sequences=32, recall_pairs=4, lr=3e-3)
-    with one_thread():
+    with one_torch_thread():  # as measure_run trains (same losses to 1e-8, a sixth of the CPU)
         model, _ = train_model("rope", 0, 250, s, task_id="recall")
         nll, hit, dist = recall_answers(model, replace(s, vocab=TASKS["recall"].vocab(s)), 32)
     assert nll.shape == hit.shape == dist.shape == (32 * 4,)
@@ -234,7 +220,7 @@ def test_learned_rows_beyond_training_are_never_trained() -> None:
     n = TINY.train_length * max(TINY.eval_multiples)
     torch.manual_seed(3)
     fresh = PositionModel("learned", TINY, n)
-    with one_thread():
+    with one_torch_thread():
         model, _ = train_model("learned", 3, TINY_STEPS, TINY)
     assert model.untrained_rows.shape == (n - TINY.train_length, TINY.d_model)
     assert torch.equal(model.untrained_rows, fresh.untrained_rows)  # untouched by training
@@ -324,7 +310,7 @@ def test_each_scheme_trains_and_is_evaluated_at_every_length(scheme: str) -> Non
 
 def test_training_lowers_the_loss_towards_the_source_entropy() -> None:
     s = replace(TINY, d_model=32, heads=2, d_ff=64, batch=16, train_length=16, warmup=5, lr=1e-2)
-    with one_thread():
+    with one_torch_thread():
         model, _ = train_model("alibi", 0, 60, s)
         curve = loss_by_position(model, replace(s, eval_sequences=32), 16)
     # position 0 can only be guessed; later positions approach the entropy rate
@@ -506,14 +492,10 @@ def _trained(scheme: str, task_id: str, *, fill: bool, foreach: bool) -> list[np
     """Training loss, every weight and every evaluation array of one TINY run, under measure's
     settings but for the two speed-ups (fill: NaN-fill new tensors; foreach: AdamW kernels)."""
     adamw = torch.optim.AdamW
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, one_torch_thread():
         mp.setattr(torch.utils.deterministic, "fill_uninitialized_memory", fill)
         mp.setattr(torch.optim, "AdamW", lambda *a, **k: adamw(*a, **{**k, "foreach": foreach}))
-        threads, deterministic = (
-            torch.get_num_threads(),
-            torch.are_deterministic_algorithms_enabled(),
-        )
-        torch.set_num_threads(1)
+        deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True)
         try:
             model, loss = train_model(scheme, 0, TINY_STEPS, TINY, None, task_id)
@@ -532,7 +514,6 @@ def _trained(scheme: str, task_id: str, *, fill: bool, foreach: bool) -> list[np
                     else:
                         out.append(loss_by_position(model, TINY, length, scaling))
         finally:
-            torch.set_num_threads(threads)
             torch.use_deterministic_algorithms(deterministic)
     return out
 

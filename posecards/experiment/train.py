@@ -25,6 +25,7 @@ from posecards.config import MeasureSetup
 from posecards.experiment.model import PositionModel, rope_tables
 from posecards.experiment.positions import SCALINGS
 from posecards.experiment.tasks import TASKS
+from posecards.torch_threads import one_torch_thread
 
 EVAL_SEED = 4242
 EVAL_CHUNK = 16  # sequences per forward pass at evaluation (bounds memory at 8x length)
@@ -193,42 +194,42 @@ def measure_run(
 ) -> dict[str, Any]:
     """Train one model on one task and evaluate it at every eval length (and RoPE scaling)."""
     keep_freed_memory()
-    threads = torch.get_num_threads()
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    # deterministic mode also fills every new tensor with NaN before its kernel writes it (a
-    # guard for kernels that read uninitialized memory; none here): 4660 fills in 20 training
-    # steps, 5 % of their CPU, and a 64 MiB fill per attention block at 8x. Off: same numbers.
-    torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]
-    try:
-        t0, c0 = time.perf_counter(), time.process_time()
-        model, train_loss = train_model(scheme, seed, steps, s, progress, task_id)
-        rows: list[dict[str, Any]] = []
-        scalings: tuple[str | None, ...] = (None, *SCALINGS) if scheme == "rope" else (None,)
-        for scaling in scalings:
-            for length in eval_lengths(s):
-                if task_id == "recall":
-                    nll, hit, dist = recall_answers(model, task_setup(s, task_id), length, scaling)
-                    row = recall_row(scheme, scaling, seed, length, (nll, hit, dist), s)
-                else:
-                    curve = loss_by_position(model, s, length, scaling)
-                    row = result_row(scheme, scaling, seed, length, curve, s.train_length)
-                rows.append(row)
-        return {
-            "task": task_id,
-            "scheme": scheme,
-            "seed": seed,
-            "train_loss": round(train_loss, 6),
-            "rows": rows,
-            "seconds": time.perf_counter() - t0,
-            "cpu_seconds": time.process_time() - c0,  # this process's CPU time: load-proof
-        }
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
-        torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]
+    with one_torch_thread():  # measure trains on one thread
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
+        torch.use_deterministic_algorithms(True)
+        # deterministic mode also fills every new tensor with NaN before its kernel writes it (a
+        # guard for kernels that read uninitialized memory; none here): 4660 fills in 20 training
+        # steps, 5 % of their CPU, and a 64 MiB fill per attention block at 8x. Off: same numbers.
+        torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]
+        try:
+            t0, c0 = time.perf_counter(), time.process_time()
+            model, train_loss = train_model(scheme, seed, steps, s, progress, task_id)
+            rows: list[dict[str, Any]] = []
+            scalings: tuple[str | None, ...] = (None, *SCALINGS) if scheme == "rope" else (None,)
+            for scaling in scalings:
+                for length in eval_lengths(s):
+                    if task_id == "recall":
+                        nll, hit, dist = recall_answers(
+                            model, task_setup(s, task_id), length, scaling
+                        )
+                        row = recall_row(scheme, scaling, seed, length, (nll, hit, dist), s)
+                    else:
+                        curve = loss_by_position(model, s, length, scaling)
+                        row = result_row(scheme, scaling, seed, length, curve, s.train_length)
+                    rows.append(row)
+            return {
+                "task": task_id,
+                "scheme": scheme,
+                "seed": seed,
+                "train_loss": round(train_loss, 6),
+                "rows": rows,
+                "seconds": time.perf_counter() - t0,
+                "cpu_seconds": time.process_time() - c0,  # this process's CPU time: load-proof
+            }
+        finally:
+            torch.use_deterministic_algorithms(deterministic)
+            torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]
 
 
 def result_row(

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from posecards.model.probe import model as M
@@ -47,6 +47,7 @@ from posecards.model.probe.types import (
     ProbeError,
     ProbeReading,
 )
+from posecards.torch_threads import one_torch_thread
 
 __all__ = [
     "ProbeError",
@@ -77,7 +78,7 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
     """transformers' own reading of ``config`` (a config.json dict with its ``model_type``)."""
     stage = ["build"]
     try:
-        with _one_thread():
+        with one_torch_thread():
             return _probe(config, stage)
     except ProbeError:
         raise
@@ -94,23 +95,6 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
             f"transformers {T.__version__}'s {stage[0]} failed when run without weights "
             f"(on meta tensors: {what})"
         ) from exc
-
-
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """torch on one thread while probing: its CPU work is small tensors (frequencies, a q of six
-    tokens, 300 x 300 bucket grids), where another thread mostly spins waiting for work (umt5's
-    16 bias grids: 0.74-1.33 CPU s on two threads at load 8, 0.09-0.11 s on one). The ops are
-    elementwise: the same bits on any number of threads (every default config of the zoo reads
-    to the same bytes either way)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _probe(config: Mapping[str, Any], stage: list[str]) -> ProbeReading:
