@@ -8,8 +8,8 @@ it; each process's start and collection (importing the test modules) is a row of
 
 Not counted: a process nobody in the tree waits for. Chromium's page processes (renderers) are
 reaped by init once the browser exits, so the browser tests' own work is missing: on 2026-12-04
-test_browser.py and test_explore.py cost about 110 and 95 CPU s with them (measured with the test
-process made a child subreaper, PR_SET_CHILD_SUBREAPER) against 56 and 34 here. The machine's
+test_browser.py and test_explore.py cost about 69 and 58 CPU s with them (measured with the test
+process made a child subreaper, PR_SET_CHILD_SUBREAPER) against 41 and 22 here. The machine's
 total (vmstat's user + system over the run) is the figure to compare whole runs by.
 ``python tests/cputime.py FILE`` prints the totals per module and the costliest tests::
 
