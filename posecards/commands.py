@@ -279,8 +279,9 @@ def inspect(path: str, cfg: InspectConfig, say: Say = quiet) -> None:
         with warnings.catch_warnings(), stop_on_sigterm():
             warnings.simplefilter("ignore")
             ckpt = open_checkpoint(path)
-            if cfg.activations:  # a bad --text file or no tokenizer is said before the model is
-                # read (find_positions reads it through transformers: seconds of imports)
+            # --activations: a bad --text file or no tokenizer is said before find_positions
+            # reads the model through transformers (seconds of imports for a one-line error)
+            if cfg.activations:
                 from posecards.content.activations import read_text
                 from posecards.model.activations import check_tokenizer
 
