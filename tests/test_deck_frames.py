@@ -163,3 +163,32 @@ def test_deck_text_kept_as_json_reads_back_as_parsed_and_is_checked(
     dated = "when = 2026-12-01\n[animations.x]\ncard = 1\n"
     assert notes._toml_data(path, dated) == tomllib.loads(dated)
     assert len(list((tmp_path / "cache" / "texts").iterdir())) == 1  # nothing kept for it
+
+
+def test_deck_text_is_read_from_the_folder_of_each_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In one process (a test's run_here, a notebook): another cards folder, or the deck text
+    edited, is what the next call reads; the same text is parsed once."""
+    import shutil
+
+    from posecards.paths import data_dir
+
+    shipped = load_deck_text()
+    own = tmp_path / "cards"
+    shutil.copytree(data_dir("cards"), own)
+    deck = own / "deck.toml"
+    source = deck.read_text(encoding="utf-8")
+    edited = source.replace(
+        'title.en = "Positional encodings in Transformers"', 'title.en = "Where words are"', 1
+    )
+    assert edited != source
+    deck.write_text(edited, encoding="utf-8")
+    monkeypatch.setenv("POSECARDS_CARDS_DIR", str(own))
+    assert load_deck_text().path == deck
+    assert load_deck_text().title.title.en == "Where words are"
+    assert load_deck_text() is load_deck_text()  # parsed once for the same text
+    deck.write_text(source, encoding="utf-8")
+    assert load_deck_text().title.title.en == shipped.title.title.en
+    monkeypatch.delenv("POSECARDS_CARDS_DIR")
+    assert load_deck_text() is shipped

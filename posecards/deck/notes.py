@@ -144,13 +144,18 @@ def _toml_data(path: Path, source: str) -> dict[str, Any]:
     return data
 
 
-@cache
 def load_deck_text(folder: Path | None = None) -> DeckText:
-    """Read and validate ``cards/deck.toml``; errors name the file, the key and the line."""
+    """Read and validate ``cards/deck.toml``; errors name the file, the key and the line. The
+    file is read on every call (the folder may be another one, ``POSECARDS_CARDS_DIR``, or the
+    text edited); what it says is parsed once per path and text."""
     path = (folder or data_dir("cards")) / "deck.toml"
     if not path.is_file():
         raise CardTextError(f"deck text {path} not found")
-    source = path.read_text(encoding="utf-8")
+    return _deck_text(path, path.read_text(encoding="utf-8"))
+
+
+@cache
+def _deck_text(path: Path, source: str) -> DeckText:
     data = _toml_data(path, source)
     src = parse_names(data.get("names"), TextSource(path.name, KeyLines(source)), _squash)
     deck = data.get("deck")
