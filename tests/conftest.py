@@ -38,6 +38,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # each, 2026-12-04).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+# what the shared full build runs with, fixed now: its thread may start the build while a test's
+# run_here has changed os.environ (POSECARDS_CARDS_DIR to a broken card text, say) or the folder
+SESSION_ENV, SESSION_CWD = dict(os.environ), Path.cwd()
 
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.load_profile("ci")
@@ -110,15 +113,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def run(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    base: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the posecards command line in a fresh process (``env``: variables to set)."""
+    """Run the posecards command line in a fresh process (``env``: variables to set over
+    ``base``, os.environ unless given)."""
     return subprocess.run(
         [sys.executable, "-m", "posecards", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
+        env={**(os.environ if base is None else base), "PYTHONWARNINGS": "ignore", **(env or {})},
         timeout=1800,
     )
 
@@ -285,7 +292,9 @@ def _full_build(folder: Path) -> None:
     --jobs test reads the log)."""
     r = run(
         *("build", "--out", str(folder / "out"), "--format", ALL_FORMATS, "--jobs", "2"),
+        cwd=SESSION_CWD,
         env={"POSECARDS_CACHE_DIR": str(folder / FULL_BUILD_CACHE)},
+        base=SESSION_ENV,
     )
     assert r.returncode == 0, r.stderr
     (folder / FULL_BUILD_LOG).write_text(r.stderr, encoding="utf-8")
