@@ -3,6 +3,7 @@ shared session fixtures (one full build, one headless Chromium)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import shutil
@@ -38,6 +39,15 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # each, 2026-12-04).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+# Automatic garbage collection in a test process: after 20,000 new objects rather than 700, and
+# what exists once the tests are collected (torch, transformers, matplotlib, the test modules)
+# left out of the scans (gc.freeze in _frozen_imports). A drawn card or a model read through
+# transformers makes hundreds of thousands of objects: tests/test_contrast, test_inspect_zoo,
+# test_card1, test_card9, test_inspect_families and test_compose spent 21.5 s of their 143 CPU s
+# in collections with the defaults, 6.6 s so (gc.callbacks, pytest -n 0, 2026-12-04). The drawing
+# code's own collections (render.files.collections_at_fixed_points) are unchanged; the processes
+# the tests start keep Python's defaults.
+gc.set_threshold(20_000, 10, 10)
 # what the shared full build runs with, fixed now: its thread may start the build while a test's
 # run_here has changed os.environ (POSECARDS_CARDS_DIR to a broken card text, say) or the folder
 SESSION_ENV, SESSION_CWD = dict(os.environ), Path.cwd()
@@ -298,6 +308,14 @@ def _full_build(folder: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     (folder / FULL_BUILD_LOG).write_text(r.stderr, encoding="utf-8")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _frozen_imports() -> None:
+    """What a test process holds before its first test (imports, collected tests) is never
+    garbage: no automatic collection scans it again (see gc.set_threshold above)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session", autouse=True)
