@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from posecards.paths import STYLE_DIR
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
     from matplotlib.figure import FigureBase
 
 # mathtext draws sub/superscripts at this fraction of the text size (matplotlib's SHRINK_FACTOR)
@@ -117,9 +119,24 @@ def freeze_tick_sizes(fig: FigureBase) -> None:
     Tick labels (and colour-bar ticks) are created lazily at draw time; this makes them keep the
     page's size even when the figure is drawn after the ``text_scale`` block has ended.
     """
-    from matplotlib.axes import Axes
-
     size = fontsize("tick")
-    for ax in fig.findobj(lambda a: isinstance(a, Axes)):
-        assert isinstance(ax, Axes)
+    for ax in axes_in(fig):
         ax.tick_params(axis="both", which="both", labelsize=size)
+
+
+def axes_in(artist: Artist) -> list[Axes]:
+    """Every Axes under ``artist`` (subfigures' axes, inset and colour-bar axes), in the order
+    of ``artist.findobj(Axes)``, without walking into an axis: ``Axis.get_children`` lists
+    its ticks, and makes one for each tick location (a whole Tick with its lines and labels,
+    matplotlib's slowest artist) on an axes whose axis is off or before any draw needs it."""
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+
+    found: list[Axes] = []
+    for child in artist.get_children():
+        if isinstance(child, Axis):
+            continue
+        found += axes_in(child)
+        if isinstance(child, Axes):
+            found.append(child)
+    return found

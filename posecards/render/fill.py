@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from posecards.content import VARIANTS
@@ -51,6 +51,14 @@ def _env() -> jinja2.Environment:
     return env
 
 
+@lru_cache(maxsize=4096)
+def _template(text: str) -> jinja2.Template:
+    """``text`` compiled once per process (compiling is most of a fill: the cards' texts are
+    filled again for each language, page size and theme); a Template renders from its context
+    only."""
+    return _env().from_string(text)
+
+
 def fill(
     text: str,
     values: Mapping[str, Any],
@@ -66,7 +74,7 @@ def fill(
     context = {k: v for k, v in values.items() if k != VARIANTS}
     context[NAMES] = names or {}
     try:
-        return _env().from_string(text).render(context)
+        return _template(text).render(context)
     except jinja2.UndefinedError as exc:
         name = re.search(r"'([^']+)' is undefined", str(exc))
         key = name.group(1) if name else str(exc)
