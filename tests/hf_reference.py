@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import transformers as T
 
-from posecards.torch_threads import one_torch_thread
+from posecards.torch_threads import no_automatic_collection, one_torch_thread
 
 T.logging.set_verbosity_error()
 
@@ -33,11 +33,12 @@ T.logging.set_verbosity_error()
 def _one_thread(reference: Callable[..., Any]) -> Callable[..., Any]:
     """The reference with torch on one thread (posecards.torch_threads: small tensors, where a
     second thread spins waiting for work); its numbers are elementwise or integer, the same on
-    any count."""
+    any count. Without automatic garbage collection, as the probe (no_automatic_collection: the
+    model's objects made the collector scan the whole process again and again)."""
 
     @functools.wraps(reference)
     def run(*args: Any, **kwargs: Any) -> Any:
-        with one_torch_thread():
+        with one_torch_thread(), no_automatic_collection():
             return reference(*args, **kwargs)
 
     return run

@@ -9,6 +9,7 @@ the cache against torch's meta kernels and against the probe without it.
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -170,3 +171,25 @@ def test_the_probe_runs_torch_on_one_thread_and_gives_the_count_back(
         torch.set_num_threads(before)
     assert seen and set(seen) == {1}
     assert after == 2
+
+
+def test_the_probe_runs_without_automatic_collection_and_gives_the_setting_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bool] = []
+    real = R.forward_pass
+
+    def forward_pass(model: Any, text: Any) -> None:
+        seen.append(gc.isenabled())
+        real(model, text)
+
+    monkeypatch.setattr(R, "forward_pass", forward_pass)
+    enabled = gc.isenabled()
+    try:
+        for setting in (True, False):
+            (gc.enable if setting else gc.disable)()
+            P.probe({"model_type": "llama", "num_hidden_layers": 2})
+            assert gc.isenabled() is setting
+    finally:
+        (gc.enable if enabled else gc.disable)()
+    assert seen == [False, False]

@@ -46,6 +46,15 @@ def zoo() -> list[str]:
 
 
 def outcome(model_type: str, folder: Path) -> Outcome:
+    """The outcome of one model type, without automatic garbage collection (as the probe and
+    the reference run: torch_threads.no_automatic_collection)."""
+    from posecards.torch_threads import no_automatic_collection
+
+    with no_automatic_collection():
+        return _outcome(model_type, folder)
+
+
+def _outcome(model_type: str, folder: Path) -> Outcome:
     import transformers as T
     from hf_reference import hf_reading
     from test_inspect_families import _hf_config, compare

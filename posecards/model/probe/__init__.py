@@ -20,7 +20,8 @@ of the pass less; the model as it is where that pass fails):
 
 The pass runs under ``meta_ops`` (each meta op's output shapes computed once per pass: most of
 a pass was torch's Python meta kernels, the same ops on the same shapes in every layer) and torch
-on one thread (its CPU work is small tensors).
+on one thread (its CPU work is small tensors); the whole probe without automatic garbage
+collection (its model's objects made the collector scan the whole process again and again).
 
 MRoPE axes come from driving the rotary module with one position row at a time. Nothing here
 guesses: whatever transformers cannot build or run, or this probe cannot follow, is a
@@ -47,7 +48,7 @@ from posecards.model.probe.types import (
     ProbeError,
     ProbeReading,
 )
-from posecards.torch_threads import one_torch_thread
+from posecards.torch_threads import no_automatic_collection, one_torch_thread
 
 __all__ = [
     "ProbeError",
@@ -78,7 +79,7 @@ def probe(config: Mapping[str, Any]) -> ProbeReading:
     """transformers' own reading of ``config`` (a config.json dict with its ``model_type``)."""
     stage = ["build"]
     try:
-        with one_torch_thread():
+        with one_torch_thread(), no_automatic_collection():
             return _probe(config, stage)
     except ProbeError:
         raise
