@@ -1,5 +1,4 @@
-"""torch on one thread for a block, the caller's thread count given back afterwards; and no
-automatic garbage collection for a block (the model reading's).
+"""torch on one thread for a block, the caller's thread count given back afterwards.
 
 posecards' torch work is small tensors (a probe's frequencies and six tokens, 300 x 300 bucket
 grids, the measure command's tiny models): with torch's default of a thread per core, the other
@@ -12,7 +11,6 @@ command trains on one thread by design (its determinism is checked on one).
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import Iterator
 
 
@@ -27,21 +25,3 @@ def one_torch_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
-
-
-@contextlib.contextmanager
-def no_automatic_collection() -> Iterator[None]:
-    """No automatic garbage collection inside the block; the caller's setting given back after.
-
-    Building a transformers model (even on meta) and running it allocates some hundred thousand
-    small objects: every 700 of them the cyclic collector ran, and every hundredth of those runs
-    scanned every object of the process again (transformers' modules, classes and functions,
-    some 700,000 once the zoo's modeling files are imported): a fifth of the whole zoo's
-    reading. What the block leaves in cycles is collected after it, as anything else."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

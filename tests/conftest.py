@@ -45,7 +45,7 @@ sys.dont_write_bytecode = False
 # transformers makes hundreds of thousands of objects: tests/test_contrast, test_inspect_zoo,
 # test_card1, test_card9, test_inspect_families and test_compose spent 21.5 s of their 143 CPU s
 # in collections with the defaults, 6.6 s so (gc.callbacks, pytest -n 0, 2026-12-04). The drawing
-# code's own collections (render.files.collections_at_fixed_points) are unchanged; the processes
+# code's own collections (garbage.collections_at_fixed_points) are unchanged; the processes
 # the tests start keep Python's defaults.
 gc.set_threshold(20_000, 10, 10)
 # what the shared full build runs with, fixed now: its thread may start the build while a test's

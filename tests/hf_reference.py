@@ -25,7 +25,8 @@ import numpy as np
 import torch
 import transformers as T
 
-from posecards.torch_threads import no_automatic_collection, one_torch_thread
+from posecards.garbage import no_automatic_collection
+from posecards.torch_threads import one_torch_thread
 
 T.logging.set_verbosity_error()
 

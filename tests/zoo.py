@@ -47,8 +47,8 @@ def zoo() -> list[str]:
 
 def outcome(model_type: str, folder: Path) -> Outcome:
     """The outcome of one model type, without automatic garbage collection (as the probe and
-    the reference run: torch_threads.no_automatic_collection)."""
-    from posecards.torch_threads import no_automatic_collection
+    the reference run: garbage.no_automatic_collection)."""
+    from posecards.garbage import no_automatic_collection
 
     with no_automatic_collection():
         return _outcome(model_type, folder)

@@ -31,8 +31,8 @@ from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Rendered
 from posecards.figures import draw_functions
 from posecards.figures.style import card_style
+from posecards.garbage import collect_garbage, collections_at_fixed_points
 from posecards.render.compose import compose_card
-from posecards.render.files import collect_garbage, collections_at_fixed_points
 from posecards.render.footers import footer_text
 from posecards.render.text import CardLabels, check_figure_ids, fill_card, load_card_text
 

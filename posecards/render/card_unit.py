@@ -14,15 +14,11 @@ from posecards.content import compute_card
 from posecards.engine.unitcache import plain
 from posecards.engine.units import Context, Rendered
 from posecards.figures.style import card_style
+from posecards.garbage import collect_garbage, collections_at_fixed_points
 from posecards.render.build import CardJob
 from posecards.render.compose import compose_card
 from posecards.render.figure import draw_standalone
-from posecards.render.files import (
-    collect_garbage,
-    collections_at_fixed_points,
-    figure_bytes,
-    figure_bytes_multi,
-)
+from posecards.render.files import figure_bytes, figure_bytes_multi
 from posecards.render.footers import footer_text
 from posecards.render.outputs import (
     CARD_FORMATS,
@@ -102,7 +98,7 @@ def render_unit(
     """The whole card and its standalone figures for one language, encoded (inside card_style):
     its files and its helpers (``formula``: also the card's formula, which the pages of every
     language inline). Shared by the cards and the inspection card; called inside
-    render.files.collections_at_fixed_points."""
+    garbage.collections_at_fixed_points."""
     files: dict[str, bytes] = {}
     helpers: dict[str, bytes] = {}
     filled = fill_card(text, lang, content.numbers)

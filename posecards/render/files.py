@@ -3,7 +3,6 @@ never leaves a half-written file in place (write to a temporary name, then renam
 
 from __future__ import annotations
 
-import gc
 import html
 import io
 import re
@@ -47,31 +46,6 @@ def placed_points(fig: Figure, print_width: float) -> tuple[float, float]:
     w, h = (float(v) for v in fig.get_size_inches())
     width = float(round(print_width * 72.0))
     return width, round(width * h / w, 2)
-
-
-@contextmanager
-def collections_at_fixed_points() -> Iterator[None]:
-    """No automatic garbage collection inside the block, only ``collect_garbage()`` where the
-    drawing code calls it. matplotlib caches text metrics in weakly keyed caches, and a
-    collection at a load-dependent moment changes which measurements are cached, which moves
-    layout by an ulp; collecting after each figure keeps bytes identical. What exists when the
-    block starts (modules, fonts, the computed content) is frozen, so that no collection scans
-    it again (gc.freeze); it is thawed when the block ends."""
-    gc.disable()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        gc.enable()
-
-
-def collect_garbage() -> None:
-    """A collection at a fixed point (inside ``collections_at_fixed_points``); what is still
-    alive afterwards is frozen too, so that the next one scans only what was made since (a card
-    in one language: 8 collections of every object of the process took about 0.4 s)."""
-    gc.collect()
-    gc.freeze()
 
 
 # Constrained layout's solver (kiwisolver) adds its terms in an order that depends on where its

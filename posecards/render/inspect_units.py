@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from posecards.engine.units import Context, Rendered
 from posecards.figures.style import card_style
+from posecards.garbage import collections_at_fixed_points
 from posecards.render.card_unit import render_unit
-from posecards.render.files import collections_at_fixed_points
 from posecards.render.inspect import InspectJob, InspectPagesJob
 from posecards.render.pages import PageSource, html_pages
 from posecards.render.text import check_figure_ids, load_card_text

@@ -36,6 +36,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from posecards.garbage import no_automatic_collection
 from posecards.model.probe import model as M
 from posecards.model.probe import record as R
 from posecards.model.probe.reading import reading
@@ -48,7 +49,7 @@ from posecards.model.probe.types import (
     ProbeError,
     ProbeReading,
 )
-from posecards.torch_threads import no_automatic_collection, one_torch_thread
+from posecards.torch_threads import one_torch_thread
 
 __all__ = [
     "ProbeError",
