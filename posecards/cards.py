@@ -41,6 +41,9 @@ class CardSpec:
     # layout, posecards.cache.memo_array): builds start its other languages after the first
     shared_across_languages: bool = False
     first_time: str = ""  # what makes it slow the first time it is rendered (said before)
+    # the heavy libraries its content imports lazily (card 1's attention demo: torch, ~1.2 CPU s
+    # an import): the fork server of a plan that draws it imports them once for all its units
+    imports: tuple[str, ...] = ()
 
     @property
     def text_file(self) -> str:
@@ -68,6 +71,7 @@ CARDS: tuple[CardSpec, ...] = (
         shared_across_languages=True,
         first_time="computes a UMAP layout: 20-35 s the first time on a machine (numba compiles"
         " its kernels once), 2-3 s after that",
+        imports=("torch",),
     ),
     CardSpec(2),
     CardSpec(3),

@@ -462,3 +462,81 @@ def pdf_font_hooks(
         pdf_ps.font_as_file = original_as_file
         pdf_ps.subset = subset
         pdf_file.writeFonts = write_fonts
+
+
+# ---------------------------------------------------------------------------- SVG's live twin
+
+# the renderer methods that write: every one goes to both SVGs (the others only answer
+# questions, the same for both: sizes, metrics, options)
+_SVG_WRITES = (
+    "draw_path",
+    "draw_markers",
+    "draw_path_collection",
+    "draw_quad_mesh",
+    "draw_gouraud_triangles",
+    "draw_image",
+    "draw_tex",
+    "open_group",
+    "close_group",
+    "finalize",
+)
+
+
+class _TwinSVG:
+    """Two RendererSVGs drawn by one draw: ``outline`` (text per svg.fonttype) and ``live``
+    (text as <text>: svg.fonttype "none" for its draw_text). Questions go to ``outline``."""
+
+    def __init__(self, outline: Any, live: Any) -> None:
+        self._outline, self._live = outline, live
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._outline, name)
+
+    def draw_text(self, *args: Any, **kwargs: Any) -> None:
+        import matplotlib as mpl
+
+        self._outline.draw_text(*args, **kwargs)
+        fonttype = mpl.rcParams["svg.fonttype"]
+        mpl.rcParams["svg.fonttype"] = "none"
+        try:
+            self._live.draw_text(*args, **kwargs)
+        finally:
+            mpl.rcParams["svg.fonttype"] = fonttype
+
+
+def _to_both(name: str) -> Callable[..., None]:
+    def both(self: _TwinSVG, *args: Any, **kwargs: Any) -> None:
+        getattr(self._outline, name)(*args, **kwargs)
+        getattr(self._live, name)(*args, **kwargs)
+
+    both.__name__ = name
+    return both
+
+
+for _name in _SVG_WRITES:
+    setattr(_TwinSVG, _name, _to_both(_name))
+
+
+@contextlib.contextmanager
+def svg_live_twin(live: Any) -> Iterator[None]:
+    """For the block, each SVG matplotlib writes is also written, from the same draw, with its
+    text live (<text>, svg.fonttype "none") to the text stream ``live``: backend_svg's
+    print_svg makes its RendererSVG by the module's name at each call, here a pair of them
+    (_TwinSVG) that every drawing call reaches. The outlined SVG and its live twin from one
+    draw of the figure instead of two, with the bytes of two draws (tests/test_mpl_internals)."""
+    from matplotlib.backends import backend_svg
+
+    svg: Any = backend_svg
+    renderer = svg.RendererSVG
+
+    def twin(width: Any, height: Any, svgwriter: Any, *args: Any, **kwargs: Any) -> Any:
+        return _TwinSVG(
+            renderer(width, height, svgwriter, *args, **kwargs),
+            renderer(width, height, live, *args, **kwargs),
+        )
+
+    svg.RendererSVG = twin
+    try:
+        yield
+    finally:
+        svg.RendererSVG = renderer

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from posecards.fonts import cjk_drawn_path, quiet_font_dates
+from posecards.fonts import cjk_drawn_path, font_file, quiet_font_dates
 
 
 def cff_to_truetype(font: Any) -> None:
@@ -89,11 +89,16 @@ def cff_to_truetype(font: Any) -> None:
 PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vmtx", "VORG")
 
 
-# The CJK font as the PDF backend is about to subset it, its tables read already: parsed once
-# in the fork server of a plan that writes PDFs (render/warm_pdf.py), so that the first PDF
-# of each process finds it read (about 0.18 s of each unit's PDF fonts). A subset changes the
-# font it is given, so it serves one subset; later ones load the file as usual.
-_PARSED_AHEAD: dict[str, Any] = {}
+# The fonts as the PDF backend is about to subset them, their tables read already: parsed in the
+# fork server of a plan that writes PDFs (render/warm_pdf.py), so that the first PDF of each
+# process finds them read (the CJK file's second copy alone is about 0.1 s of each card unit).
+# matplotlib subsets a file once for the characters it draws with codes below 256 and once more
+# for up to 256 others (Greek, the minus sign, Chinese: the "fi" ligature too), so every card's
+# PDF subsets each of these files twice (a Chinese card with more than 256 others: three times).
+# A subset changes the font it is given, so each copy serves one subset; later ones load the
+# file as usual.
+PARSED_AHEAD = (("cjk", 2), ("DejaVuSans.ttf", 2), ("DejaVuSans-Oblique.ttf", 2))
+_PARSED_AHEAD: dict[str, list[Any]] = {}
 
 
 def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
@@ -106,13 +111,24 @@ def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwarg
     return font
 
 
+def _parsed_ahead_path(name: str) -> str:
+    return str(cjk_drawn_path() if name == "cjk" else font_file(name).path)
+
+
 def parse_pdf_font_ahead() -> None:
-    """Read the tables of the CJK file that a PDF subset reads (cmap, hmtx, CFF's charset and
-    top dict, the glyph order; the same objects it would read lazily: the same subset bytes),
-    for the next PDF this process writes."""
+    """Read the tables of each PARSED_AHEAD file that a PDF subset reads (every table it
+    keeps; cmap's subtables, and for CFF outlines the charset and top dict; the glyph order:
+    the same objects it would read lazily, so the same subset bytes), as many copies as it
+    names, for the next PDF this process writes."""
     from fontTools import subset
 
-    path = str(cjk_drawn_path())
+    for name, copies in PARSED_AHEAD:
+        path = _parsed_ahead_path(name)
+        for _ in range(copies):
+            _PARSED_AHEAD.setdefault(path, []).append(_parse(subset, path))
+
+
+def _parse(subset: Any, path: str) -> Any:
     options = subset.Options(glyph_names=True, recommended_glyphs=True)
     options.font_number = 0  # as matplotlib asks for it (the face index)
     font = _load_pdf_font(subset, path, options)
@@ -121,11 +137,12 @@ def parse_pdf_font_ahead() -> None:
             font[tag]
     for table in font["cmap"].tables:
         table.cmap  # noqa: B018 (the property decompiles the subtable)
-    cff = font["CFF "].cff
-    top = cff[cff.fontNames[0]]
-    top.CharStrings  # noqa: B018
+    if "CFF " in font:
+        cff = font["CFF "].cff
+        top = cff[cff.fontNames[0]]
+        top.CharStrings  # noqa: B018
     font.getReverseGlyphMap()
-    _PARSED_AHEAD[path] = font
+    return font
 
 
 class _TrimmedSubset:
@@ -140,8 +157,12 @@ class _TrimmedSubset:
 
     def load_font(self, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
         as_ahead = not (args or kwargs or options.recalc_bounds or options.recalc_timestamp)
-        if as_ahead and options.font_number == 0 and str(fontfile) in _PARSED_AHEAD:
-            return _PARSED_AHEAD.pop(str(fontfile))
+        fonts = _PARSED_AHEAD.get(str(fontfile)) if as_ahead and options.font_number == 0 else None
+        if fonts:
+            font = fonts.pop(0)
+            if not fonts:
+                del _PARSED_AHEAD[str(fontfile)]
+            return font
         return _load_pdf_font(self._subset, fontfile, options, *args, **kwargs)
 
 

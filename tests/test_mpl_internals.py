@@ -684,3 +684,46 @@ def test_pdf_font_hooks() -> None:
         "pdf_font_hooks",
         "the copy of PdfFile.writeFonts writes other bytes than matplotlib's",
     )
+
+
+def _svg_figure() -> Figure:
+    """Every kind of call a card makes on an SVG renderer: text (plain, math, rotated, in a
+    box with a path effect), lines with markers, a collection, a heatmap, a rasterized mesh."""
+    import numpy as np
+    from matplotlib import patheffects
+
+    fig = Figure(figsize=(4, 3), dpi=100)
+    ax = fig.add_subplot()
+    ax.plot([0, 1, 2], [0, 1, 0], marker="o", label="a line")
+    ax.scatter([0.5, 1.5], [0.2, 0.8], c=[0.1, 0.9])
+    ax.imshow(np.arange(12.0).reshape(3, 4), extent=(0, 2, 0, 1), interpolation="nearest")
+    ax.pcolormesh(np.arange(6.0).reshape(2, 3), rasterized=True)
+    ax.set_title(r"a title $\theta_i = 10000^{-2i/d}$")
+    ax.text(1, 0.5, "boxed", rotation=30, bbox={"fc": "w"})
+    ax.text(0.2, 0.9, "shadowed", path_effects=[patheffects.withStroke(linewidth=3)])
+    ax.legend()
+    return fig
+
+
+@_relying("svg_live_twin")
+def test_svg_live_twin() -> None:
+    meta = {"Date": None, "Creator": None}
+
+    def svg(fig: Figure, fonttype: str) -> bytes:
+        buf = io.BytesIO()
+        with mpl.rc_context({"svg.fonttype": fonttype, "svg.hashsalt": "t"}):
+            fig.savefig(buf, format="svg", metadata=meta)
+        return buf.getvalue()
+
+    fig = _svg_figure()
+    FigureCanvasAgg(fig).draw()
+    outline, live = svg(fig, "path"), svg(fig, "none")
+    twin = io.StringIO()
+    with door.svg_live_twin(twin):
+        outline_with_twin = svg(fig, "path")
+    assert b"<text" in live and b"<text" not in outline
+    _relied(
+        outline_with_twin == outline and twin.getvalue().encode("utf-8") == live,
+        "svg_live_twin",
+        "one draw into two RendererSVGs writes other bytes than two draws",
+    )

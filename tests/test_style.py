@@ -101,20 +101,25 @@ def _cjk_pdf() -> bytes:
     from posecards.render.files import figure_bytes
 
     fig = Figure(figsize=(4, 2))
-    fig.text(0.1, 0.5, "位置编码 · position 12", fontsize=14)
+    fig.text(0.1, 0.6, "位置编码 · position 12", fontsize=14)
+    fig.text(0.1, 0.2, r"$\theta_i = 10000^{-2i/d}$, $\Sigma$ −1", fontsize=14)
     return figure_bytes(fig, "pdf")
 
 
-def test_a_cjk_font_parsed_ahead_serves_one_pdf_with_the_same_bytes(
+def test_fonts_parsed_ahead_serve_one_pdf_with_the_same_bytes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The fork server of a plan that writes PDFs reads the CJK tables once
-    (render/warm_pdf.py); the first subset of that file in a process takes that font, with the
-    bytes of a font read as it is subset; later subsets read the file again (matplotlib may
-    subset one file more than once per PDF)."""
+    """The fork server of a plan that writes PDFs reads the tables of the CJK file and of
+    DejaVu Sans, upright and oblique, twice each (render/warm_pdf.py); each subset of those
+    files in a process takes one copy while there is one, with the bytes of a font read as it
+    is subset (matplotlib subsets each of them twice here: the codes below 256, the others);
+    later subsets read the file again."""
+    from collections import Counter
+
     from posecards import fonts, pdf_fonts
 
     cjk = str(fonts.cjk_drawn_path())
+    sans = {str(fonts.font_file(n).path) for n in ("DejaVuSans.ttf", "DejaVuSans-Oblique.ttf")}
     loads: list[str] = []
     load = pdf_fonts._load_pdf_font
 
@@ -123,19 +128,19 @@ def test_a_cjk_font_parsed_ahead_serves_one_pdf_with_the_same_bytes(
         return load(subset, fontfile, options)
 
     monkeypatch.setattr(pdf_fonts, "_load_pdf_font", counting)
+    monkeypatch.setattr(pdf_fonts, "_PARSED_AHEAD", {})
     with card_style("light"):
         lazy = _cjk_pdf()
-        read_lazily = loads.count(cjk)
+        read_lazily = Counter(loads)
         loads.clear()
         pdf_fonts.parse_pdf_font_ahead()
-        assert loads == [cjk]  # read here, ahead of the PDF
+        assert Counter(loads) == {cjk: 2, **dict.fromkeys(sans, 2)}  # read here, ahead
         loads.clear()
         ahead = _cjk_pdf()
-        assert pdf_fonts._PARSED_AHEAD == {}  # taken by that PDF, which read the file once less
-        assert loads.count(cjk) == read_lazily - 1
-        loads.clear()
+        assert pdf_fonts._PARSED_AHEAD == {}  # all taken by that PDF, which read no file
+        assert loads == []
         again = _cjk_pdf()
-        assert loads.count(cjk) == read_lazily  # the next PDF reads it as usual
-    assert read_lazily >= 1
-    assert b"NotoSansCJKsc" in ahead
+        assert Counter(loads) == read_lazily  # the next PDF reads them as usual
+    assert read_lazily == {cjk: 2, **dict.fromkeys(sans, 2)}
+    assert b"NotoSansCJKsc" in ahead and b"DejaVuSans-Oblique" in ahead
     assert ahead == lazy == again

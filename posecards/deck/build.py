@@ -25,7 +25,7 @@ from posecards.deck.plan import FRAME_KINDS, PlannedSlide, plan_deck
 from posecards.engine.inputs import LIBRARIES, text_name
 from posecards.engine.units import Deferred, Plan, Unit
 from posecards.paths import data_dir
-from posecards.render.build import after_first_language, card_sources
+from posecards.render.build import after_first_language, card_modules, card_sources
 
 ANIMATIONS_UNIT = "animations"  # the unit that draws every animation
 
@@ -132,6 +132,7 @@ def _card_slides(cfg: DeckConfig, plan: list[PlannedSlide], lang: str) -> list[U
             texts=(text_name(c), deck_text),
             # card 1 in Chinese after English: it finds the cached UMAP layout
             after=after_first_language(c, lang, cfg.langs, card_slides_unit),
+            preload=card_modules(c),
         )
         for c in cfg.cards
     ]

@@ -198,9 +198,11 @@ class _Runner:
         self.say(f"rendering {len(drawn)} {self.plan.what} unit(s) in {workers} process(es)")
         for note in dict.fromkeys(u.note for u in drawn if u.note):
             self.say(note)
+        # the plan's preload and what the units to draw import, once (not those found cached)
+        preload = dict.fromkeys((*self.plan.preload, *(m for u in drawn for m in u.preload)))
         pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=_fresh_processes(self.plan.preload),
+            mp_context=_fresh_processes(tuple(preload)),
             max_tasks_per_child=1,
         )
         try:

@@ -88,6 +88,9 @@ class Unit:
     needs_files: bool = False
     cache: bool = True  # keep its result in the unit cache
     note: str = ""  # said once before it is rendered (what makes it slow)
+    # modules its process imports (beyond the plan's ``preload``): the fork server of a run that
+    # draws it imports them once for every unit it starts (not part of its recipe or cache key)
+    preload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -129,9 +129,17 @@ def _card_units(cfg: BuildConfig, texts: dict[int, CardText]) -> list[Unit]:
                 texts=(text_name(job.card),),
                 note=f"card {job.card} {note}" if note else "",
                 after=after_first_language(job.card, job.lang, cfg.langs, card_unit),
+                preload=card_modules(job.card),
             )
         )
     return units
+
+
+def card_modules(card: int | str) -> tuple[str, ...]:
+    """What a card's drawing process imports beyond render/warm.py: the heavy libraries its
+    content imports lazily (``CardSpec.imports``), its content and figures modules."""
+    s = spec(card)
+    return (*s.imports, s.content_module, s.figures_module)
 
 
 def _page_units(cfg: BuildConfig, texts: dict[int, CardText]) -> list[Unit]:

@@ -111,7 +111,7 @@ def render_unit(
         del fig
         collect_garbage()
     for fid, *_ in (*filled.panels, *filled.figures):  # on the card, then figure pages only
-        fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id)
+        fig = draw_standalone(fid, content.figures[fid], lang, th.name, card=text.id, text=text)
         public, inline = encode_figure(fig, fid, lang, formats, scale, svg_text)
         files.update(public)
         helpers.update(inline)

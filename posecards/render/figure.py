@@ -13,7 +13,7 @@ from posecards.figures import draw_functions
 from posecards.figures.roles import freeze_tick_sizes, page_roles
 from posecards.figures.style import card_style, theme
 from posecards.render.files import figure_bytes
-from posecards.render.text import CardLabels, load_card_text
+from posecards.render.text import CardLabels, CardText, load_card_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -39,13 +39,15 @@ def draw_standalone(
     theme_name: str,
     size: tuple[float, float] = STANDALONE_SIZE,
     card: int | str | None = None,
+    text: CardText | None = None,
 ) -> Figure:
     """Draw one figure on a new Figure. Call inside ``card_style(theme_name)``.
 
-    ``card``: the card the figure belongs to (default: from the id, 'c<N>-...').
+    ``card``: the card the figure belongs to (default: from the id, 'c<N>-...'); ``text``: its
+    card text, if read already (a card's unit draws all its figures from the text it read).
     """
     card = figure_card(figure_id) if card is None else card
-    text = load_card_text(card)
+    text = load_card_text(card) if text is None else text
     draw = draw_functions(card)
     if figure_id not in draw:
         raise ValueError(f"unknown figure id {figure_id!r}; run 'posecards list' to see the ids")

@@ -14,11 +14,14 @@ import importlib
 
 MODULES = (
     "numpy",
+    "numpy.random",
+    "jinja2",
     "PIL.Image",
     "PIL.PngImagePlugin",
     "fontTools.subset",
     "fontTools.ttLib",
     "matplotlib.figure",
+    "matplotlib.pyplot",
     "matplotlib.font_manager",
     "matplotlib.mathtext",
     "matplotlib.backends.backend_agg",
@@ -40,6 +43,9 @@ MODULES = (
 def _load() -> None:
     for name in MODULES:
         importlib.import_module(name)
+    from PIL import Image
+
+    Image.preinit()  # its common formats' plugins, as the first Image.open would import them
     from matplotlib.font_manager import get_font
 
     from posecards.fonts import font_entries
