@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from posecards.mpl_internals import layout_engine_hidden, set_position_in_layout, svg_live_twin
+from posecards.mpl_internals import layout_engine_hidden, set_position_in_layout
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -147,30 +147,15 @@ def figure_bytes(
         ppi = width_px / print_width if print_width else PNG_PPI * scale
         data = png_with_ppi(data, ppi)
     elif fmt == "svg":
-        data = _finished_svg(data, fig, svg_text, print_width)
+        data = sharp_cells(numbered_clip_ids(data))
+        if svg_text == "outline":
+            data = findable_svg(data)
+        if print_width:
+            data = placed_svg(data, *placed_points(fig, print_width))
     elif fmt == "pdf" and print_width:
         width_pt = float(fig.get_size_inches()[0]) * 72.0
         data = scaled_pdf_pages([(data, 0, placed_points(fig, print_width)[0] / width_pt)])
     return data
-
-
-def _finished_svg(data: bytes, fig: Figure, svg_text: str, print_width: float | None) -> bytes:
-    """An SVG as matplotlib wrote it, finished as figure_bytes says."""
-    data = sharp_cells(numbered_clip_ids(data))
-    if svg_text == "outline":
-        data = findable_svg(data)
-    if print_width:
-        data = placed_svg(data, *placed_points(fig, print_width))
-    return data
-
-
-def svg_and_live_twin(fig: Figure, print_width: float | None = None) -> tuple[bytes, bytes]:
-    """The outlined SVG and its live-text twin (figure_bytes' bytes for svg_text "outline" and
-    "live") from one draw of the figure (mpl_internals.svg_live_twin), not two."""
-    live = io.StringIO()
-    with svg_live_twin(live):
-        outline = figure_bytes(fig, "svg", print_width=print_width)
-    return outline, _finished_svg(live.getvalue().encode("utf-8"), fig, "live", print_width)
 
 
 @contextmanager
@@ -341,8 +326,7 @@ def figure_bytes_multi(
     The layout is computed once with the figure's Agg renderer at its dpi, snapped and frozen
     (freeze_layout), then drawn once with Agg (the PNG encoding when PNG is asked for at scale 1,
     else a plain Agg draw), so the bytes of one format do not depend on which other formats, or
-    which --scale, were asked for, nor on where the solver's variables sat in memory. An
-    outlined "svg" and "svg-live" come from one SVG draw (svg_and_live_twin).
+    which --scale, were asked for, nor on where the solver's variables sat in memory.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -353,16 +337,13 @@ def figure_bytes_multi(
         out["png"] = figure_bytes(fig, "png", print_width=print_width)
     else:
         fig.canvas.draw()  # the same first draw as the PNG's (what a draw sets, it sets for all)
-    if "svg" in formats and "svg-live" in formats and svg_text == "outline":
-        out["svg"], out["svg-live"] = svg_and_live_twin(fig, print_width)  # one draw for both
-    else:
-        if "svg" in formats:
-            out["svg"] = figure_bytes(fig, "svg", print_width=print_width, svg_text=svg_text)
-        if "svg-live" in formats:
-            if svg_text == "live" and "svg" in out:
-                out["svg-live"] = out["svg"]
-            else:
-                out["svg-live"] = figure_bytes(fig, "svg", print_width=print_width, svg_text="live")
+    if "svg" in formats:
+        out["svg"] = figure_bytes(fig, "svg", print_width=print_width, svg_text=svg_text)
+    if "svg-live" in formats:
+        if svg_text == "live" and "svg" in out:
+            out["svg-live"] = out["svg"]
+        else:
+            out["svg-live"] = figure_bytes(fig, "svg", print_width=print_width, svg_text="live")
     if "pdf" in formats:
         out["pdf"] = figure_bytes(fig, "pdf", print_width=print_width)
     if "png" in formats and scale != 1:
