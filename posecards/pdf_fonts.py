@@ -97,8 +97,14 @@ PDF_UNUSED_TABLES = ("GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "vhea", "vm
 # PDF subsets each of these files twice (a Chinese card with more than 256 others: three times).
 # A subset changes the font it is given, so each copy serves one subset; later ones load the
 # file as usual.
-PARSED_AHEAD = (("cjk", 2), ("DejaVuSans.ttf", 2), ("DejaVuSans-Oblique.ttf", 2))
+PARSED_AHEAD_COPIES = 2
 _PARSED_AHEAD: dict[str, list[Any]] = {}
+
+
+def parsed_ahead_files() -> tuple[Path, ...]:
+    """The files every card's PDF subsets: the CJK file as drawn, DejaVu Sans and its oblique."""
+    sans = ("DejaVuSans.ttf", "DejaVuSans-Oblique.ttf")
+    return (cjk_drawn_path(), *(font_file(name).path for name in sans))
 
 
 def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
@@ -111,20 +117,16 @@ def _load_pdf_font(subset: Any, fontfile: Any, options: Any, *args: Any, **kwarg
     return font
 
 
-def _parsed_ahead_path(name: str) -> str:
-    return str(cjk_drawn_path() if name == "cjk" else font_file(name).path)
-
-
 def parse_pdf_font_ahead() -> None:
-    """Read the tables of each PARSED_AHEAD file that a PDF subset reads (every table it
+    """Read the tables of each of parsed_ahead_files() that a PDF subset reads (every table it
     keeps; cmap's subtables, and for CFF outlines the charset and top dict; the glyph order:
-    the same objects it would read lazily, so the same subset bytes), as many copies as it
-    names, for the next PDF this process writes."""
+    the same objects it would read lazily, so the same subset bytes), PARSED_AHEAD_COPIES
+    copies of each, for the next PDF this process writes."""
     from fontTools import subset
 
-    for name, copies in PARSED_AHEAD:
-        path = _parsed_ahead_path(name)
-        for _ in range(copies):
+    for file in parsed_ahead_files():
+        path = str(file)
+        for _ in range(PARSED_AHEAD_COPIES):
             _PARSED_AHEAD.setdefault(path, []).append(_parse(subset, path))
 
 

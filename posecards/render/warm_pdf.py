@@ -1,9 +1,9 @@
-"""What a drawing process that writes PDFs needs besides render/warm.py, loaded once: the modules
-a PDF imports, and the tables of the fonts every card's PDF subsets, as a PDF subset reads them, a copy for each subset
-(posecards.pdf_fonts.parse_pdf_font_ahead: the CJK file and DejaVu Sans, upright and oblique,
-twice each), in the fork server of a plan that writes PDFs (``WARM_PDF`` in its ``preload``), so
-that each unit's first PDF does not read them again (about 0.3 s a unit). A plan without PDFs
-does not pay for it.
+"""What a drawing process that writes PDFs needs besides render/warm.py, loaded once: the
+modules a PDF imports, and the tables of the fonts every card's PDF subsets as a subset reads
+them, a copy for each subset (posecards.pdf_fonts.parse_pdf_font_ahead: the CJK file and DejaVu
+Sans, upright and oblique, twice each). Loaded in the fork server of a plan that writes PDFs
+(``WARM_PDF`` in its ``preload``), so that each unit's first PDF does not read them again (about
+0.3 s a unit). A plan without PDFs does not pay for it.
 """
 
 from __future__ import annotations
