@@ -151,17 +151,24 @@ def test_the_probe_reads_the_same_without_the_cache(
         np.testing.assert_array_equal(r.inv_freq, plain.rope[key].inv_freq)
 
 
-def test_the_probe_runs_torch_on_one_thread_and_gives_the_count_back(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    seen: list[int] = []
+def _during_forward_pass(monkeypatch: pytest.MonkeyPatch, read: Callable[[], Any]) -> list[Any]:
+    """``read()`` of the process's state at each of the probe's forward passes (filled as the
+    probes run)."""
+    seen: list[Any] = []
     real = R.forward_pass
 
     def forward_pass(model: Any, text: Any) -> None:
-        seen.append(torch.get_num_threads())
+        seen.append(read())
         real(model, text)
 
     monkeypatch.setattr(R, "forward_pass", forward_pass)
+    return seen
+
+
+def test_the_probe_runs_torch_on_one_thread_and_gives_the_count_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _during_forward_pass(monkeypatch, torch.get_num_threads)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -176,14 +183,7 @@ def test_the_probe_runs_torch_on_one_thread_and_gives_the_count_back(
 def test_the_probe_runs_without_automatic_collection_and_gives_the_setting_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    seen: list[bool] = []
-    real = R.forward_pass
-
-    def forward_pass(model: Any, text: Any) -> None:
-        seen.append(gc.isenabled())
-        real(model, text)
-
-    monkeypatch.setattr(R, "forward_pass", forward_pass)
+    seen = _during_forward_pass(monkeypatch, gc.isenabled)
     enabled = gc.isenabled()
     try:
         for setting in (True, False):
